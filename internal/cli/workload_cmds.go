@@ -1,0 +1,410 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"github.com/fairbench/fairbench/internal/job"
+	"github.com/fairbench/fairbench/internal/randgen"
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/workload"
+)
+
+// jobFlags are the flags every workload command shares: the target, the workload, the workload's
+// own options and the random-number settings.
+type jobFlags struct {
+	target, workload string
+	opts             map[string]*string
+	rnd              randgen.Config
+	seed             uint64
+}
+
+func (f *jobFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.target, "target", "", "server DSN: postgres://user:pass@host:port/db, mysql://..., mariadb://...")
+	fs.StringVar(&f.workload, "workload", "", "workload name (see 'fairbench workloads')")
+	f.opts = map[string]*string{}
+	// Every workload's options become flags; a workload rejects the ones that are not its own.
+	seen := map[string]workload.Option{}
+	for _, s := range workload.All() {
+		for _, o := range s.Options {
+			if _, ok := seen[o.Name]; !ok {
+				seen[o.Name] = o
+			}
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		f.opts[n] = fs.String(n, "", fmt.Sprintf("workload option: %s (default %s)", seen[n].Help, seen[n].Default))
+	}
+	d := randgen.DefaultConfig("uniform")
+	fs.StringVar(&f.rnd.Type, "rand-type", d.Type, "distribution of row ids: uniform, special (sysbench 1.0.20's default), gaussian, pareto, zipfian")
+	fs.Uint64Var(&f.seed, "rand-seed", 0, "random seed; 0 = from the clock")
+	fs.IntVar(&f.rnd.SpecIter, "rand-spec-iter", d.SpecIter, "iterations for the special and gaussian distributions")
+	fs.IntVar(&f.rnd.SpecPct, "rand-spec-pct", d.SpecPct, "percent of the range that special's hot values fall in")
+	fs.IntVar(&f.rnd.SpecRes, "rand-spec-res", d.SpecRes, "percent of special values that are hot")
+	fs.Float64Var(&f.rnd.ParetoH, "rand-pareto-h", d.ParetoH, "shape parameter of the pareto distribution")
+	fs.Float64Var(&f.rnd.ZipfExp, "rand-zipfian-exp", d.ZipfExp, "exponent of the zipfian distribution")
+}
+
+// job builds the job from the flags: every input error surfaces here, before any server is touched.
+func (f *jobFlags) job(fs *pflag.FlagSet) (*job.Job, error) {
+	if f.workload == "" {
+		return nil, badInputf("no workload given: pass --workload NAME (see 'fairbench workloads')")
+	}
+	t, err := sqldb.ParseTarget(f.target)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	set := map[string]string{}
+	for n, v := range f.opts {
+		if fs.Changed(n) {
+			set[n] = *v
+		}
+	}
+	j, err := job.New(t, f.workload, set, f.rnd, f.seed)
+	return j, badInput(err)
+}
+
+// connectCheck makes the first contact: unreachable servers and wrong passwords are the user's to fix.
+func connectCheck(cmd *cobra.Command, j *job.Job) (string, error) {
+	v, err := j.ServerVersion(cmd.Context())
+	return v, badInput(err)
+}
+
+func newPrepareCmd() *cobra.Command {
+	var f jobFlags
+	var loadThreads int
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "prepare --target DSN --workload NAME [options]",
+		Short: "Create and load the workload's tables",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			j, err := f.job(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			ver, err := connectCheck(cmd, j)
+			if err != nil {
+				return err
+			}
+			out := cmd.ErrOrStderr()
+			fmt.Fprintf(out, "Preparing %s on %s (%s)\n", j.Spec.Name, j.Target.Redacted(), ver)
+			bar := progressBar(out)
+			start := time.Now()
+			err = j.Workload.Prepare(cmd.Context(), j.Env(loadThreads, force, bar, out))
+			if err != nil {
+				var np *workload.NotPreparedError
+				if isRefusal(err) || asNotPrepared(err, &np) {
+					return badInput(err)
+				}
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "prepare: %s loaded in %.2fs\n", j.Spec.Name, time.Since(start).Seconds())
+			return nil
+		},
+	}
+	f.register(cmd.Flags())
+	cmd.Flags().IntVar(&loadThreads, "load-threads", defaultLoadThreads(), "tables loaded in parallel")
+	cmd.Flags().BoolVar(&force, "force", false, "drop and recreate tables that fairbench created earlier (never others)")
+	return cmd
+}
+
+func defaultLoadThreads() int { return max(2, runtime.NumCPU()) }
+
+// isRefusal recognises prepare's refusals to touch existing tables: the user must decide.
+func isRefusal(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "already exists") || strings.Contains(msg, "not created by fairbench")
+}
+
+func asNotPrepared(err error, np **workload.NotPreparedError) bool { return errors.As(err, np) }
+
+// progressBar draws on a terminal and stays silent otherwise, so logs and CI output stay clean.
+func progressBar(w io.Writer) func(done, total int64) {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	var bar *progressbar.ProgressBar
+	return func(done, total int64) {
+		if bar == nil {
+			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("rows"),
+				progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		}
+		_ = bar.Set64(done)
+	}
+}
+
+func newCleanupCmd() *cobra.Command {
+	var f jobFlags
+	cmd := &cobra.Command{
+		Use:   "cleanup --target DSN --workload NAME",
+		Short: "Drop the tables that fairbench's prepare created (and nothing else)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			j, err := f.job(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			if _, err := connectCheck(cmd, j); err != nil {
+				return err
+			}
+			if err := j.Workload.Cleanup(cmd.Context(), j.Env(1, false, nil, cmd.ErrOrStderr())); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cleanup: %s tables dropped\n", j.Spec.Name)
+			return nil
+		},
+	}
+	f.register(cmd.Flags())
+	return cmd
+}
+
+func newCheckCmd() *cobra.Command {
+	var f jobFlags
+	cmd := &cobra.Command{
+		Use:   "check --target DSN --workload NAME",
+		Short: "Verify the workload's data after a run (row counts, invariants)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			j, err := f.job(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			if _, err := connectCheck(cmd, j); err != nil {
+				return err
+			}
+			if err := j.Workload.Check(cmd.Context(), j.Env(1, false, nil, cmd.ErrOrStderr())); err != nil {
+				return fmt.Errorf("check failed: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "check: %s passed\n", j.Spec.Name)
+			return nil
+		},
+	}
+	f.register(cmd.Flags())
+	return cmd
+}
+
+type runFlags struct {
+	threads        string
+	duration       string
+	warmup         string
+	rate           float64
+	reportInterval string
+	maxTries       int
+	out            string
+	check          bool
+}
+
+func (r *runFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&r.threads, "threads", "8", "client threads; a list such as 1,2,4,8 runs a thread sweep")
+	fs.StringVar(&r.duration, "time", "30s", "measured duration (30s, 2m; a bare number is seconds)")
+	fs.StringVar(&r.warmup, "warmup", "0s", "run this long first without counting")
+	fs.Float64Var(&r.rate, "rate", 0, "open loop: transactions per second in total (Poisson arrivals); 0 = closed loop")
+	fs.StringVar(&r.reportInterval, "report-interval", "1s", "interval between progress lines and interval records")
+	fs.IntVar(&r.maxTries, "max-tries", 10, "attempts per transaction on deadlocks and serialization failures")
+	fs.StringVar(&r.out, "out", "", "write the result as JSON to this file")
+	fs.BoolVar(&r.check, "check", false, "run the workload's data check after the run")
+}
+
+// parseDuration accepts Go durations and sysbench's bare seconds.
+func parseDuration(flag, v string) (time.Duration, error) {
+	if n, err := strconv.ParseFloat(v, 64); err == nil {
+		if n < 0 {
+			return 0, badInputf("--%s must not be negative, got %s", flag, v)
+		}
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, badInputf("--%s %q is not a duration: use e.g. 30s, 5m or 60", flag, v)
+	}
+	return d, nil
+}
+
+func parseThreads(v string) ([]int, error) {
+	var out []int
+	for _, p := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 1 {
+			return nil, badInputf("--threads %q: use a positive number or a list like 1,2,4,8", v)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func (r *runFlags) config(progress io.Writer) (runner.Config, []int, error) {
+	var cfg runner.Config
+	threads, err := parseThreads(r.threads)
+	if err != nil {
+		return cfg, nil, err
+	}
+	if cfg.Duration, err = parseDuration("time", r.duration); err != nil {
+		return cfg, nil, err
+	}
+	if cfg.Duration <= 0 {
+		return cfg, nil, badInputf("--time must be more than zero")
+	}
+	if cfg.Warmup, err = parseDuration("warmup", r.warmup); err != nil {
+		return cfg, nil, err
+	}
+	if cfg.ReportInterval, err = parseDuration("report-interval", r.reportInterval); err != nil {
+		return cfg, nil, err
+	}
+	if cfg.ReportInterval <= 0 {
+		cfg.ReportInterval = time.Second
+	}
+	if r.rate < 0 {
+		return cfg, nil, badInputf("--rate must not be negative")
+	}
+	if r.maxTries < 1 {
+		return cfg, nil, badInputf("--max-tries must be at least 1")
+	}
+	cfg.Rate, cfg.MaxTries, cfg.Progress = r.rate, r.maxTries, progress
+	return cfg, threads, nil
+}
+
+// outPath names one step's file of a sweep: result.json becomes result-t16.json.
+func outPath(out string, threads int, sweep bool) string {
+	if !sweep || out == "" {
+		return out
+	}
+	ext := filepath.Ext(out)
+	return fmt.Sprintf("%s-t%d%s", strings.TrimSuffix(out, ext), threads, ext)
+}
+
+func newRunCmd() *cobra.Command {
+	var f jobFlags
+	var r runFlags
+	cmd := &cobra.Command{
+		Use:   "run --target DSN --workload NAME [--threads 8] [--time 30s] [options]",
+		Short: "Run a workload and measure throughput and latency",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			j, err := f.job(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			cfg, threads, err := r.config(cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			if _, err := connectCheck(cmd, j); err != nil {
+				return err
+			}
+			for _, n := range threads {
+				cfg.Threads = n
+				res, runErr := j.Run(cmd.Context(), cfg)
+				if res != nil {
+					if len(threads) > 1 {
+						res.Label = fmt.Sprintf("threads=%d", n)
+					}
+					printSummary(cmd.OutOrStdout(), res)
+					if path := outPath(r.out, n, len(threads) > 1); path != "" {
+						if err := result.Write(path, res); err != nil {
+							return fmt.Errorf("writing %s: %w", path, err)
+						}
+						fmt.Fprintf(cmd.ErrOrStderr(), "result written to %s\n", path)
+					}
+				}
+				if runErr != nil {
+					var np *workload.NotPreparedError
+					if asNotPrepared(runErr, &np) {
+						return badInput(runErr)
+					}
+					return fmt.Errorf("run stopped: %w", runErr)
+				}
+			}
+			if r.check {
+				if err := j.Workload.Check(cmd.Context(), j.Env(1, false, nil, cmd.ErrOrStderr())); err != nil {
+					return fmt.Errorf("check failed after the run: %w", err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "check: %s passed\n", j.Spec.Name)
+			}
+			return nil
+		},
+	}
+	f.register(cmd.Flags())
+	r.register(cmd.Flags())
+	return cmd
+}
+
+// printSummary is sysbench's end-of-run report, so its users read it without a guide.
+func printSummary(w io.Writer, r *result.Result) {
+	per := func(n int64) float64 {
+		if r.DurationS <= 0 {
+			return 0
+		}
+		return float64(n) / r.DurationS
+	}
+	state := ""
+	if !r.Complete {
+		state = " (INCOMPLETE: " + r.Error + ")"
+	}
+	fmt.Fprintf(w, "%s on %s, %d threads%s\n", r.Workload.Name, r.Engine.Version, r.Threads, state)
+	fmt.Fprintf(w, "SQL statistics:\n    queries performed:\n")
+	fmt.Fprintf(w, "        read:                            %d\n", r.Queries.Read)
+	fmt.Fprintf(w, "        write:                           %d\n", r.Queries.Write)
+	fmt.Fprintf(w, "        other:                           %d\n", r.Queries.Other)
+	fmt.Fprintf(w, "        total:                           %d\n", r.Queries.Total)
+	fmt.Fprintf(w, "    transactions:                        %-8d (%.2f per sec.)\n", r.Transactions, r.TPS)
+	fmt.Fprintf(w, "    queries:                             %-8d (%.2f per sec.)\n", r.Queries.Total, r.QPS)
+	fmt.Fprintf(w, "    errors:                              %-8d (%.2f per sec.)\n", r.Errors, per(r.Errors))
+	fmt.Fprintf(w, "    retries:                             %-8d (%.2f per sec.)\n", r.Retries, per(r.Retries))
+	fmt.Fprintf(w, "General statistics:\n    total time:                          %.4fs\n", r.DurationS)
+	fmt.Fprintf(w, "    client CPU:                          %.2fs (%.1f µs per transaction)\n", r.ClientCPUS, perTxnMicros(r))
+	l := r.LatencyMS
+	fmt.Fprintf(w, "Latency (ms):\n         avg: %.2f  p50: %.2f  p90: %.2f  p95: %.2f  p99: %.2f  p99.9: %.2f  max: %.2f\n",
+		l.Avg, l.P50, l.P90, l.P95, l.P99, l.P999, l.Max)
+	if r.ScheduleLagMS != nil {
+		fmt.Fprintf(w, "Schedule lag (ms): avg: %.2f  p99: %.2f  max: %.2f\n", r.ScheduleLagMS.Avg, r.ScheduleLagMS.P99, r.ScheduleLagMS.Max)
+	}
+}
+
+func perTxnMicros(r *result.Result) float64 {
+	if r.Transactions == 0 {
+		return 0
+	}
+	return r.ClientCPUS * 1e6 / float64(r.Transactions)
+}
+
+func newWorkloadsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "workloads",
+		Short: "List the workloads with a one-line description and their options",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := cmd.OutOrStdout()
+			for _, s := range workload.All() {
+				fmt.Fprintf(w, "%-24s %s\n", s.Name, s.Description)
+				var opts []string
+				for _, o := range s.Options {
+					opts = append(opts, fmt.Sprintf("--%s=%s", o.Name, o.Default))
+				}
+				fmt.Fprintf(w, "%-24s options: %s\n", "", strings.Join(opts, " "))
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,102 @@
+// Package job ties one target, one workload and one run configuration together: it is what the
+// command line and compare both call to prepare, run, check and clean up, so the two never differ
+// in how a run is done or recorded.
+package job
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/randgen"
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/version"
+	"github.com/fairbench/fairbench/internal/workload"
+)
+
+// Job is a workload bound to a target.
+type Job struct {
+	Target   sqldb.Target
+	Spec     workload.Spec
+	Options  workload.Options
+	Workload workload.Workload
+	Rand     randgen.Config
+	Seed     uint64
+}
+
+// New validates everything that can be validated without a server, so bad input fails before
+// anything is touched.
+func New(target sqldb.Target, workloadName string, set map[string]string, rnd randgen.Config, seed uint64) (*Job, error) {
+	spec, err := workload.Lookup(workloadName)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]bool{}
+	for _, o := range spec.Options {
+		known[o.Name] = true
+	}
+	for name := range set {
+		if !known[name] {
+			return nil, fmt.Errorf("workload %s has no option --%s: see 'fairbench workloads' for its options", workloadName, name)
+		}
+	}
+	opts := spec.WithDefaults(set)
+	wl, err := spec.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := rnd.Init(); err != nil {
+		return nil, err
+	}
+	return &Job{Target: target, Spec: spec, Options: opts, Workload: wl, Rand: rnd, Seed: seed}, nil
+}
+
+// Connect opens one connection to the job's target.
+func (j *Job) Connect(ctx context.Context) (sqldb.Conn, error) { return sqldb.Open(ctx, j.Target) }
+
+// Env is the environment given to the workload's Prepare, Cleanup and Check.
+func (j *Job) Env(loadThreads int, force bool, progress func(done, total int64), log io.Writer) *workload.Env {
+	return &workload.Env{Connect: j.Connect, Kind: j.Target.Kind, LoadThreads: loadThreads, Force: force,
+		Progress: progress, Log: log, Rand: &j.Rand, Seed: j.Seed}
+}
+
+// ServerVersion connects once and asks the server what it is; it is also the first check that the
+// target is reachable with the credentials given.
+func (j *Job) ServerVersion(ctx context.Context) (string, error) {
+	c, err := j.Connect(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	return sqldb.ServerVersion(ctx, c)
+}
+
+// Run measures the workload and returns a result with every identifying field filled in. On
+// failure the result holds what was measured, marked incomplete.
+func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error) {
+	started := time.Now().UTC()
+	ver, err := j.ServerVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Rand = &j.Rand
+	cfg.Seed = j.Seed
+	res, runErr := runner.Run(ctx, cfg, j.Connect, j.Workload)
+	if res == nil {
+		return nil, runErr
+	}
+	res.Schema = result.SchemaVersion
+	res.ToolVersion = version.Version
+	res.StartedAt = started
+	res.Engine = result.Engine{Kind: string(j.Target.Kind), Version: ver, Target: j.Target.Redacted()}
+	opts := map[string]string{}
+	for k, v := range j.Options {
+		opts[k] = v
+	}
+	opts["rand-type"] = j.Rand.Type
+	res.Workload = result.Workload{Name: j.Spec.Name, Options: opts}
+	return res, runErr
+}

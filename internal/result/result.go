@@ -1,0 +1,204 @@
+// Package result defines fairbench's one results format: a JSON document per measured run,
+// written atomically, from which every report is rendered. docs/results-schema.md describes
+// each field; keep the two in step.
+package result
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// SchemaVersion changes only when a field changes meaning or goes away; adding fields does not bump it.
+const SchemaVersion = 1
+
+// Result is one run of one workload against one server.
+type Result struct {
+	Schema      int       `json:"schema"`
+	ToolVersion string    `json:"tool_version"`
+	Complete    bool      `json:"complete"`
+	Error       string    `json:"error,omitempty"` // why the run is incomplete
+	StartedAt   time.Time `json:"started_at"`
+	Engine      Engine    `json:"engine"`
+	Workload    Workload  `json:"workload"`
+	// Label tells apart runs of the same engine and workload (a step of a sweep, a repeat).
+	Label string `json:"label,omitempty"`
+
+	Threads   int     `json:"threads"`
+	Rate      float64 `json:"rate"` // target transactions/s, 0 = closed loop
+	WarmupS   float64 `json:"warmup_s"`
+	DurationS float64 `json:"duration_s"` // measured time, warm-up excluded
+
+	Transactions int64   `json:"transactions"`
+	TPS          float64 `json:"tps"`
+	Queries      Queries `json:"queries"`
+	QPS          float64 `json:"qps"`
+	Errors       int64   `json:"errors"`  // transactions that failed after all tries
+	Retries      int64   `json:"retries"` // attempts repeated after a retryable error
+
+	LatencyMS     Latency  `json:"latency_ms"`
+	ScheduleLagMS *Latency `json:"schedule_lag_ms,omitempty"` // open loop only: how late transactions started
+	ClientCPUS    float64  `json:"client_cpu_s"`
+
+	Intervals []Interval `json:"intervals"`
+	// Histogram is the latency histogram in microseconds, HdrHistogram V2 compressed and base64
+	// encoded, so runs can be merged exactly later (histogram.Decode).
+	Histogram string `json:"histogram"`
+
+	Server *Server `json:"server,omitempty"`
+}
+
+// Engine identifies the server: Kind is what fairbench was told (postgres, mysql, mariadb),
+// Version what the server itself answered to SELECT version().
+type Engine struct {
+	Kind    string `json:"kind"`
+	Version string `json:"version"`
+	Target  string `json:"target"` // DSN with the password removed
+}
+
+type Workload struct {
+	Name    string            `json:"name"`
+	Options map[string]string `json:"options"`
+}
+
+// Queries counts statements as sysbench does: SELECT is a read; INSERT, UPDATE, DELETE are writes;
+// BEGIN, COMMIT and the rest are other.
+type Queries struct {
+	Read  int64 `json:"read"`
+	Write int64 `json:"write"`
+	Other int64 `json:"other"`
+	Total int64 `json:"total"`
+}
+
+type Latency struct {
+	Avg  float64 `json:"avg"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+}
+
+// Interval is one --report-interval of the measured run; T is seconds since measurement began,
+// at the interval's end.
+type Interval struct {
+	T       float64 `json:"t"`
+	Threads int     `json:"threads"`
+	TPS     float64 `json:"tps"`
+	QPS     float64 `json:"qps"`
+	P95MS   float64 `json:"p95_ms"`
+	P99MS   float64 `json:"p99_ms"`
+	Errors  int64   `json:"errors"`
+	Retries int64   `json:"retries"`
+	// Server-side figures for the same interval, when sampled.
+	ServerCPUPct float64 `json:"server_cpu_pct,omitempty"`
+	ServerRSSMB  float64 `json:"server_rss_mb,omitempty"`
+}
+
+// Server holds what fairbench saw of the server side.
+type Server struct {
+	// Local is true when fairbench started the server itself (process metrics are then available).
+	Local bool `json:"local"`
+	// Profile is the fairness profile applied by fairbench; Settings what the server reports for the
+	// keys that matter (SHOW VARIABLES / pg_settings).
+	Profile  map[string]string `json:"profile,omitempty"`
+	Settings map[string]string `json:"settings,omitempty"`
+
+	CPUUserS       float64 `json:"cpu_user_s,omitempty"`
+	CPUSystemS     float64 `json:"cpu_system_s,omitempty"`
+	CPUPct         float64 `json:"cpu_pct,omitempty"` // of the whole machine, over the measured run
+	RSSIdleMB      float64 `json:"rss_idle_mb,omitempty"`
+	RSSPeakMB      float64 `json:"rss_peak_mb,omitempty"`
+	PSSPeakMB      float64 `json:"pss_peak_mb,omitempty"`
+	DiskReadBytes  int64   `json:"disk_read_bytes,omitempty"`
+	DiskWriteBytes int64   `json:"disk_write_bytes,omitempty"`
+	DiskSource     string  `json:"disk_source,omitempty"` // where disk figures come from (/proc/PID/io)
+
+	DataSizeBytes int64 `json:"data_size_bytes,omitempty"` // tables + indexes of the workload, from the engine
+
+	// Engine counters over the measured run, as deltas, and per transaction.
+	Counters map[string]int64   `json:"counters,omitempty"`
+	PerTxn   map[string]float64 `json:"per_txn,omitempty"`
+}
+
+// Write stores r at path atomically: a reader never sees a half-written file.
+func Write(path string, r *Result) error {
+	if r.Schema == 0 {
+		r.Schema = SchemaVersion
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, append(data, '\n'))
+}
+
+// WriteFileAtomic writes to a temporary file in the same directory and renames it into place.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Read loads one results file.
+func Read(path string) (*Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s is not a fairbench results file: %v", path, err)
+	}
+	if r.Schema > SchemaVersion {
+		return nil, fmt.Errorf("%s has results schema %d, newer than this fairbench understands (%d): upgrade fairbench", path, r.Schema, SchemaVersion)
+	}
+	return &r, nil
+}
+
+// ReadDir loads every *.json results file below dir (sorted by name), skipping environment.json.
+func ReadDir(dir string) ([]*Result, error) {
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && filepath.Ext(p) == ".json" && filepath.Base(p) != "environment.json" {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []*Result
+	for _, p := range paths {
+		r, err := Read(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

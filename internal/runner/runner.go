@@ -1,0 +1,410 @@
+// Package runner drives a workload: it owns the client threads, the clock, the arrival rate,
+// retries, interval reports and the counting, so that every workload on every engine is measured
+// by the same code.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/histogram"
+	"github.com/fairbench/fairbench/internal/randgen"
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/workload"
+)
+
+// Config is how to run; the workload says what to run.
+type Config struct {
+	Threads        int
+	Duration       time.Duration // measured time, after the warm-up
+	Warmup         time.Duration
+	Rate           float64 // transactions per second for all threads together; 0 = closed loop
+	ReportInterval time.Duration
+	MaxTries       int // attempts per transaction, retries included
+	Rand           *randgen.Config
+	Seed           uint64 // 0 = from the clock
+	// Progress receives one sysbench-like line per interval; nil = silent.
+	Progress io.Writer
+	// OnInterval is called after each measured interval (server metrics sampling hooks in here).
+	OnInterval func(iv *result.Interval)
+}
+
+// Connector opens one connection to the server under test.
+type Connector func(ctx context.Context) (sqldb.Conn, error)
+
+// counts is what one thread adds up between two interval reports.
+type counts struct {
+	txns, errors, retries int64
+	q                     workload.Queries
+}
+
+func (c *counts) add(o *counts) {
+	c.txns += o.txns
+	c.errors += o.errors
+	c.retries += o.retries
+	c.q.Read += o.q.Read
+	c.q.Write += o.q.Write
+	c.q.Other += o.q.Other
+}
+
+// thread is one client. Its interval slot is shared with the reporter behind mu; the lock is
+// uncontended except once per interval, so it costs a few nanoseconds per transaction, far below
+// any transaction's latency. Totals are thread-local and read only after the thread has ended.
+type thread struct {
+	mu       sync.Mutex
+	interval counts
+	ivHist   *histogram.Histogram
+
+	total     counts
+	totalHist *histogram.Histogram
+	lagHist   *histogram.Histogram
+	_         [64]byte // keep neighbouring threads' locks off one cache line
+}
+
+// FatalError is a non-retryable failure that stopped the run.
+type FatalError struct {
+	Thread int
+	Err    error
+}
+
+func (e *FatalError) Error() string {
+	if code := sqldb.ErrorCode(e.Err); code != "" {
+		return fmt.Sprintf("thread %d: %v (code %s)", e.Thread, e.Err, code)
+	}
+	return fmt.Sprintf("thread %d: %v", e.Thread, e.Err)
+}
+func (e *FatalError) Unwrap() error { return e.Err }
+
+// Run connects the threads, runs the workload for the warm-up and the measured duration, and
+// returns the measurements. When ctx is cancelled (Ctrl-C) or a thread fails for good, it stops
+// early and returns what it measured with Complete=false and the error.
+func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workload) (*result.Result, error) {
+	if cfg.Threads < 1 {
+		return nil, fmt.Errorf("--threads must be at least 1")
+	}
+	if cfg.MaxTries < 1 {
+		cfg.MaxTries = 1
+	}
+	if cfg.ReportInterval <= 0 {
+		cfg.ReportInterval = time.Second
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+
+	// Connect and prepare every thread before the clock starts: connection set-up is not workload.
+	workers := make([]workload.Worker, cfg.Threads)
+	conns := make([]sqldb.Conn, cfg.Threads)
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}()
+	for i := range workers {
+		c, err := connect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		conns[i] = c
+		w, err := wl.NewWorker(ctx, c, cfg.Rand.New(seed+uint64(i)*0x9e3779b97f4a7c15), i, cfg.Threads)
+		if err != nil {
+			return nil, err
+		}
+		workers[i] = w
+	}
+
+	threads := make([]*thread, cfg.Threads)
+	for i := range threads {
+		threads[i] = &thread{ivHist: histogram.New(), totalHist: histogram.New(), lagHist: histogram.New()}
+	}
+
+	// Statements run on a context that is never cancelled: a run ends between transactions, as
+	// sysbench's does, so no transaction is cut off half-way and counted wrong.
+	stmtCtx := context.WithoutCancel(ctx)
+	var stop atomic.Bool
+	stopped := make(chan struct{}) // closed with stop, for goroutines that block
+	var fatal atomic.Pointer[FatalError]
+	start := time.Now()
+	measureFrom := start.Add(cfg.Warmup)
+	end := measureFrom.Add(cfg.Duration)
+	var measuring atomic.Bool
+	if cfg.Warmup <= 0 {
+		measuring.Store(true)
+	}
+
+	var arrivals chan time.Time
+	if cfg.Rate > 0 {
+		arrivals = make(chan time.Time, 1024)
+		go schedule(arrivals, cfg.Rate, start, end, stopped, seed)
+	}
+
+	var cpuAtMeasure time.Duration
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			t := threads[i]
+			w, c := workers[i], conns[i]
+			for !stop.Load() {
+				var intended time.Time
+				if arrivals != nil {
+					var ok bool
+					intended, ok = <-arrivals
+					if !ok {
+						return
+					}
+				}
+				began := time.Now()
+				if arrivals == nil {
+					intended = began
+				}
+				var n counts
+				err := attempt(stmtCtx, w, c, cfg.MaxTries, &n)
+				done := time.Now()
+				if err != nil && !sqldb.IsRetryable(err) {
+					fatal.CompareAndSwap(nil, &FatalError{Thread: i, Err: err})
+					stop.Store(true)
+					return
+				}
+				if !measuring.Load() {
+					continue
+				}
+				micros := done.Sub(intended).Microseconds()
+				t.total.add(&n)
+				t.totalHist.Record(micros)
+				if arrivals != nil {
+					t.lagHist.Record(began.Sub(intended).Microseconds())
+				}
+				t.mu.Lock()
+				t.interval.add(&n)
+				t.ivHist.Record(micros)
+				t.mu.Unlock()
+			}
+		}(i)
+	}
+
+	// The reporter: it owns the clock, so threads never read it for anything but latency.
+	res := &result.Result{Threads: cfg.Threads, Rate: cfg.Rate, WarmupS: cfg.Warmup.Seconds(), Complete: true}
+	ivHist := histogram.New()
+	var stopReason error
+	if cfg.Warmup > 0 {
+		select {
+		case <-time.After(time.Until(measureFrom)):
+		case <-ctx.Done():
+			stopReason = ctx.Err()
+		case <-pollFatal(&fatal, &stop):
+		}
+		// Throw away what the warm-up recorded in the interval slots.
+		for _, t := range threads {
+			t.mu.Lock()
+			t.interval = counts{}
+			t.ivHist.Reset()
+			t.mu.Unlock()
+		}
+		measuring.Store(true)
+	}
+	measureStart := time.Now()
+	cpuAtMeasure = cpuTime()
+	tick := time.NewTicker(cfg.ReportInterval)
+	lastTick := measureStart
+	deadline := time.NewTimer(time.Until(end))
+	fatalCh := pollFatal(&fatal, &stop)
+loop:
+	for stopReason == nil {
+		select {
+		case now := <-tick.C:
+			span := now.Sub(lastTick)
+			iv, rwo := collect(threads, ivHist, span, now.Sub(measureStart))
+			lastTick = now
+			if cfg.OnInterval != nil {
+				cfg.OnInterval(&iv)
+			}
+			res.Intervals = append(res.Intervals, iv)
+			if cfg.Progress != nil {
+				printInterval(cfg.Progress, &iv, rwo, span)
+			}
+		case <-deadline.C:
+			break loop
+		case <-ctx.Done():
+			stopReason = fmt.Errorf("interrupted")
+		case <-fatalCh:
+			break loop
+		}
+	}
+	tick.Stop()
+	stop.Store(true)
+	close(stopped)
+	measured := time.Since(measureStart)
+	// Threads finish the transaction in flight; they do not start another.
+	wg.Wait()
+	cpuUsed := cpuTime() - cpuAtMeasure
+
+	if f := fatal.Load(); f != nil {
+		stopReason = f
+	}
+	// A last partial interval, so the intervals add up to the totals.
+	if tail := time.Since(lastTick); tail > cfg.ReportInterval/10 {
+		iv, _ := collect(threads, ivHist, tail, measured)
+		if cfg.OnInterval != nil {
+			cfg.OnInterval(&iv)
+		}
+		res.Intervals = append(res.Intervals, iv)
+	}
+
+	total := counts{}
+	hist := histogram.New()
+	lag := histogram.New()
+	for _, t := range threads {
+		total.add(&t.total)
+		hist.Merge(t.totalHist)
+		lag.Merge(t.lagHist)
+	}
+	secs := measured.Seconds()
+	res.DurationS = secs
+	res.Transactions = total.txns
+	res.Errors = total.errors
+	res.Retries = total.retries
+	res.Queries = result.Queries{Read: total.q.Read, Write: total.q.Write, Other: total.q.Other,
+		Total: total.q.Read + total.q.Write + total.q.Other}
+	if secs > 0 {
+		res.TPS = float64(total.txns) / secs
+		res.QPS = float64(res.Queries.Total) / secs
+	}
+	res.LatencyMS = hist.Latency()
+	if cfg.Rate > 0 {
+		l := lag.Latency()
+		res.ScheduleLagMS = &l
+	}
+	res.ClientCPUS = cpuUsed.Seconds()
+	enc, err := hist.Encode()
+	if err != nil {
+		return res, err
+	}
+	res.Histogram = enc
+	if stopReason != nil {
+		res.Complete = false
+		res.Error = stopReason.Error()
+		return res, stopReason
+	}
+	return res, nil
+}
+
+// attempt runs one transaction, retrying transient conflicts up to maxTries attempts in all. After
+// any failed attempt it rolls back, since engines differ in what a failed statement leaves open.
+func attempt(ctx context.Context, w workload.Worker, c sqldb.Conn, maxTries int, n *counts) error {
+	for try := 1; ; try++ {
+		err := w.Transaction(ctx, &n.q)
+		if err == nil {
+			n.txns++
+			return nil
+		}
+		if rbErr := c.Exec(ctx, "ROLLBACK"); rbErr != nil && !sqldb.IsRetryable(err) {
+			return errors.Join(err, rbErr)
+		}
+		if !sqldb.IsRetryable(err) {
+			return err
+		}
+		if try >= maxTries {
+			// Exhausted: counted as an error, and the run goes on, as with sysbench's ignored errors.
+			n.errors++
+			return nil
+		}
+		n.retries++
+	}
+}
+
+// collect takes every thread's interval slot and turns it into one interval record.
+// It also returns the read/write/other query rates, which only the progress line shows.
+func collect(threads []*thread, merged *histogram.Histogram, span, at time.Duration) (result.Interval, [3]float64) {
+	merged.Reset()
+	var sum counts
+	for _, t := range threads {
+		t.mu.Lock()
+		sum.add(&t.interval)
+		t.interval = counts{}
+		merged.Merge(t.ivHist)
+		t.ivHist.Reset()
+		t.mu.Unlock()
+	}
+	s := span.Seconds()
+	var rwo [3]float64
+	iv := result.Interval{T: math.Round(at.Seconds()*1000) / 1000, Threads: len(threads), Errors: sum.errors, Retries: sum.retries,
+		P95MS: merged.PercentileMS(95), P99MS: merged.PercentileMS(99)}
+	if s > 0 {
+		iv.TPS = float64(sum.txns) / s
+		iv.QPS = float64(sum.q.Read+sum.q.Write+sum.q.Other) / s
+		rwo = [3]float64{float64(sum.q.Read) / s, float64(sum.q.Write) / s, float64(sum.q.Other) / s}
+	}
+	return iv, rwo
+}
+
+// printInterval writes sysbench's interval line, with p99 beside p95 and retries for reconnects.
+func printInterval(w io.Writer, iv *result.Interval, rwo [3]float64, span time.Duration) {
+	s := max(span.Seconds(), 1e-9)
+	fmt.Fprintf(w, "[ %.0fs ] thds: %d tps: %.2f qps: %.2f (r/w/o: %.2f/%.2f/%.2f) lat (ms,95%%/99%%): %.2f/%.2f err/s: %.2f retry/s: %.2f\n",
+		iv.T, iv.Threads, iv.TPS, iv.QPS, rwo[0], rwo[1], rwo[2], iv.P95MS, iv.P99MS,
+		float64(iv.Errors)/s, float64(iv.Retries)/s)
+}
+
+// pollFatal turns the fatal flag into a channel for the reporter's select.
+func pollFatal(fatal *atomic.Pointer[FatalError], stop *atomic.Bool) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		for fatal.Load() == nil && !stop.Load() {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if fatal.Load() != nil {
+			close(ch)
+		}
+	}()
+	return ch
+}
+
+// schedule sends Poisson arrival times at rate per second. A transaction's latency is measured
+// from its arrival, not from when a thread got to it, so a stall shows in the percentiles instead
+// of silently lowering the load (coordinated omission).
+func schedule(out chan<- time.Time, rate float64, start, end time.Time, stopped <-chan struct{}, seed uint64) {
+	defer close(out)
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	next := start
+	for {
+		next = next.Add(time.Duration(rng.ExpFloat64() / rate * float64(time.Second)))
+		if next.After(end) {
+			return
+		}
+		if d := time.Until(next); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-stopped:
+				return
+			}
+		}
+		select {
+		case out <- next:
+		case <-stopped:
+			return
+		}
+	}
+}
+
+// cpuTime is this process's user+system CPU, the client's cost of the benchmark.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,178 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// myConn drives go-sql-driver/mysql's driver.Conn directly: database/sql would add a pool, a
+// mutex and argument conversion to every query, none of which a one-connection-per-thread
+// benchmark needs.
+type myConn struct {
+	kind Kind
+	conn driver.Conn
+}
+
+func openMySQL(ctx context.Context, t Target) (*myConn, error) {
+	cfg := mysql.NewConfig()
+	cfg.User = t.User
+	cfg.Passwd = t.Password
+	cfg.Net = "tcp"
+	cfg.Addr = net.JoinHostPort(t.Host, strconv.Itoa(t.Port))
+	cfg.DBName = t.Database
+	cfg.Timeout = 10 * time.Second
+	// Server-side prepared statements, as sysbench uses; interpolation would turn them into text queries.
+	cfg.InterpolateParams = false
+	cfg.AllowNativePasswords = true
+	cfg.MultiStatements = false
+	if tls := t.Params.Get("tls"); tls != "" {
+		cfg.TLSConfig = tls
+	}
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &myConn{kind: t.Kind, conn: dc}, nil
+}
+
+func (c *myConn) Kind() Kind   { return c.kind }
+func (c *myConn) Close() error { return c.conn.Close() }
+
+func (c *myConn) Exec(ctx context.Context, sql string) error {
+	_, err := c.conn.(driver.ExecerContext).ExecContext(ctx, sql, nil)
+	return err
+}
+
+func (c *myConn) Query(ctx context.Context, sql string, args ...any) ([][]string, error) {
+	var rows driver.Rows
+	var err error
+	if len(args) == 0 {
+		rows, err = c.conn.(driver.QueryerContext).QueryContext(ctx, sql, nil)
+	} else {
+		var st driver.Stmt
+		st, err = c.conn.(driver.ConnPrepareContext).PrepareContext(ctx, sql)
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		rows, err = st.(driver.StmtQueryContext).QueryContext(ctx, namedValues(nil, args))
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][]string
+	dest := make([]driver.Value, len(rows.Columns()))
+	for {
+		if err := rows.Next(dest); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, err
+		}
+		row := make([]string, len(dest))
+		for i, v := range dest {
+			switch x := v.(type) {
+			case nil:
+			case []byte:
+				row[i] = string(x)
+			case time.Time:
+				row[i] = x.Format(time.RFC3339Nano)
+			default:
+				row[i] = fmt.Sprint(x)
+			}
+		}
+		out = append(out, row)
+	}
+}
+
+func (c *myConn) Prepare(ctx context.Context, sql string) (Stmt, error) {
+	st, err := c.conn.(driver.ConnPrepareContext).PrepareContext(ctx, sql)
+	if err != nil {
+		return nil, err
+	}
+	n := st.NumInput()
+	return &myStmt{stmt: st, args: make([]driver.NamedValue, n)}, nil
+}
+
+type myStmt struct {
+	stmt driver.Stmt
+	args []driver.NamedValue
+	dest []driver.Value
+}
+
+func namedValues(dst []driver.NamedValue, args []any) []driver.NamedValue {
+	if dst == nil {
+		dst = make([]driver.NamedValue, len(args))
+	}
+	for i, a := range args {
+		var v driver.Value
+		switch x := a.(type) {
+		case int:
+			v = int64(x)
+		case int32:
+			v = int64(x)
+		case uint32:
+			v = int64(x)
+		default:
+			v = a
+		}
+		dst[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	return dst
+}
+
+func (s *myStmt) bind(args []any) error {
+	if len(args) != len(s.args) {
+		return fmt.Errorf("statement takes %d parameters, got %d", len(s.args), len(args))
+	}
+	namedValues(s.args, args)
+	return nil
+}
+
+func (s *myStmt) Query(ctx context.Context, args ...any) (int64, error) {
+	if err := s.bind(args); err != nil {
+		return 0, err
+	}
+	rows, err := s.stmt.(driver.StmtQueryContext).QueryContext(ctx, s.args)
+	if err != nil {
+		return 0, err
+	}
+	if s.dest == nil {
+		s.dest = make([]driver.Value, len(rows.Columns()))
+	}
+	var n int64
+	for {
+		if err := rows.Next(s.dest); err != nil {
+			rows.Close()
+			if errors.Is(err, io.EOF) {
+				return n, nil
+			}
+			return n, err
+		}
+		n++
+	}
+}
+
+func (s *myStmt) Exec(ctx context.Context, args ...any) (int64, error) {
+	if err := s.bind(args); err != nil {
+		return 0, err
+	}
+	res, err := s.stmt.(driver.StmtExecContext).ExecContext(ctx, s.args)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}

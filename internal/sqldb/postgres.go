@@ -1,0 +1,204 @@
+package sqldb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+type pgConn struct {
+	conn *pgconn.PgConn
+}
+
+func openPostgres(ctx context.Context, t Target) (*pgConn, error) {
+	cfg, err := pgconn.ParseConfig(postgresConnString(t))
+	if err != nil {
+		return nil, err
+	}
+	c, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &pgConn{conn: c}, nil
+}
+
+// postgresConnString builds a keyword/value string so the password never appears in a URL that
+// might be logged by accident.
+func postgresConnString(t Target) string {
+	kv := []string{
+		"host=" + quoteKV(t.Host),
+		"port=" + strconv.Itoa(t.Port),
+		"dbname=" + quoteKV(t.Database),
+	}
+	if t.User != "" {
+		kv = append(kv, "user="+quoteKV(t.User))
+	}
+	if t.Password != "" {
+		kv = append(kv, "password="+quoteKV(t.Password))
+	}
+	sslmode := t.Params.Get("sslmode")
+	if sslmode == "" {
+		// Benchmarks target servers on a private link; TLS would be measured as server cost.
+		sslmode = "prefer"
+	}
+	kv = append(kv, "sslmode="+quoteKV(sslmode))
+	return strings.Join(kv, " ")
+}
+
+func quoteKV(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+}
+
+func (c *pgConn) Kind() Kind { return Postgres }
+
+func (c *pgConn) Close() error { return c.conn.Close(context.Background()) }
+
+func (c *pgConn) Exec(ctx context.Context, sql string) error {
+	_, err := c.conn.Exec(ctx, sql).ReadAll()
+	return err
+}
+
+func (c *pgConn) Query(ctx context.Context, sql string, args ...any) ([][]string, error) {
+	params := make([][]byte, len(args))
+	for i, a := range args {
+		params[i] = appendText(nil, a)
+	}
+	res := c.conn.ExecParams(ctx, dollarPlaceholders(sql), params, nil, nil, nil).Read()
+	if res.Err != nil {
+		return nil, res.Err
+	}
+	out := make([][]string, len(res.Rows))
+	for i, row := range res.Rows {
+		out[i] = make([]string, len(row))
+		for j, v := range row {
+			out[i][j] = string(v)
+		}
+	}
+	return out, nil
+}
+
+var pgStmtSeq atomic.Int64
+
+func (c *pgConn) Prepare(ctx context.Context, sql string) (Stmt, error) {
+	name := fmt.Sprintf("fb%d", pgStmtSeq.Add(1))
+	sd, err := c.conn.Prepare(ctx, name, dollarPlaceholders(sql), nil)
+	if err != nil {
+		return nil, err
+	}
+	n := len(sd.ParamOIDs)
+	return &pgStmt{conn: c.conn, name: name, params: make([][]byte, n), bufs: make([][]byte, n)}, nil
+}
+
+// pgStmt sends parameters and reads results in text format: encoding an int as text costs less
+// than pgx's type-mapped binary path and is what libpq (and so sysbench and pgbench) sends.
+type pgStmt struct {
+	conn   *pgconn.PgConn
+	name   string
+	params [][]byte
+	bufs   [][]byte // reused per-parameter encode buffers
+}
+
+func (s *pgStmt) bind(args []any) error {
+	if len(args) != len(s.params) {
+		return fmt.Errorf("statement takes %d parameters, got %d", len(s.params), len(args))
+	}
+	for i, a := range args {
+		if b, ok := a.([]byte); ok {
+			s.params[i] = b
+			continue
+		}
+		s.bufs[i] = appendText(s.bufs[i][:0], a)
+		s.params[i] = s.bufs[i]
+	}
+	return nil
+}
+
+func (s *pgStmt) Query(ctx context.Context, args ...any) (int64, error) {
+	if err := s.bind(args); err != nil {
+		return 0, err
+	}
+	rr := s.conn.ExecPrepared(ctx, s.name, s.params, nil, nil)
+	var n int64
+	for rr.NextRow() {
+		n++
+	}
+	_, err := rr.Close()
+	return n, err
+}
+
+func (s *pgStmt) Exec(ctx context.Context, args ...any) (int64, error) {
+	if err := s.bind(args); err != nil {
+		return 0, err
+	}
+	tag, err := s.conn.ExecPrepared(ctx, s.name, s.params, nil, nil).Close()
+	return tag.RowsAffected(), err
+}
+
+// CopyFrom bulk-loads text-format rows (tab separated, newline terminated) with COPY, the fastest
+// way into PostgreSQL and what pgbench -i uses.
+func CopyFrom(ctx context.Context, c Conn, table string, columns []string, r io.Reader) (int64, error) {
+	pc, ok := c.(*pgConn)
+	if !ok {
+		return 0, errors.New("COPY is PostgreSQL only")
+	}
+	sql := fmt.Sprintf("COPY %s (%s) FROM STDIN", table, strings.Join(columns, ", "))
+	tag, err := pc.conn.CopyFrom(ctx, r, sql)
+	return tag.RowsAffected(), err
+}
+
+func appendText(b []byte, a any) []byte {
+	switch v := a.(type) {
+	case int:
+		return strconv.AppendInt(b, int64(v), 10)
+	case int64:
+		return strconv.AppendInt(b, v, 10)
+	case int32:
+		return strconv.AppendInt(b, int64(v), 10)
+	case uint32:
+		return strconv.AppendUint(b, uint64(v), 10)
+	case float64:
+		return strconv.AppendFloat(b, v, 'g', -1, 64)
+	case string:
+		return append(b, v...)
+	case []byte:
+		return append(b, v...)
+	case nil:
+		return nil
+	default:
+		return fmt.Append(b, v)
+	}
+}
+
+// dollarPlaceholders rewrites ? to $1, $2, ... outside quoted strings, so workloads write one SQL text.
+func dollarPlaceholders(sql string) string {
+	if !strings.Contains(sql, "?") {
+		return sql
+	}
+	var b strings.Builder
+	n := 0
+	inQuote := byte(0)
+	for i := 0; i < len(sql); i++ {
+		ch := sql[i]
+		switch {
+		case inQuote != 0:
+			if ch == inQuote {
+				inQuote = 0
+			}
+		case ch == '\'' || ch == '"':
+			inQuote = ch
+		case ch == '?':
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(ch)
+	}
+	return b.String()
+}

@@ -1,0 +1,324 @@
+package oltp
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/fairbench/fairbench/internal/randgen"
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/workload"
+)
+
+// Marker is stored as the comment of every table fairbench creates: cleanup and --force drop a
+// table only when it carries it, so fairbench never drops a table it did not make.
+const Marker = "created by fairbench"
+
+// createTableSQL is oltp_common.lua's create_table, with the ownership comment added.
+func (w *oltp) createTableSQL(kind sqldb.Kind, n int) []string {
+	name := tableName(n)
+	if kind.MySQLFamily() {
+		return []string{fmt.Sprintf("CREATE TABLE %s(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n"+
+			"  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n) /*! ENGINE = %s */ COMMENT='%s'",
+			name, w.cfg.storageEngine, Marker)}
+	}
+	return []string{
+		fmt.Sprintf("CREATE TABLE %s(\n  id SERIAL,\n  k INTEGER DEFAULT '0' NOT NULL,\n"+
+			"  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n)", name),
+		fmt.Sprintf("COMMENT ON TABLE %s IS '%s'", name, Marker),
+	}
+}
+
+// tableState is what is on the server under a sbtest name.
+type tableState int
+
+const (
+	absent tableState = iota
+	ours
+	foreign
+)
+
+func stateOf(ctx context.Context, c sqldb.Conn, name string) (tableState, error) {
+	var q string
+	if c.Kind().MySQLFamily() {
+		q = "SELECT table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
+	} else {
+		q = "SELECT coalesce(obj_description(c.oid, 'pg_class'), '') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace " +
+			"WHERE n.nspname = current_schema() AND c.relname = ? AND c.relkind IN ('r', 'p')"
+	}
+	rows, err := c.Query(ctx, q, name)
+	if err != nil {
+		return absent, err
+	}
+	if len(rows) == 0 {
+		return absent, nil
+	}
+	if rows[0][0] == Marker {
+		return ours, nil
+	}
+	return foreign, nil
+}
+
+func (w *oltp) Prepare(ctx context.Context, env *workload.Env) error {
+	c, err := env.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	// Look at every table before touching any, so a refusal leaves the database as it was.
+	for n := 1; n <= w.cfg.tables; n++ {
+		st, err := stateOf(ctx, c, tableName(n))
+		if err != nil {
+			return err
+		}
+		switch {
+		case st == foreign:
+			return fmt.Errorf("table %s exists and was not created by fairbench: it will not be touched; use another database or drop it yourself", tableName(n))
+		case st == ours && !env.Force:
+			return fmt.Errorf("table %s already exists: run 'fairbench cleanup --workload %s' first, or pass --force to recreate fairbench's tables", tableName(n), w.cfg.name)
+		}
+	}
+	if env.Force {
+		if err := w.dropOurs(ctx, c); err != nil {
+			return err
+		}
+	}
+	threads := env.LoadThreads
+	if threads < 1 {
+		threads = 1
+	}
+	if threads > w.cfg.tables {
+		threads = w.cfg.tables
+	}
+	total := int64(w.cfg.tables) * int64(w.cfg.tableSize)
+	var done atomic.Int64
+	progress := func(n int64) {
+		if env.Progress != nil {
+			env.Progress(done.Add(n), total)
+		}
+	}
+	next := make(chan int)
+	errs := make(chan error, threads)
+	var wg sync.WaitGroup
+	for i := 0; i < threads; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := env.Connect(ctx)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer conn.Close()
+			for n := range next {
+				rng := env.Rand.New(env.Seed*1000003 + uint64(n))
+				if err := w.loadTable(ctx, conn, n, rng, progress); err != nil {
+					errs <- fmt.Errorf("loading %s: %w", tableName(n), err)
+					return
+				}
+			}
+		}()
+	}
+	var firstErr error
+feed:
+	for n := 1; n <= w.cfg.tables; n++ {
+		select {
+		case next <- n:
+		case firstErr = <-errs:
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	if firstErr == nil {
+		firstErr = <-errs
+	}
+	return firstErr
+}
+
+// loadTable creates one table, fills it with sysbench's rows (ids 1..table-size, k drawn with the
+// --rand-type distribution, c and pad from the digit templates) and adds the secondary index
+// afterwards, as sysbench does, because building it once is faster than maintaining it per row.
+func (w *oltp) loadTable(ctx context.Context, c sqldb.Conn, n int, rng *randgen.Rand, progress func(int64)) error {
+	for _, q := range w.createTableSQL(c.Kind(), n) {
+		if err := c.Exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	var err error
+	if c.Kind().MySQLFamily() {
+		err = w.insertRows(ctx, c, n, rng, progress)
+	} else {
+		err = w.copyRows(ctx, c, n, rng, progress)
+	}
+	if err != nil {
+		return err
+	}
+	if w.cfg.createSecondary {
+		if err := c.Exec(ctx, fmt.Sprintf("CREATE INDEX k_%d ON %s(k)", n, tableName(n))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendRow writes one sysbench row's values; sep and quote make the same generator serve COPY
+// text ("1\t5\tc\tpad") and INSERT values ("(1,5,'c','pad')").
+func (w *oltp) appendRow(b []byte, id int, rng *randgen.Rand, cbuf, padbuf []byte, mysql bool) []byte {
+	k := rng.Default(1, uint32(w.cfg.tableSize))
+	rng.FillString(cbuf, cTemplate)
+	rng.FillString(padbuf, padTemplate)
+	if mysql {
+		b = append(b, '(')
+		b = strconv.AppendInt(b, int64(id), 10)
+		b = append(b, ',')
+		b = strconv.AppendUint(b, uint64(k), 10)
+		b = append(b, ",'"...)
+		b = append(b, cbuf...)
+		b = append(b, "','"...)
+		b = append(b, padbuf...)
+		return append(b, "')"...)
+	}
+	b = strconv.AppendInt(b, int64(id), 10)
+	b = append(b, '\t')
+	b = strconv.AppendUint(b, uint64(k), 10)
+	b = append(b, '\t')
+	b = append(b, cbuf...)
+	b = append(b, '\t')
+	b = append(b, padbuf...)
+	return append(b, '\n')
+}
+
+const progressEvery = 10000
+
+func (w *oltp) copyRows(ctx context.Context, c sqldb.Conn, n int, rng *randgen.Rand, progress func(int64)) error {
+	pr, pw := io.Pipe()
+	go func() {
+		bw := bufio.NewWriterSize(pw, 256<<10)
+		cbuf, padbuf := make([]byte, len(cTemplate)), make([]byte, len(padTemplate))
+		var line []byte
+		for id := 1; id <= w.cfg.tableSize; id++ {
+			line = w.appendRow(line[:0], id, rng, cbuf, padbuf, false)
+			if _, err := bw.Write(line); err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+			if id%progressEvery == 0 {
+				progress(progressEvery)
+			}
+		}
+		progress(int64(w.cfg.tableSize % progressEvery))
+		pw.CloseWithError(bw.Flush())
+	}()
+	_, err := sqldb.CopyFrom(ctx, c, tableName(n), []string{"id", "k", "c", "pad"}, pr)
+	pr.CloseWithError(err) // unblocks the generator if COPY failed
+	if err != nil {
+		return err
+	}
+	// Explicit ids leave the SERIAL sequence at 1; oltp_insert's auto-increment rows must not collide.
+	return c.Exec(ctx, fmt.Sprintf("SELECT setval(pg_get_serial_sequence('%s', 'id'), %d)", tableName(n), w.cfg.tableSize))
+}
+
+// insertRows sends multi-row INSERTs of about 1 MB, well under the default max_allowed_packet
+// (16 MB on MariaDB, 64 MB on MySQL) and large enough that round trips do not dominate.
+func (w *oltp) insertRows(ctx context.Context, c sqldb.Conn, n int, rng *randgen.Rand, progress func(int64)) error {
+	const batch = 5000
+	head := fmt.Sprintf("INSERT INTO %s (id, k, c, pad) VALUES ", tableName(n))
+	cbuf, padbuf := make([]byte, len(cTemplate)), make([]byte, len(padTemplate))
+	b := make([]byte, 0, batch*200+len(head))
+	for start := 1; start <= w.cfg.tableSize; start += batch {
+		b = append(b[:0], head...)
+		end := min(start+batch-1, w.cfg.tableSize)
+		for id := start; id <= end; id++ {
+			if id > start {
+				b = append(b, ',')
+			}
+			b = w.appendRow(b, id, rng, cbuf, padbuf, true)
+		}
+		if err := c.Exec(ctx, string(b)); err != nil {
+			return err
+		}
+		progress(int64(end - start + 1))
+	}
+	return nil
+}
+
+func (w *oltp) dropOurs(ctx context.Context, c sqldb.Conn) error {
+	for n := 1; n <= w.cfg.tables; n++ {
+		st, err := stateOf(ctx, c, tableName(n))
+		if err != nil {
+			return err
+		}
+		if st == ours {
+			if err := c.Exec(ctx, "DROP TABLE "+tableName(n)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Cleanup drops sbtest1..N where fairbench created them and reports any it had to leave alone.
+func (w *oltp) Cleanup(ctx context.Context, env *workload.Env) error {
+	c, err := env.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var left []string
+	for n := 1; n <= w.cfg.tables; n++ {
+		st, err := stateOf(ctx, c, tableName(n))
+		if err != nil {
+			return err
+		}
+		switch st {
+		case ours:
+			if err := c.Exec(ctx, "DROP TABLE "+tableName(n)); err != nil {
+				return err
+			}
+		case foreign:
+			left = append(left, tableName(n))
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("left %s in place: not created by fairbench", strings.Join(left, ", "))
+	}
+	return nil
+}
+
+// Check verifies that every table is there with its index and, for workloads whose transactions
+// keep the row count (every delete is paired with an insert in one transaction), that no row was
+// lost or duplicated.
+func (w *oltp) Check(ctx context.Context, env *workload.Env) error {
+	c, err := env.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	m := w.cfg.mix
+	keepsCount := m.deletes == 0 && m.inserts == 0 && (m.deleteInserts == 0 || m.trx)
+	for n := 1; n <= w.cfg.tables; n++ {
+		rows, err := c.Query(ctx, "SELECT COUNT(*), COUNT(DISTINCT id) FROM "+tableName(n))
+		if err != nil {
+			if sqldb.IsUndefinedTable(err) {
+				return &workload.NotPreparedError{Workload: w.cfg.name, Detail: "table " + tableName(n) + " not found"}
+			}
+			return err
+		}
+		count, _ := strconv.ParseInt(rows[0][0], 10, 64)
+		distinct, _ := strconv.ParseInt(rows[0][1], 10, 64)
+		if count != distinct {
+			return fmt.Errorf("%s: %d rows but %d distinct ids: the primary key is broken", tableName(n), count, distinct)
+		}
+		if keepsCount && count != int64(w.cfg.tableSize) {
+			return fmt.Errorf("%s: %d rows, expected %d (--table-size): rows were lost or added", tableName(n), count, w.cfg.tableSize)
+		}
+	}
+	return nil
+}

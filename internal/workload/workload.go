@@ -1,0 +1,144 @@
+// Package workload defines what a benchmark workload is to fairbench: data plus a small interface
+// (prepare, one transaction, cleanup, check). The runner owns everything else: threads, timing,
+// rate, retries, progress and counting, so every workload is measured the same way.
+package workload
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fairbench/fairbench/internal/randgen"
+	"github.com/fairbench/fairbench/internal/sqldb"
+)
+
+// Workload is one configured benchmark.
+type Workload interface {
+	// Prepare creates and loads the workload's tables. It must refuse to touch tables that already
+	// exist unless env.Force is set, and then only tables this workload creates.
+	Prepare(ctx context.Context, env *Env) error
+	// Cleanup drops the tables Prepare created and nothing else.
+	Cleanup(ctx context.Context, env *Env) error
+	// Check verifies the data after a run (invariants, row counts); nil means it is consistent.
+	Check(ctx context.Context, env *Env) error
+	// NewWorker prepares one thread's statements on its own connection.
+	NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.Rand, thread, threads int) (Worker, error)
+}
+
+// Worker runs transactions for one runner thread. It is never used by two goroutines at once.
+type Worker interface {
+	// Transaction runs one transaction and adds every statement it sent to q (also on error, since
+	// the server executed them). On error the runner rolls back and decides whether to retry.
+	Transaction(ctx context.Context, q *Queries) error
+}
+
+// Queries counts statements as sysbench does.
+type Queries struct{ Read, Write, Other int64 }
+
+// Env is what Prepare, Cleanup and Check get: a way to open connections and where to report.
+type Env struct {
+	Connect     func(ctx context.Context) (sqldb.Conn, error)
+	Kind        sqldb.Kind
+	LoadThreads int
+	Force       bool
+	// Progress, when set, is told how many rows are loaded of the total (for a progress bar).
+	Progress func(done, total int64)
+	Log      io.Writer
+	Rand     *randgen.Config
+	Seed     uint64
+}
+
+// Option is a workload setting with its default, settable as --name on the command line or in a suite.
+type Option struct {
+	Name    string
+	Default string
+	Help    string
+}
+
+// Spec registers a workload family member.
+type Spec struct {
+	Name        string
+	Description string
+	Options     []Option
+	// New builds the workload from its option values (every option is present, defaults filled).
+	New func(opts Options) (Workload, error)
+}
+
+var registry = map[string]Spec{}
+
+// Register adds a workload; it is called from the workload packages' init functions.
+func Register(s Spec) {
+	if _, dup := registry[s.Name]; dup {
+		panic("workload registered twice: " + s.Name)
+	}
+	registry[s.Name] = s
+}
+
+// Lookup finds a workload by name with an error that lists the names that exist.
+func Lookup(name string) (Spec, error) {
+	s, ok := registry[name]
+	if !ok {
+		return s, fmt.Errorf("unknown workload %q: run 'fairbench workloads' to list them (e.g. oltp_read_write)", name)
+	}
+	return s, nil
+}
+
+// All lists the registered workloads by name.
+func All() []Spec {
+	out := make([]Spec, 0, len(registry))
+	for _, s := range registry {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Options are a workload's settings by name, as text, with typed accessors that name the option
+// in their errors.
+type Options map[string]string
+
+// WithDefaults returns the options of spec with values from set where given.
+func (s Spec) WithDefaults(set map[string]string) Options {
+	o := Options{}
+	for _, opt := range s.Options {
+		o[opt.Name] = opt.Default
+		if v, ok := set[opt.Name]; ok {
+			o[opt.Name] = v
+		}
+	}
+	return o
+}
+
+func (o Options) Int(name string, min int) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(o[name]))
+	if err != nil {
+		return 0, fmt.Errorf("--%s must be a whole number, got %q", name, o[name])
+	}
+	if n < min {
+		return 0, fmt.Errorf("--%s must be at least %d, got %d", name, min, n)
+	}
+	return n, nil
+}
+
+func (o Options) Bool(name string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(o[name])) {
+	case "on", "true", "1", "yes":
+		return true, nil
+	case "off", "false", "0", "no", "":
+		return false, nil
+	}
+	return false, fmt.Errorf("--%s must be on or off, got %q", name, o[name])
+}
+
+// NotPreparedError says the workload's tables are missing: the user must run prepare first.
+type NotPreparedError struct {
+	Workload string
+	Detail   string
+}
+
+func (e *NotPreparedError) Error() string {
+	return fmt.Sprintf("%s: run 'fairbench prepare --workload %s' on this target first", e.Detail, e.Workload)
+}
