@@ -129,7 +129,12 @@ func Write(path string, r *Result) error {
 	if r.Schema == 0 {
 		r.Schema = SchemaVersion
 	}
-	data, err := json.MarshalIndent(r, "", "  ")
+	return WriteJSON(path, r)
+}
+
+// WriteJSON stores any document (environment.json too) atomically, indented for people to read.
+func WriteJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -21,11 +21,16 @@ type myConn struct {
 	conn driver.Conn
 }
 
+// blockingNet is the network name under which the MySQL driver dials through dialBlocking.
+const blockingNet = "fairbench-tcp"
+
+func init() { mysql.RegisterDialContext(blockingNet, dialAddr) }
+
 func openMySQL(ctx context.Context, t Target) (*myConn, error) {
 	cfg := mysql.NewConfig()
 	cfg.User = t.User
 	cfg.Passwd = t.Password
-	cfg.Net = "tcp"
+	cfg.Net = blockingNet
 	cfg.Addr = net.JoinHostPort(t.Host, strconv.Itoa(t.Port))
 	cfg.DBName = t.Database
 	cfg.Timeout = 10 * time.Second

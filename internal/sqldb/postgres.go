@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -20,6 +21,13 @@ func openPostgres(ctx context.Context, t Target) (*pgConn, error) {
 	cfg, err := pgconn.ParseConfig(postgresConnString(t))
 	if err != nil {
 		return nil, err
+	}
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if network != "tcp" {
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		}
+		return dialAddr(ctx, addr)
 	}
 	c, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {

@@ -63,6 +63,10 @@ type Spec struct {
 	Name        string
 	Description string
 	Options     []Option
+	// Dataset names the tables Prepare makes, and DataOptions the options that change them:
+	// workloads with equal datasets and data options share one prepare in a suite.
+	Dataset     string
+	DataOptions []string
 	// New builds the workload from its option values (every option is present, defaults filled).
 	New func(opts Options) (Workload, error)
 }
@@ -84,6 +88,18 @@ func Lookup(name string) (Spec, error) {
 		return s, fmt.Errorf("unknown workload %q: run 'fairbench workloads' to list them (e.g. oltp_read_write)", name)
 	}
 	return s, nil
+}
+
+// DatasetKey identifies the data a workload with these options needs.
+func (s Spec) DatasetKey(o Options) string {
+	key := s.Dataset
+	if key == "" {
+		key = s.Name
+	}
+	for _, name := range s.DataOptions {
+		key += " " + name + "=" + o[name]
+	}
+	return key
 }
 
 // All lists the registered workloads by name.

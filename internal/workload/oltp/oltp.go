@@ -135,6 +135,8 @@ func init() {
 			Name:        m.name,
 			Description: m.desc,
 			Options:     withDefaults(commonOptions, m.defaults, m.extra),
+			Dataset:     "sbtest",
+			DataOptions: []string{"tables", "table-size", "create-secondary", "mysql-storage-engine"},
 			New: func(o workload.Options) (workload.Workload, error) {
 				c, err := baseConfig(m.name, o)
 				if err != nil {

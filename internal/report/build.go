@@ -1,0 +1,807 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"html/template"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+// document is the report independent of format: Markdown and HTML both render it, so they state
+// the same facts; HTML adds the figures.
+type document struct {
+	Title    string
+	Date     string
+	Summary  string
+	Variants []*variant
+	Sections []*section
+}
+
+type section struct {
+	ID       string
+	Heading  string
+	Paras    []string
+	Tables   []*table
+	Bullets  []string
+	Code     string
+	Figures  []figGroup
+	HTMLOnly bool
+}
+
+type table struct {
+	Caption string
+	Header  []string
+	Numeric []bool // per column: right-aligned
+	Rows    [][]cell
+	Foot    []string
+}
+
+type cell struct {
+	Text       string
+	Best       bool
+	Incomplete bool
+	Head       bool // row header, such as the workload name opening a block of rows
+}
+
+// figGroup is a set of figures shown side by side under an optional sub-heading.
+type figGroup struct {
+	Title   string
+	Figures []figure
+}
+
+type figure struct {
+	Title string
+	SVG   template.HTML
+}
+
+func build(in *Input) (*document, error) {
+	if in == nil {
+		return nil, errors.New("report: no input")
+	}
+	m := newModel(in)
+	if len(m.Results) == 0 {
+		return nil, errors.New("report: no results to report on")
+	}
+	d := &document{Variants: m.Variants}
+	names := make([]string, len(m.Variants))
+	for i, v := range m.Variants {
+		names[i] = v.Name
+	}
+	d.Title = "fairbench report: " + strings.Join(names, " vs ")
+	d.Date = reportDate(m.Results)
+	d.Summary = m.summary()
+
+	d.Sections = append(d.Sections, m.decisionSection(), m.resultsSection())
+	d.Sections = append(d.Sections, m.chartsSection())
+	if s := m.scalabilitySection(); s != nil {
+		d.Sections = append(d.Sections, s)
+	}
+	if s := m.serverSection(); s != nil {
+		d.Sections = append(d.Sections, s)
+	}
+	if s := m.spreadSection(); s != nil {
+		d.Sections = append(d.Sections, s)
+	}
+	d.Sections = append(d.Sections, m.fairnessSection(), m.environmentSection(), m.notesSection(), m.runsSection(), m.reproduceSection())
+	var kept []*section
+	for _, s := range d.Sections {
+		if s != nil {
+			kept = append(kept, s)
+		}
+	}
+	d.Sections = kept
+	return d, nil
+}
+
+// reportDate is the start of the earliest run, so rendering the same results twice gives the
+// same report.
+func reportDate(rs []*result.Result) string {
+	var first time.Time
+	for _, r := range rs {
+		if !r.StartedAt.IsZero() && (first.IsZero() || r.StartedAt.Before(first)) {
+			first = r.StartedAt
+		}
+	}
+	if first.IsZero() {
+		return "unknown date"
+	}
+	return first.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+func (m *model) summary() string {
+	var engines []string
+	for _, v := range m.Variants {
+		s := v.Name
+		if sv := shortVersion(v.Version); sv != "" {
+			s += " " + sv
+		}
+		engines = append(engines, s)
+	}
+	threads := map[int]bool{}
+	durations := map[float64]bool{}
+	warmups := map[float64]bool{}
+	maxRepeats := 1
+	openLoop := false
+	anyComplete := false
+	for _, r := range m.Results {
+		anyComplete = anyComplete || r.Complete
+	}
+	for _, r := range m.Results {
+		threads[r.Threads] = true
+		openLoop = openLoop || r.Rate > 0
+		// An aborted run's short duration is not what the comparison planned to measure.
+		if r.Complete || !anyComplete {
+			durations[r.DurationS] = true
+			warmups[r.WarmupS] = true
+		}
+	}
+	for _, g := range m.groups {
+		if len(g.Runs) > maxRepeats {
+			maxRepeats = len(g.Runs)
+		}
+	}
+	var ts []string
+	for _, t := range sortedKeys(threads) {
+		ts = append(ts, fmtInt(int64(t)))
+	}
+	thr := joinAnd(ts) + " thread"
+	if len(ts) > 1 || ts[0] != "1" {
+		thr += "s"
+	}
+	s := fmt.Sprintf("Compared %s on %s at %s, %s measured per run", joinAnd(engines), joinAnd(m.Workloads), thr, rangeSeconds(durations))
+	if w := rangeSeconds(warmups); w != "0 s" {
+		s += " after " + w + " warm-up"
+	}
+	if maxRepeats > 1 {
+		s += fmt.Sprintf(", up to %d repeats per measurement", maxRepeats)
+	}
+	if openLoop {
+		s += ", open loop (fixed arrival rate)"
+	}
+	return s + "."
+}
+
+func rangeSeconds(set map[float64]bool) string {
+	var vs []float64
+	for v := range set {
+		vs = append(vs, v)
+	}
+	sort.Float64s(vs)
+	if len(vs) == 1 {
+		return fmtSeconds(vs[0])
+	}
+	return strings.TrimSuffix(fmtSeconds(vs[0]), " s") + "–" + fmtSeconds(vs[len(vs)-1])
+}
+
+func sortedKeys(set map[int]bool) []int {
+	var out []int
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}
+
+func threadsText(n int) string {
+	if n == 1 {
+		return "1 thread"
+	}
+	return fmtInt(int64(n)) + " threads"
+}
+
+func (m *model) decisionSection() *section {
+	t := &table{Header: []string{"Use case", "Best pick", "Why"}}
+	for _, d := range m.decisions() {
+		uc := d.UseCase
+		if uc != d.Workload {
+			uc += " · " + d.Workload
+		}
+		t.Rows = append(t.Rows, []cell{{Text: uc, Head: true}, {Text: d.Pick, Best: d.Winner != nil}, {Text: d.Why}})
+	}
+	t.Foot = []string{
+		fmt.Sprintf("Best pick is the highest TPS at the thread count every engine ran. A gap smaller than the larger of both engines' repeat spread and %s counts as a tie. Incomplete runs are never picked.", fmtPct(minNoise)),
+	}
+	return &section{ID: "decision", Heading: "Quick decision", Tables: []*table{t}}
+}
+
+// metricRow describes one row of a per-workload block in a table with engines as columns.
+type metricRow struct {
+	Name         string
+	HigherBetter bool
+	NoBest       bool
+	Value        func(g *group) (float64, bool)
+	Format       func(float64) string
+}
+
+func (m *model) engineHeader(first ...string) ([]string, []bool) {
+	h := append([]string(nil), first...)
+	num := make([]bool, len(first))
+	for _, v := range m.Variants {
+		h = append(h, v.Name)
+		num = append(num, true)
+	}
+	return h, num
+}
+
+// blockRows renders the rows of one workload: one row per metric, one column per engine, the
+// best complete value in each row marked.
+func (m *model) blockRows(label string, groups []*group, rows []metricRow, markIncomplete bool) [][]cell {
+	var out [][]cell
+	for ri, mr := range rows {
+		vals := make([]float64, len(groups))
+		ok := make([]bool, len(groups))
+		for i, g := range groups {
+			if g != nil {
+				vals[i], ok[i] = mr.Value(g)
+			}
+		}
+		if !anyTrue(ok) {
+			continue
+		}
+		best := map[int]bool{}
+		if !mr.NoBest {
+			best = bestOf(groups, vals, ok, mr.HigherBetter)
+		}
+		first := ""
+		if len(out) == 0 {
+			first = label
+		}
+		row := []cell{{Text: first, Head: true}, {Text: mr.Name}}
+		for i, g := range groups {
+			c := cell{Text: "—"}
+			if ok[i] {
+				c = cell{Text: mr.Format(vals[i]), Best: best[i], Incomplete: g.Incomplete}
+				if g.Incomplete && markIncomplete && ri == 0 {
+					c.Text += " (incomplete)"
+				}
+			}
+			row = append(row, c)
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+func anyTrue(bs []bool) bool {
+	for _, b := range bs {
+		if b {
+			return true
+		}
+	}
+	return false
+}
+
+// bestOf marks the best complete values; nothing is marked when fewer than two engines compete
+// or all are equal, since a mark would then carry no information.
+func bestOf(groups []*group, vals []float64, ok []bool, higher bool) map[int]bool {
+	var idx []int
+	for i := range vals {
+		if ok[i] && !groups[i].Incomplete {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) < 2 {
+		return nil
+	}
+	bestV := vals[idx[0]]
+	allEqual := true
+	for _, i := range idx[1:] {
+		if vals[i] != bestV {
+			allEqual = false
+		}
+		if (higher && vals[i] > bestV) || (!higher && vals[i] < bestV) {
+			bestV = vals[i]
+		}
+	}
+	if allEqual {
+		return nil
+	}
+	out := map[int]bool{}
+	for _, i := range idx {
+		if vals[i] == bestV {
+			out[i] = true
+		}
+	}
+	return out
+}
+
+func always(f func(g *group) float64) func(g *group) (float64, bool) {
+	return func(g *group) (float64, bool) { return f(g), true }
+}
+
+var resultRows = []metricRow{
+	{Name: "TPS", HigherBetter: true, Value: always(func(g *group) float64 { return g.TPS }), Format: fmtRate},
+	{Name: "QPS", HigherBetter: true, Value: always(func(g *group) float64 { return g.QPS }), Format: fmtRate},
+	{Name: "avg latency ms", Value: always(func(g *group) float64 { return g.Lat.Avg }), Format: fmtMS},
+	{Name: "p95 ms", Value: always(func(g *group) float64 { return g.Lat.P95 }), Format: fmtMS},
+	{Name: "p99 ms", Value: always(func(g *group) float64 { return g.Lat.P99 }), Format: fmtMS},
+	{Name: "errors", Value: always(func(g *group) float64 { return float64(g.Errors) }), Format: func(v float64) string { return fmtInt(int64(v)) }},
+	{Name: "retries", Value: always(func(g *group) float64 { return float64(g.Retries) }), Format: func(v float64) string { return fmtInt(int64(v)) }},
+}
+
+func (m *model) headlineGroups(w string) []*group {
+	gs := make([]*group, len(m.Variants))
+	for i, v := range m.Variants {
+		gs[i] = m.group(v, w, m.Headline[w])
+	}
+	return gs
+}
+
+func (m *model) resultsSection() *section {
+	h, num := m.engineHeader("Workload", "Metric")
+	num[0], num[1] = false, false
+	t := &table{Header: h, Numeric: num}
+	anyIncomplete, anyRepeats := false, false
+	for _, w := range m.Workloads {
+		gs := m.headlineGroups(w)
+		t.Rows = append(t.Rows, m.blockRows(w+", "+threadsText(m.Headline[w]), gs, resultRows, true)...)
+		for _, g := range gs {
+			if g != nil {
+				anyIncomplete = anyIncomplete || g.Incomplete
+				anyRepeats = anyRepeats || len(g.Used) > 1
+			}
+		}
+	}
+	t.Foot = append(t.Foot, "Bold: best in the row among complete results (higher is better for TPS and QPS, lower for latency, errors and retries).")
+	if anyRepeats {
+		t.Foot = append(t.Foot, "With repeats, TPS, QPS and latencies are medians over the repeats; errors and retries are totals.")
+	}
+	if anyIncomplete {
+		t.Foot = append(t.Foot, "(incomplete): no run of this engine and workload finished; its figures are shown for information and never ranked.")
+	}
+	for _, w := range m.Workloads {
+		if len(m.Threads[w]) > 1 {
+			t.Foot = append(t.Foot, "Figures are at the largest thread count every engine ran; the Scalability section has the others.")
+			break
+		}
+	}
+	return &section{ID: "results", Heading: "Results", Tables: []*table{t}}
+}
+
+func (m *model) scalabilitySection() *section {
+	s := &section{ID: "scalability", Heading: "Scalability"}
+	var figs []figure
+	for _, w := range m.Workloads {
+		if !m.sweep(w) {
+			continue
+		}
+		vs := m.variantsFor(w)
+		t := &table{Caption: w, Header: []string{"Threads"}, Numeric: []bool{true}}
+		for _, v := range vs {
+			t.Header = append(t.Header, v.Name+" TPS", v.Name+" p95 ms")
+			t.Numeric = append(t.Numeric, true, true)
+		}
+		for _, th := range m.Threads[w] {
+			gs := make([]*group, len(vs))
+			tps := make([]float64, len(vs))
+			p95 := make([]float64, len(vs))
+			ok := make([]bool, len(vs))
+			for i, v := range vs {
+				if g := m.group(v, w, th); g != nil {
+					gs[i], tps[i], p95[i], ok[i] = g, g.TPS, g.Lat.P95, true
+				}
+			}
+			bt := bestOf(gs, tps, ok, true)
+			bp := bestOf(gs, p95, ok, false)
+			row := []cell{{Text: fmtInt(int64(th)), Head: true}}
+			for i, g := range gs {
+				if g == nil {
+					row = append(row, cell{Text: "—"}, cell{Text: "—"})
+					continue
+				}
+				tc := cell{Text: fmtRate(g.TPS), Best: bt[i], Incomplete: g.Incomplete}
+				if g.Incomplete {
+					tc.Text += " (incomplete)"
+				}
+				row = append(row, tc, cell{Text: fmtMS(g.Lat.P95), Best: bp[i], Incomplete: g.Incomplete})
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		s.Tables = append(s.Tables, t)
+		svg, err := scalabilityChart(m, w)
+		switch {
+		case err != nil:
+			s.Paras = append(s.Paras, fmt.Sprintf("%s: TPS by thread count: chart not drawn: %v", w, err))
+		case svg != "":
+			figs = append(figs, figure{Title: w + ": TPS by thread count", SVG: svg})
+		}
+	}
+	if len(s.Tables) == 0 {
+		return nil
+	}
+	if len(figs) > 0 {
+		s.Figures = []figGroup{{Figures: figs}}
+	}
+	return s
+}
+
+func (m *model) serverSection() *section {
+	opt := func(f func(a *serverAgg) optFloat) func(g *group) (float64, bool) {
+		return func(g *group) (float64, bool) {
+			o := f(g.Server)
+			return o.V, o.OK
+		}
+	}
+	base := []metricRow{
+		{Name: "server CPU % (of machine)", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.CPUPct }), Format: func(v float64) string { return fmtFixed(v, 1) }},
+		{Name: "RSS idle MB", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.RSSIdleMB }), Format: fmtSmart},
+		{Name: "RSS peak MB", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.RSSPeakMB }), Format: fmtSmart},
+		{Name: "disk read MB", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.DiskReadMB }), Format: fmtSmart},
+		{Name: "disk write MB", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.DiskWriteMB }), Format: fmtSmart},
+		{Name: "data size MB", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.DataSizeMB }), Format: fmtSmart},
+		{Name: "client CPU µs per txn", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.ClientCPUUsPerTxn }), Format: fmtSmart},
+	}
+	h, num := m.engineHeader("Workload", "Metric")
+	num[0], num[1] = false, false
+	t := &table{Header: h, Numeric: num}
+	hasServer := false
+	for _, w := range m.Workloads {
+		gs := m.headlineGroups(w)
+		keys := map[string]bool{}
+		for _, g := range gs {
+			if g == nil {
+				continue
+			}
+			for _, r := range g.Used {
+				hasServer = hasServer || r.Server != nil
+			}
+			for k := range g.Server.PerTxn {
+				keys[k] = true
+			}
+		}
+		rows := append([]metricRow(nil), base...)
+		for _, k := range sortedStrings(keys) {
+			k := k
+			rows = append(rows, metricRow{Name: k + " per txn", NoBest: true, Format: fmtSmart, Value: func(g *group) (float64, bool) {
+				v, ok := g.Server.PerTxn[k]
+				return v, ok
+			}})
+		}
+		t.Rows = append(t.Rows, m.blockRows(w+", "+threadsText(m.Headline[w]), gs, rows, false)...)
+	}
+	if !hasServer || len(t.Rows) == 0 {
+		return nil
+	}
+	t.Foot = []string{
+		"Server CPU % is of the whole machine over the measured run; MB are 2^20 bytes; per-txn counters are engine counter deltas divided by transactions. Process figures need a server fairbench started itself; — means not measured.",
+	}
+	return &section{ID: "server", Heading: "Server side", Tables: []*table{t}}
+}
+
+func sortedStrings(set map[string]bool) []string {
+	var out []string
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (m *model) spreadSection() *section {
+	if !m.hasRepeats() {
+		return nil
+	}
+	t := &table{
+		Header:  []string{"Workload", "Threads", "Engine", "Runs", "Median TPS", "Min TPS", "Max TPS", "Spread"},
+		Numeric: []bool{false, true, false, true, true, true, true, true},
+	}
+	for _, w := range m.Workloads {
+		for _, th := range m.Threads[w] {
+			for _, v := range m.Variants {
+				g := m.group(v, w, th)
+				if g == nil || len(g.Runs) < 2 {
+					continue
+				}
+				runs := fmtInt(int64(len(g.Used)))
+				if g.IncompleteRuns > 0 {
+					runs += fmt.Sprintf(" (+%d incomplete)", g.IncompleteRuns)
+				}
+				t.Rows = append(t.Rows, []cell{
+					{Text: w, Head: true}, {Text: fmtInt(int64(th))}, {Text: v.Name}, {Text: runs},
+					{Text: fmtRate(g.TPS), Incomplete: g.Incomplete}, {Text: fmtRate(g.MinTPS)}, {Text: fmtRate(g.MaxTPS)}, {Text: fmtPct(g.Spread)},
+				})
+			}
+		}
+	}
+	t.Foot = []string{"Spread is (max − min) / median TPS over complete runs; the quick decision treats gaps below it (and below 5%) as ties."}
+	return &section{ID: "spread", Heading: "Repeat spread", Tables: []*table{t}}
+}
+
+func (m *model) fairnessSection() *section {
+	s := &section{ID: "fairness", Heading: "Fairness profile and server settings"}
+	if m.Env != nil && len(m.Env.Fairness) > 0 {
+		t := &table{Caption: "Profile applied to every engine", Header: []string{"Setting", "Value"}}
+		for _, k := range sortedMapKeys(m.Env.Fairness) {
+			t.Rows = append(t.Rows, []cell{{Text: k, Head: true}, {Text: m.Env.Fairness[k]}})
+		}
+		s.Tables = append(s.Tables, t)
+	}
+	for _, part := range []struct {
+		caption string
+		get     func(*result.Server) map[string]string
+	}{
+		{"Applied by fairbench, per engine", func(s *result.Server) map[string]string { return s.Profile }},
+		{"Reported by the server, per engine", func(s *result.Server) map[string]string { return s.Settings }},
+	} {
+		if t := m.settingsTable(part.caption, part.get); t != nil {
+			s.Tables = append(s.Tables, t)
+		}
+	}
+	if len(s.Tables) == 0 {
+		s.Paras = append(s.Paras, "No fairness profile or server settings were recorded with these results.")
+	}
+	return s
+}
+
+// settingsTable lays settings out key by engine; engines name the same knob differently, so the
+// table is sparse, but side by side the reader sees what each engine was given.
+func (m *model) settingsTable(caption string, get func(*result.Server) map[string]string) *table {
+	vals := map[string]map[*variant][]string{}
+	for _, r := range m.Results {
+		if r.Server == nil {
+			continue
+		}
+		v := m.variantOf(r)
+		for k, val := range get(r.Server) {
+			if vals[k] == nil {
+				vals[k] = map[*variant][]string{}
+			}
+			if !containsStr(vals[k][v], val) {
+				vals[k][v] = append(vals[k][v], val)
+			}
+		}
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	h, _ := m.engineHeader("Setting")
+	t := &table{Caption: caption, Header: h}
+	keys := make(map[string]bool, len(vals))
+	for k := range vals {
+		keys[k] = true
+	}
+	for _, k := range sortedStrings(keys) {
+		row := []cell{{Text: k, Head: true}}
+		for _, v := range m.Variants {
+			txt := "—"
+			if vs := vals[k][v]; len(vs) > 0 {
+				// Values differing between runs of one engine are all shown: hiding them would hide
+				// a run measured under other settings.
+				txt = strings.Join(vs, " / ")
+			}
+			row = append(row, cell{Text: txt})
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+func (m *model) variantOf(r *result.Result) *variant {
+	for _, v := range m.Variants {
+		if v.Kind == r.Engine.Kind && v.Label == m.effLabel[r] {
+			return v
+		}
+	}
+	return nil
+}
+
+func containsStr(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedMapKeys(mp map[string]string) []string {
+	out := make([]string, 0, len(mp))
+	for k := range mp {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (m *model) environmentSection() *section {
+	s := &section{ID: "environment", Heading: "Environment"}
+	if e := m.Env; e != nil {
+		t := &table{Header: []string{"Item", "Value"}}
+		add := func(k, v string) {
+			if v != "" {
+				t.Rows = append(t.Rows, []cell{{Text: k, Head: true}, {Text: v}})
+			}
+		}
+		add("Host", e.Hostname)
+		add("CPU", e.CPUModel)
+		if e.Cores > 0 {
+			add("Cores", fmtInt(int64(e.Cores)))
+		}
+		if e.MemoryBytes > 0 {
+			add("RAM", fmtBytesGiB(e.MemoryBytes))
+		}
+		add("Kernel", e.Kernel)
+		add("OS", e.OS)
+		add("Filesystem (server data)", e.Filesystem)
+		add("Go", e.GoVersion)
+		add("fairbench", e.ToolVersion)
+		for _, k := range sortedMapKeys(e.Engines) {
+			add(k, e.Engines[k])
+		}
+		s.Tables = append(s.Tables, t)
+	} else {
+		s.Paras = append(s.Paras, "No environment.json was found beside the results: the machine they ran on is not known to this report.")
+	}
+	// Versions as each server reported them, whatever environment.json says: these are what the
+	// figures were measured against.
+	t := &table{Caption: "Servers as measured", Header: []string{"Engine", "Version (SELECT version())", "Target"}}
+	for _, v := range m.Variants {
+		var versions, targets []string
+		for _, r := range m.Results {
+			if m.variantOf(r) != v {
+				continue
+			}
+			if r.Engine.Version != "" && !containsStr(versions, r.Engine.Version) {
+				versions = append(versions, r.Engine.Version)
+			}
+			if r.Engine.Target != "" && !containsStr(targets, r.Engine.Target) {
+				targets = append(targets, r.Engine.Target)
+			}
+		}
+		t.Rows = append(t.Rows, []cell{{Text: v.Name, Head: true}, {Text: orDash(strings.Join(versions, " / "))}, {Text: orDash(strings.Join(targets, " / "))}})
+	}
+	s.Tables = append(s.Tables, t)
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func (m *model) notesSection() *section {
+	s := &section{ID: "notes", Heading: "Notes"}
+	if m.Env != nil {
+		s.Bullets = append(s.Bullets, m.Env.Notes...)
+	}
+	for _, r := range m.Results {
+		if !r.Complete {
+			msg := fmt.Sprintf("Incomplete: %s, %s, %s", m.variantOf(r).Name, r.Workload.Name, threadsText(r.Threads))
+			if r.Label != "" {
+				msg += ", label " + r.Label
+			}
+			if r.Error != "" {
+				msg += ": " + r.Error
+			}
+			s.Bullets = append(s.Bullets, msg)
+		}
+	}
+	rates := map[float64]bool{}
+	for _, r := range m.Results {
+		if r.Rate > 0 {
+			rates[r.Rate] = true
+		}
+	}
+	if len(rates) > 0 {
+		var rs []string
+		var keys []float64
+		for r := range rates {
+			keys = append(keys, r)
+		}
+		sort.Float64s(keys)
+		for _, r := range keys {
+			rs = append(rs, fmtRate(r))
+		}
+		s.Bullets = append(s.Bullets, "Open loop: transactions arrived at a fixed rate of "+joinAnd(rs)+" per second; latency includes time queued behind a late transaction.")
+	}
+	for _, w := range m.Workloads {
+		opts := map[string][]string{}
+		for _, r := range m.Results {
+			if r.Workload.Name != w {
+				continue
+			}
+			for k, v := range r.Workload.Options {
+				if !containsStr(opts[k], v) {
+					opts[k] = append(opts[k], v)
+				}
+			}
+		}
+		if len(opts) == 0 {
+			continue
+		}
+		keys := map[string]bool{}
+		for k := range opts {
+			keys[k] = true
+		}
+		var parts []string
+		for _, k := range sortedStrings(keys) {
+			parts = append(parts, k+"="+strings.Join(opts[k], "/"))
+		}
+		s.Bullets = append(s.Bullets, "Workload "+w+" options: "+strings.Join(parts, ", ")+".")
+	}
+	if len(s.Bullets) == 0 {
+		return nil
+	}
+	return s
+}
+
+func (m *model) runsSection() *section {
+	t := &table{
+		Header:  []string{"Engine", "Workload", "Threads", "Label", "Started (UTC)", "Measured", "TPS", "Status"},
+		Numeric: []bool{false, false, true, false, false, true, true, false},
+	}
+	for _, v := range m.Variants {
+		for _, w := range m.Workloads {
+			for _, r := range m.Results {
+				if m.variantOf(r) != v || r.Workload.Name != w {
+					continue
+				}
+				status := "complete"
+				if !r.Complete {
+					status = "incomplete"
+				}
+				started := "—"
+				if !r.StartedAt.IsZero() {
+					started = r.StartedAt.UTC().Format("2006-01-02 15:04:05")
+				}
+				t.Rows = append(t.Rows, []cell{
+					{Text: v.Name, Head: true}, {Text: w}, {Text: fmtInt(int64(r.Threads))}, {Text: orDash(r.Label)},
+					{Text: started}, {Text: fmtSeconds(r.DurationS)}, {Text: fmtRate(r.TPS), Incomplete: !r.Complete}, {Text: status, Incomplete: !r.Complete},
+				})
+			}
+		}
+	}
+	return &section{ID: "runs", Heading: "Runs", Tables: []*table{t}}
+}
+
+func (m *model) reproduceSection() *section {
+	s := &section{ID: "reproduce", Heading: "Reproduce"}
+	if m.Env != nil && m.Env.Command != "" {
+		s.Paras = []string{"On a comparable machine, run:"}
+		s.Code = m.Env.Command
+	} else {
+		s.Paras = []string{"The command line that produced these results was not recorded (no environment.json)."}
+	}
+	return s
+}
+
+func (m *model) chartsSection() *section {
+	s := &section{ID: "charts", Heading: "Charts", HTMLOnly: true}
+	for _, w := range m.Workloads {
+		fg := figGroup{Title: w + ", " + threadsText(m.Headline[w])}
+		add := func(title string, svg template.HTML, err error) {
+			if err != nil {
+				s.Paras = append(s.Paras, fmt.Sprintf("%s: %s: chart not drawn: %v", fg.Title, title, err))
+				return
+			}
+			if svg != "" {
+				fg.Figures = append(fg.Figures, figure{Title: title, SVG: svg})
+			}
+		}
+		gs := m.headlineGroups(w)
+		svg, err := intervalChart(m, gs, "TPS", func(iv result.Interval) float64 { return iv.TPS }, false)
+		add("TPS over time", svg, err)
+		svg, err = intervalChart(m, gs, "p99 ms", func(iv result.Interval) float64 { return iv.P99MS }, false)
+		add("p99 latency over time", svg, err)
+		svg, notes, err := percentileChart(m, gs)
+		s.Paras = append(s.Paras, notes...)
+		add("Latency by percentile (all complete runs merged)", svg, err)
+		svg, err = intervalChart(m, gs, "server CPU %", func(iv result.Interval) float64 { return iv.ServerCPUPct }, true)
+		add("Server CPU % over time", svg, err)
+		svg, err = intervalChart(m, gs, "server RSS MB", func(iv result.Interval) float64 { return iv.ServerRSSMB }, true)
+		add("Server RSS over time", svg, err)
+		if len(fg.Figures) > 0 {
+			s.Figures = append(s.Figures, fg)
+		}
+	}
+	if len(s.Figures) == 0 && len(s.Paras) == 0 {
+		return nil
+	}
+	return s
+}

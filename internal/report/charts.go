@@ -1,0 +1,320 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"html/template"
+	"math"
+	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	chart "github.com/wcharczuk/go-chart/v2"
+	"github.com/wcharczuk/go-chart/v2/drawing"
+
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+// palette gives each engine one colour across every chart and the tables' swatches.
+var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"}
+
+func colorOf(v *variant) string { return palette[v.Index%len(palette)] }
+
+type lineSeries struct {
+	Name  string
+	Color string
+	X, Y  []float64
+}
+
+type lineSpec struct {
+	Title        string
+	XName, YName string
+	Series       []lineSeries
+	XTicks       []chart.Tick // fixed ticks, for axes that are not linear in what they show
+	XFromZero    bool
+	Dots         bool
+}
+
+// lineChart draws spec as SVG. It computes both axes' ticks itself: go-chart fails on a zero
+// range (one point, or all values equal), and fixed ticks also keep the output byte-stable.
+func lineChart(spec lineSpec) (out template.HTML, err error) {
+	defer func() {
+		// go-chart panics on some degenerate inputs; one bad chart must not lose the whole report.
+		if p := recover(); p != nil {
+			out, err = "", fmt.Errorf("chart %q: %v", spec.Title, p)
+		}
+	}()
+	var series []chart.Series
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	ymax := 0.0
+	for si, s := range spec.Series {
+		if s.Color == "" {
+			s.Color = palette[si%len(palette)]
+		}
+		var xs, ys []float64
+		for i := range s.X {
+			if i >= len(s.Y) || !finite(s.X[i]) || !finite(s.Y[i]) {
+				continue
+			}
+			xs = append(xs, s.X[i])
+			ys = append(ys, s.Y[i])
+			xmin, xmax = math.Min(xmin, s.X[i]), math.Max(xmax, s.X[i])
+			ymax = math.Max(ymax, s.Y[i])
+		}
+		if len(xs) == 0 {
+			continue
+		}
+		style := chart.Style{StrokeColor: drawing.ColorFromHex(strings.TrimPrefix(s.Color, "#")), StrokeWidth: 2}
+		if spec.Dots || len(xs) == 1 {
+			// A lone point draws no line segment; a dot keeps it visible.
+			style.DotWidth = 3
+			style.DotColor = style.StrokeColor
+		}
+		series = append(series, chart.ContinuousSeries{Name: svgText(s.Name), Style: style, XValues: xs, YValues: ys})
+	}
+	if len(series) == 0 {
+		return "", nil
+	}
+
+	xticks := spec.XTicks
+	if len(xticks) < 2 {
+		if spec.XFromZero {
+			xmin = math.Min(0, xmin)
+		}
+		if xmax <= xmin {
+			xmin, xmax = xmin-1, xmax+1
+			if spec.XFromZero && xmin < 0 {
+				xmin, xmax = 0, xmax+1
+			}
+		}
+		xticks = niceTicks(xmin, xmax)
+	}
+	// Throughput, latency and resource axes start at zero so bar-less lines are not read as
+	// differences bigger than they are.
+	if ymax <= 0 {
+		ymax = 1
+	}
+	yticks := niceTicks(0, ymax)
+
+	grid := chart.Style{StrokeColor: drawing.ColorFromHex("e5e5e5"), StrokeWidth: 1}
+	var gridLines []chart.GridLine
+	for _, t := range yticks[1:] {
+		gridLines = append(gridLines, chart.GridLine{Value: t.Value, Style: grid})
+	}
+	axisStyle := chart.Style{FontSize: 10, StrokeColor: drawing.ColorFromHex("666666"), FontColor: drawing.ColorFromHex("333333")}
+	// go-chart draws the primary y axis on the right; readers look for it on the left, where the
+	// secondary axis goes. The hidden primary axis still needs the ticks: its range is taken from
+	// them, and go-chart derives the secondary range from the primary ticks too.
+	for i := range series {
+		cs := series[i].(chart.ContinuousSeries)
+		cs.YAxis = chart.YAxisSecondary
+		series[i] = cs
+	}
+	c := chart.Chart{
+		Width:      640,
+		Height:     300,
+		Background: chart.Style{Padding: chart.Box{Top: 40, Left: 16, Right: 24, Bottom: 10}},
+		XAxis:      chart.XAxis{Name: svgText(spec.XName), Style: axisStyle, Ticks: xticks},
+		YAxis:      chart.YAxis{Style: chart.Hidden(), Ticks: yticks},
+		YAxisSecondary: chart.YAxis{
+			Name: svgText(spec.YName), Style: axisStyle, Ticks: yticks,
+			GridLines: gridLines, GridMajorStyle: grid,
+		},
+		Series: series,
+	}
+	c.Elements = []chart.Renderable{legend(series)}
+
+	var buf bytes.Buffer
+	if err := c.Render(chart.SVG, &buf); err != nil {
+		return "", fmt.Errorf("chart %q: %w", spec.Title, err)
+	}
+	svg := buf.String()
+	// An accessible name for screen readers, and a title browsers show on hover.
+	svg = strings.Replace(svg, "<svg ", `<svg role="img" aria-label="`+html.EscapeString(spec.Title)+`" `, 1)
+	if i := strings.Index(svg, ">"); i >= 0 {
+		svg = svg[:i+1] + "<title>" + html.EscapeString(spec.Title) + "</title>" + svg[i+1:]
+	}
+	return template.HTML(svg), nil
+}
+
+// legend draws a key above the plot. go-chart's own legends measure text in Roboto, which the
+// browser may not have; its fallback font is wider and the labels then run into the line
+// samples. Here each sample comes before its label and labels get generous room.
+func legend(series []chart.Series) chart.Renderable {
+	return func(r chart.Renderer, cb chart.Box, defaults chart.Style) {
+		style := chart.Style{Font: defaults.Font, FontSize: 10, FontColor: drawing.ColorFromHex("333333")}
+		style.WriteToRenderer(r)
+		x := cb.Left
+		y := cb.Top / 2
+		for _, s := range series {
+			cs := s.(chart.ContinuousSeries)
+			r.SetStrokeColor(cs.Style.StrokeColor)
+			r.SetStrokeWidth(3)
+			r.SetStrokeDashArray(nil)
+			r.MoveTo(x, y)
+			r.LineTo(x+22, y)
+			r.Stroke()
+			style.WriteToRenderer(r)
+			tb := r.MeasureText(cs.Name)
+			r.Text(cs.Name, x+28, y+tb.Height()/2)
+			x += 28 + tb.Width()*13/10 + 24
+		}
+	}
+}
+
+// svgText escapes text for go-chart, which writes text nodes into the SVG verbatim.
+func svgText(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// niceTicks spans [lo, hi] with about five ticks at round steps (1, 2, 2.5, 5 × 10^n).
+func niceTicks(lo, hi float64) []chart.Tick {
+	if !finite(lo) || !finite(hi) || hi <= lo {
+		lo, hi = 0, 1
+	}
+	raw := (hi - lo) / 5
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag * 10
+	for _, f := range []float64{1, 2, 2.5, 5, 10} {
+		if raw <= f*mag {
+			step = f * mag
+			break
+		}
+	}
+	decimals := 0
+	if step < 1 {
+		decimals = int(math.Ceil(-math.Log10(step)))
+		if step*math.Pow(10, float64(decimals)) != math.Trunc(step*math.Pow(10, float64(decimals))) {
+			decimals++
+		}
+	}
+	start := math.Floor(lo/step) * step
+	end := math.Ceil(hi/step) * step
+	var ticks []chart.Tick
+	for i := 0; ; i++ {
+		v := start + float64(i)*step
+		if v > end+step/2 || i > 50 {
+			break
+		}
+		// Avoid "-0" and float noise such as 0.30000000000000004 in labels.
+		v = math.Round(v/step) * step
+		ticks = append(ticks, chart.Tick{Value: v, Label: fmtFixed(v, decimals)})
+	}
+	return ticks
+}
+
+// intervalChart plots one per-interval figure over time, one line per engine, from the run that
+// stands for each group. optional drops engines whose figure is all zero: the field was not
+// sampled, and a flat line at zero would claim it was measured as zero.
+func intervalChart(m *model, gs []*group, yName string, f func(result.Interval) float64, optional bool) (template.HTML, error) {
+	spec := lineSpec{Title: yName + " over time", XName: "seconds", YName: yName, XFromZero: true}
+	for _, g := range gs {
+		if g == nil || g.Rep == nil || len(g.Rep.Intervals) == 0 {
+			continue
+		}
+		s := lineSeries{Name: g.V.Name, Color: colorOf(g.V)}
+		nonZero := false
+		for _, iv := range g.Rep.Intervals {
+			y := f(iv)
+			nonZero = nonZero || y != 0
+			s.X = append(s.X, iv.T)
+			s.Y = append(s.Y, y)
+		}
+		if optional && !nonZero {
+			continue
+		}
+		if g.Incomplete {
+			s.Name += " (incomplete)"
+		}
+		spec.Series = append(spec.Series, s)
+	}
+	return lineChart(spec)
+}
+
+// percentileTicks place percentiles on a log scale of 1/(1-p), the usual HdrHistogram plot:
+// the tail, where engines differ most, gets as much room as the body.
+var percentileTicks = []chart.Tick{
+	{Value: 0, Label: "0%"},
+	{Value: math.Log10(2), Label: "50%"},
+	{Value: 1, Label: "90%"},
+	{Value: 2, Label: "99%"},
+	{Value: 3, Label: "99.9%"},
+}
+
+// mergedHistogram merges the histograms of the runs a group's figures come from; they are
+// stored encoded precisely so that repeats can be merged exactly.
+func mergedHistogram(g *group) (*hdrhistogram.Histogram, error) {
+	var h *hdrhistogram.Histogram
+	for _, r := range g.Used {
+		if r.Histogram == "" {
+			continue
+		}
+		d, err := hdrhistogram.Decode([]byte(r.Histogram))
+		if err != nil {
+			return nil, err
+		}
+		if h == nil {
+			h = d
+		} else {
+			h.Merge(d)
+		}
+	}
+	return h, nil
+}
+
+func percentileChart(m *model, gs []*group) (template.HTML, []string, error) {
+	spec := lineSpec{Title: "latency by percentile", XName: "percentile", YName: "latency ms", XTicks: percentileTicks}
+	var notes []string
+	for _, g := range gs {
+		if g == nil {
+			continue
+		}
+		h, err := mergedHistogram(g)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s, %s: latency histogram not readable: %v", g.V.Name, g.Workload, err))
+			continue
+		}
+		if h == nil || h.TotalCount() == 0 {
+			continue
+		}
+		s := lineSeries{Name: g.V.Name, Color: colorOf(g.V)}
+		if g.Incomplete {
+			s.Name += " (incomplete)"
+		}
+		for i := 0; i <= 60; i++ {
+			x := float64(i) * 0.05
+			p := 100 * (1 - math.Pow(10, -x))
+			s.X = append(s.X, x)
+			s.Y = append(s.Y, float64(h.ValueAtPercentile(p))/1000)
+		}
+		spec.Series = append(spec.Series, s)
+	}
+	svg, err := lineChart(spec)
+	return svg, notes, err
+}
+
+// scalabilityChart plots TPS against thread count on a log2 axis, since sweeps usually double
+// the thread count at each step.
+func scalabilityChart(m *model, w string) (template.HTML, error) {
+	ts := m.Threads[w]
+	spec := lineSpec{Title: w + " TPS by thread count", XName: "threads", YName: "TPS", Dots: true}
+	for _, t := range ts {
+		if t <= 0 {
+			return "", nil
+		}
+		spec.XTicks = append(spec.XTicks, chart.Tick{Value: math.Log2(float64(t)), Label: fmtInt(int64(t))})
+	}
+	for _, v := range m.variantsFor(w) {
+		s := lineSeries{Name: v.Name, Color: colorOf(v)}
+		for _, t := range ts {
+			if g := m.group(v, w, t); g != nil {
+				s.X = append(s.X, math.Log2(float64(t)))
+				s.Y = append(s.Y, g.TPS)
+			}
+		}
+		spec.Series = append(spec.Series, s)
+	}
+	return lineChart(spec)
+}

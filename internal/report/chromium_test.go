@@ -1,0 +1,115 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// shotPath is where the test leaves a screenshot of the fixture report for people to look at.
+const shotPath = "/tmp/fairbench-report-shot.png"
+
+func findChromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
+	}
+	return ""
+}
+
+// TestChromiumRendersReport opens the report in a real browser: a page that parses in Go
+// templates can still render as nothing, so the DOM and a screenshot are checked.
+func TestChromiumRendersReport(t *testing.T) {
+	bin := findChromium()
+	if bin == "" {
+		t.Skip("chromium is not installed")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	page, err := HTML(fixture(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	htmlPath := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(htmlPath, page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Chromium's helper processes can still be writing the profile as the test ends, which
+	// would fail t.TempDir's cleanup; this directory is removed best effort instead.
+	profile, err := os.MkdirTemp("", "fairbench-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(profile)
+
+	chromium := func(extra ...string) ([]byte, error) {
+		args := []string{
+			"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+			"--disable-background-networking", "--disable-component-update", "--disable-sync",
+			"--user-data-dir=" + profile,
+		}
+		args = append(args, extra...)
+		args = append(args, "file://"+htmlPath)
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.WaitDelay = 5 * time.Second
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Logf("chromium stderr:\n%s", stderr.String())
+			return nil, err
+		}
+		return stdout.Bytes(), nil
+	}
+
+	dom, err := chromium("--dump-dom")
+	if err != nil {
+		t.Fatalf("chromium --dump-dom: %v", err)
+	}
+	s := string(dom)
+	for _, want := range []string{
+		"<table", "oltp_read_write, 16 threads", "oltp_point_select, 16 threads",
+		">TPS</td>", ">p95 ms</td>", ">p99 ms</td>", ">2,450</td>", ">41,800</td>",
+		"<svg", ">seconds</text>",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("rendered DOM lacks %q", want)
+		}
+	}
+	for _, eng := range []string{"postgres", "mysql", "mariadb"} {
+		if !strings.Contains(s, ">"+eng+"</th>") || !strings.Contains(s, ">"+eng+"</text>") {
+			t.Errorf("rendered DOM lacks %s as a table column and chart legend entry", eng)
+		}
+	}
+
+	shot := filepath.Join(dir, "shot.png")
+	if _, err := chromium("--screenshot="+shot, "--window-size=1280,2000", "--hide-scrollbars"); err != nil {
+		t.Fatalf("chromium --screenshot: %v", err)
+	}
+	png, err := os.ReadFile(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Fatal("screenshot is not a PNG")
+	}
+	// A blank or unstyled page compresses to a few kilobytes; tables and charts do not.
+	if len(png) <= 20<<10 {
+		t.Errorf("screenshot is %d bytes, want more than 20 KB: the page rendered (almost) empty", len(png))
+	}
+	if err := os.WriteFile(shotPath, png, 0o644); err != nil {
+		t.Logf("could not keep the screenshot at %s: %v", shotPath, err)
+	} else {
+		t.Logf("screenshot: %s", shotPath)
+	}
+}

@@ -1,0 +1,192 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+// run is a minimal result: the decision only reads engine, workload, threads, label, TPS,
+// p95 and completeness.
+func run(kind, workload string, threads int, tps float64, complete bool) *result.Result {
+	return &result.Result{
+		Complete:  complete,
+		Engine:    result.Engine{Kind: kind},
+		Workload:  result.Workload{Name: workload},
+		Threads:   threads,
+		DurationS: 60,
+		TPS:       tps,
+		LatencyMS: result.Latency{P95: 1000 * float64(threads) / tps * 1.5},
+	}
+}
+
+func TestDecisions(t *testing.T) {
+	const rw = "oltp_read_write"
+	tests := []struct {
+		name     string
+		results  []*result.Result
+		pick     string // exact Pick
+		winner   string // "" on a tie or no winner
+		whyParts []string
+	}{
+		{
+			name: "clear winner",
+			results: []*result.Result{
+				run("mariadb", rw, 8, 987, true),
+				run("postgres", rw, 8, 1234, true),
+				run("mysql", rw, 8, 900, true),
+			},
+			pick: "postgres", winner: "postgres",
+			whyParts: []string{"1,234 TPS vs 987 (mariadb)", "p95 9.72 ms vs 12.16 ms"},
+		},
+		{
+			name: "winner is not hard-coded",
+			results: []*result.Result{
+				run("postgres", rw, 8, 700, true),
+				run("mysql", rw, 8, 1500, true),
+			},
+			pick: "mysql", winner: "mysql",
+			whyParts: []string{"1,500 TPS vs 700 (postgres)"},
+		},
+		{
+			name: "single runs within 5% tie",
+			results: []*result.Result{
+				run("postgres", rw, 8, 1000, true),
+				run("mariadb", rw, 8, 970, true),
+				run("mysql", rw, 8, 800, true),
+			},
+			pick:     "tie: postgres ≈ mariadb (within noise)",
+			whyParts: []string{"1,000 TPS vs 970 (mariadb)", "3.0% apart", "noise 5.0%"},
+		},
+		{
+			name: "single runs just over 5% do not tie",
+			results: []*result.Result{
+				run("postgres", rw, 8, 1000, true),
+				run("mariadb", rw, 8, 940, true),
+			},
+			pick: "postgres", winner: "postgres",
+		},
+		{
+			name: "repeat spread widens the noise band",
+			// mysql median 1000, spread (1050-950)/1000 = 10%; postgres median 920 is 8% behind.
+			results: []*result.Result{
+				run("mysql", rw, 8, 950, true), run("mysql", rw, 8, 1000, true), run("mysql", rw, 8, 1050, true),
+				run("postgres", rw, 8, 915, true), run("postgres", rw, 8, 920, true), run("postgres", rw, 8, 925, true),
+			},
+			pick:     "tie: mysql ≈ postgres (within noise)",
+			whyParts: []string{"1,000 TPS vs 920 (postgres)", "8.0% apart", "noise 10.0%"},
+		},
+		{
+			name: "tight repeats separate a gap single runs could not",
+			results: []*result.Result{
+				run("mysql", rw, 8, 1000, true), run("mysql", rw, 8, 1005, true), run("mysql", rw, 8, 995, true),
+				run("postgres", rw, 8, 930, true), run("postgres", rw, 8, 931, true), run("postgres", rw, 8, 929, true),
+			},
+			pick: "mysql", winner: "mysql",
+		},
+		{
+			name: "incomplete result that would have won never wins",
+			results: []*result.Result{
+				run("postgres", rw, 8, 1000, true),
+				run("mysql", rw, 8, 5000, false),
+				run("mariadb", rw, 8, 800, true),
+			},
+			pick: "postgres", winner: "postgres",
+			whyParts: []string{"1,000 TPS vs 800 (mariadb)", "mysql not ranked (incomplete)"},
+		},
+		{
+			name: "incomplete repeat is left out of the median",
+			results: []*result.Result{
+				run("postgres", rw, 8, 1000, true),
+				run("mysql", rw, 8, 1100, true), run("mysql", rw, 8, 1110, true), run("mysql", rw, 8, 100, false),
+			},
+			pick: "mysql", winner: "mysql",
+			whyParts: []string{"1,105 TPS vs 1,000 (postgres)"},
+		},
+		{
+			name: "nothing complete",
+			results: []*result.Result{
+				run("postgres", rw, 8, 1000, false),
+				run("mysql", rw, 8, 900, false),
+			},
+			pick:     "none (no complete result)",
+			whyParts: []string{"postgres and mysql not ranked (incomplete)"},
+		},
+		{
+			name:    "one engine",
+			results: []*result.Result{run("mariadb", rw, 8, 1000, true)},
+			pick:    "mariadb", winner: "mariadb",
+			whyParts: []string{"only complete result: 1,000 TPS"},
+		},
+		{
+			name: "decided at the largest thread count all engines ran",
+			results: []*result.Result{
+				run("postgres", rw, 4, 500, true), run("postgres", rw, 16, 900, true), run("postgres", rw, 64, 3000, true),
+				run("mysql", rw, 4, 600, true), run("mysql", rw, 16, 1200, true),
+			},
+			pick: "mysql", winner: "mysql",
+			whyParts: []string{"1,200 TPS vs 900 (postgres)"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newModel(&Input{Results: tc.results})
+			ds := m.decisions()
+			if len(ds) != 1 {
+				t.Fatalf("got %d decisions, want 1", len(ds))
+			}
+			d := ds[0]
+			if d.Pick != tc.pick {
+				t.Errorf("Pick = %q, want %q (why: %s)", d.Pick, tc.pick, d.Why)
+			}
+			winner := ""
+			if d.Winner != nil {
+				winner = d.Winner.Name
+			}
+			if winner != tc.winner {
+				t.Errorf("Winner = %q, want %q", winner, tc.winner)
+			}
+			for _, p := range tc.whyParts {
+				if !strings.Contains(d.Why, p) {
+					t.Errorf("Why = %q, want it to contain %q", d.Why, p)
+				}
+			}
+		})
+	}
+}
+
+func TestUseCaseNames(t *testing.T) {
+	for w, want := range map[string]string{
+		"oltp_read_write":   "Mixed OLTP (reads + writes)",
+		"oltp_read_only":    "Read-heavy",
+		"oltp_point_select": "Key-value lookups",
+		"oltp_insert":       "Ingest / insert-heavy",
+		"oltp_write_only":   "Write-heavy",
+		"tpcc_like":         "tpcc_like",
+	} {
+		if got := useCase(w); got != want {
+			t.Errorf("useCase(%q) = %q, want %q", w, got, want)
+		}
+	}
+}
+
+func TestIncompleteMarkedInResults(t *testing.T) {
+	in := &Input{Results: []*result.Result{
+		run("postgres", "oltp_read_write", 8, 1000, true),
+		run("mysql", "oltp_read_write", 8, 5000, false),
+	}}
+	md, err := Markdown(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(md)
+	for _, want := range []string{"5,000 (incomplete)", "| TPS | 1,000 | 5,000 (incomplete) |", "| **postgres** |"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "**5,000") {
+		t.Error("an incomplete result is marked best")
+	}
+}

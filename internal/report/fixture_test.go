@@ -1,0 +1,190 @@
+package report
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+var fixtureStart = time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)
+
+// encodeHistogram records n latencies around medianMS (log-normal, so the tail is realistic)
+// and returns them encoded as results carry them. The seed makes every run reproducible.
+func encodeHistogram(t testing.TB, seed int64, n int, medianMS float64) (string, result.Latency) {
+	t.Helper()
+	h := hdrhistogram.New(1, 60_000_000, 3)
+	rng := rand.New(rand.NewSource(seed))
+	for i := 0; i < n; i++ {
+		us := medianMS * 1000 * math.Exp(0.45*rng.NormFloat64())
+		if err := h.RecordValue(int64(math.Max(1, us))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := func(p float64) float64 { return float64(h.ValueAtPercentile(p)) / 1000 }
+	lat := result.Latency{
+		Avg: math.Round(h.Mean()) / 1000, P50: ms(50), P90: ms(90), P95: ms(95), P99: ms(99), P999: ms(99.9),
+		Max: float64(h.Max()) / 1000,
+	}
+	return string(enc), lat
+}
+
+type runSpec struct {
+	kind, version string
+	workload      string
+	threads       int
+	label         string
+	tps           float64
+	complete      bool
+	errors        int64
+	retries       int64
+	seed          int64
+}
+
+func makeResult(t testing.TB, s runSpec) *result.Result {
+	t.Helper()
+	const duration = 60.0
+	qpt := 20.0 // queries per transaction of oltp_read_write
+	if s.workload == "oltp_point_select" {
+		qpt = 1
+	}
+	// Latency follows Little's law so the fixture's figures hang together.
+	medianMS := float64(s.threads) / s.tps * 1000 * 0.9
+	hist, lat := encodeHistogram(t, s.seed, 4000, medianMS)
+	txns := int64(s.tps * duration)
+	r := &result.Result{
+		Schema:       result.SchemaVersion,
+		ToolVersion:  "0.1.0-test",
+		Complete:     s.complete,
+		StartedAt:    fixtureStart.Add(time.Duration(s.seed) * 2 * time.Minute),
+		Engine:       result.Engine{Kind: s.kind, Version: s.version, Target: s.kind + "://bench@127.0.0.1/bench"},
+		Workload:     result.Workload{Name: s.workload, Options: map[string]string{"tables": "8", "table_size": "100000"}},
+		Label:        s.label,
+		Threads:      s.threads,
+		WarmupS:      10,
+		DurationS:    duration,
+		Transactions: txns,
+		TPS:          s.tps,
+		Queries:      result.Queries{Read: int64(float64(txns) * qpt * 0.7), Write: int64(float64(txns) * qpt * 0.2), Other: int64(float64(txns) * qpt * 0.1), Total: int64(float64(txns) * qpt)},
+		QPS:          s.tps * qpt,
+		Errors:       s.errors,
+		Retries:      s.retries,
+		LatencyMS:    lat,
+		ClientCPUS:   float64(txns) * 0.000012,
+		Histogram:    hist,
+	}
+	if !s.complete {
+		r.Error = "server closed the connection unexpectedly"
+		r.DurationS = 31
+	}
+	phase := float64(s.seed)
+	for i := 1; i <= 12; i++ {
+		w := 1 + 0.04*math.Sin(float64(i)*1.3+phase)
+		r.Intervals = append(r.Intervals, result.Interval{
+			T: float64(i * 5), Threads: s.threads,
+			TPS: math.Round(s.tps*w*10) / 10, QPS: math.Round(s.tps*w*qpt*10) / 10,
+			P95MS: math.Round(lat.P95/w*100) / 100, P99MS: math.Round(lat.P99/w*(1+0.1*math.Cos(float64(i)+phase))*100) / 100,
+			ServerCPUPct: math.Round((35+float64(s.threads)*2.5+3*math.Sin(float64(i)+phase))*10) / 10,
+			ServerRSSMB:  math.Round(900 + 40*float64(i) + 10*phase),
+		})
+	}
+	r.Server = &result.Server{
+		Local:          true,
+		CPUUserS:       40,
+		CPUSystemS:     8,
+		CPUPct:         35 + float64(s.threads)*2.5,
+		RSSIdleMB:      180 + float64(len(s.kind))*10,
+		RSSPeakMB:      1400 + float64(len(s.kind))*25,
+		DiskReadBytes:  12 << 20,
+		DiskWriteBytes: int64(s.tps) << 16,
+		DiskSource:     "/proc/PID/io",
+		DataSizeBytes:  (210 + int64(len(s.kind))*4) << 20,
+	}
+	switch s.kind {
+	case "postgres":
+		r.Server.Profile = map[string]string{"shared_buffers": "4GB", "synchronous_commit": "on", "max_connections": "200"}
+		r.Server.Settings = map[string]string{"shared_buffers": "524288 (8kB)", "synchronous_commit": "on", "wal_level": "replica"}
+		r.Server.PerTxn = map[string]float64{"blks_hit": 85.5, "wal_bytes": 412.25}
+	default:
+		r.Server.Profile = map[string]string{"innodb_buffer_pool_size": "4G", "innodb_flush_log_at_trx_commit": "1", "max_connections": "200"}
+		r.Server.Settings = map[string]string{"innodb_buffer_pool_size": "4294967296", "innodb_flush_log_at_trx_commit": "1", "log_bin": "OFF"}
+		r.Server.PerTxn = map[string]float64{"innodb_buffer_pool_read_requests": 120.75, "innodb_log_writes": 1.5}
+	}
+	return r
+}
+
+const (
+	pgVersion      = "PostgreSQL 16.4 (Debian 16.4-1.pgdg120+1) on x86_64-pc-linux-gnu, compiled by gcc (Debian 12.2.0-14) 12.2.0, 64-bit"
+	mysqlVersion   = "8.0.39"
+	mariadbVersion = "11.4.3-MariaDB-ubu2404"
+)
+
+// fixture is a small comparison with everything a report can show: three engines, two
+// workloads, a thread sweep (labelled by step), repeats, an incomplete repeat, server metrics.
+// Results are deliberately out of report order to prove the report orders them.
+func fixture(t testing.TB) *Input {
+	t.Helper()
+	var specs []runSpec
+	seed := int64(1)
+	add := func(s runSpec) {
+		s.seed = seed
+		seed++
+		if s.version == "" {
+			s.version = map[string]string{"postgres": pgVersion, "mysql": mysqlVersion, "mariadb": mariadbVersion}[s.kind]
+		}
+		specs = append(specs, s)
+	}
+	sweep := map[string][3]float64{
+		"mariadb":  {310, 1120, 2105},
+		"postgres": {330, 1210, 2450},
+		"mysql":    {295, 1050, 1980},
+	}
+	for _, kind := range []string{"mariadb", "postgres", "mysql"} {
+		for i, th := range []int{1, 4, 16} {
+			s := runSpec{kind: kind, workload: "oltp_read_write", threads: th, label: "t" + itoa(th), tps: sweep[kind][i], complete: true}
+			if kind == "mysql" && th == 16 {
+				s.errors, s.retries = 1, 12
+			}
+			add(s)
+		}
+	}
+	repeats := map[string][]float64{
+		"postgres": {41000, 42500, 40200},
+		"mysql":    {36000, 36500, 20000},
+		"mariadb":  {40100, 43000, 41800},
+	}
+	for _, kind := range []string{"mysql", "mariadb", "postgres"} {
+		for i, tps := range repeats[kind] {
+			add(runSpec{kind: kind, workload: "oltp_point_select", threads: 16, tps: tps, complete: !(kind == "mysql" && i == 2)})
+		}
+	}
+	in := &Input{Environment: &result.Environment{
+		Hostname:    "bench-01",
+		CPUModel:    "AMD EPYC 7543 32-Core Processor",
+		Cores:       16,
+		MemoryBytes: 64 << 30,
+		Kernel:      "6.8.0-45-generic",
+		OS:          "Ubuntu 24.04.1 LTS",
+		Filesystem:  "ext4 (noatime)",
+		GoVersion:   "go1.26.8",
+		ToolVersion: "0.1.0-test",
+		Engines:     map[string]string{"postgres": "16.4", "mysql": "8.0.39", "mariadb": "11.4.3"},
+		Command:     "fairbench compare --engines postgres,mysql,mariadb --workloads oltp_read_write,oltp_point_select --threads 1,4,16 --repeat 3 --time 60s",
+		Fairness:    map[string]string{"buffer pool": "4 GiB", "durability": "fsync on commit", "binary log / WAL archiving": "off", "max connections": "200"},
+		Notes:       []string{"Binary log off on MySQL and MariaDB, WAL archiving off on PostgreSQL."},
+	}}
+	for _, s := range specs {
+		in.Results = append(in.Results, makeResult(t, s))
+	}
+	return in
+}
+
+func itoa(n int) string { return fmtInt(int64(n)) }

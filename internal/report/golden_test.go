@@ -1,0 +1,75 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func TestGolden(t *testing.T) {
+	in := fixture(t)
+	for _, tc := range []struct {
+		golden string
+		render func(*Input) ([]byte, error)
+	}{
+		{"report.md.golden", Markdown},
+		{"report.html.golden", HTML},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			got, err := tc.render(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := tc.render(fixture(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, again) {
+				t.Fatal("two renderings of the same input differ: output is not deterministic")
+			}
+			path := filepath.Join("testdata", tc.golden)
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./internal/report -update to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s differs from the rendering (run go test ./internal/report -update after checking the change):\n%s", path, firstDiff(want, got))
+			}
+		})
+	}
+}
+
+// firstDiff shows the first differing line, which is what a reader of a failed golden test needs.
+func firstDiff(want, got []byte) string {
+	wl := bytes.Split(want, []byte("\n"))
+	gl := bytes.Split(got, []byte("\n"))
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g []byte
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if !bytes.Equal(w, g) {
+			if len(w) > 300 {
+				w = append(w[:300:300], "…"...)
+			}
+			if len(g) > 300 {
+				g = append(g[:300:300], "…"...)
+			}
+			return "line " + itoa(i+1) + ":\n- " + string(w) + "\n+ " + string(g)
+		}
+	}
+	return "(no line differs)"
+}

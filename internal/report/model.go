@@ -1,0 +1,448 @@
+package report
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+// variant is one column of the report: an engine, told apart from other runs of the same engine
+// by a label when the label means more than the thread count.
+type variant struct {
+	Kind    string
+	Label   string
+	Name    string // what the reader sees: "mysql" or "mysql (binlog-on)"
+	Version string
+	Index   int // position in the report's engine order; also picks the chart colour
+}
+
+// group is every run that shares variant, workload and thread count: the repeats of one
+// measurement, summarised by medians.
+type group struct {
+	V        *variant
+	Workload string
+	Threads  int
+	Runs     []*result.Result
+	// Used are the runs the figures come from: the complete runs, or all runs when none completed.
+	Used           []*result.Result
+	Incomplete     bool // no run completed: figures shown for information, never ranked
+	IncompleteRuns int  // runs left out of the figures because they did not complete
+
+	TPS, QPS       float64
+	Lat            result.Latency
+	Errors         int64 // totals over Used, so a single bad repeat is not hidden by a median
+	Retries        int64
+	MinTPS, MaxTPS float64
+	Spread         float64 // (max-min)/median TPS; 0 with a single run
+	Rep            *result.Result
+
+	Server *serverAgg
+}
+
+type serverAgg struct {
+	CPUPct, RSSIdleMB, RSSPeakMB  optFloat
+	DiskReadMB, DiskWriteMB       optFloat
+	DataSizeMB, ClientCPUUsPerTxn optFloat
+	PerTxn                        map[string]float64
+}
+
+// optFloat tells "not measured" from zero, which matters for server metrics that only local
+// servers have.
+type optFloat struct {
+	V  float64
+	OK bool
+}
+
+type groupKey struct {
+	Kind, Label, Workload string
+	Threads               int
+}
+
+type model struct {
+	Results   []*result.Result
+	Env       *result.Environment
+	Variants  []*variant
+	Workloads []string
+	groups    map[groupKey]*group
+	// Threads lists the thread counts measured for each workload, ascending.
+	Threads map[string][]int
+	// Headline is the thread count a workload's main table and decision use: the largest count
+	// every engine ran, so columns compare like with like.
+	Headline map[string]int
+	// effLabel maps a result to the label that identifies its variant.
+	effLabel map[*result.Result]string
+}
+
+var engineOrder = map[string]int{"postgres": 0, "mysql": 1, "mariadb": 2}
+
+func lessKind(a, b string) bool {
+	ra, oka := engineOrder[a]
+	rb, okb := engineOrder[b]
+	switch {
+	case oka && okb:
+		return ra < rb
+	case oka != okb:
+		return oka
+	}
+	return a < b
+}
+
+var workloadOrder = map[string]int{
+	"oltp_read_write": 0, "oltp_read_only": 1, "oltp_point_select": 2, "oltp_write_only": 3, "oltp_insert": 4,
+}
+
+func lessWorkload(a, b string) bool {
+	ra, oka := workloadOrder[a]
+	rb, okb := workloadOrder[b]
+	switch {
+	case oka && okb:
+		return ra < rb
+	case oka != okb:
+		return oka
+	}
+	return a < b
+}
+
+func newModel(in *Input) *model {
+	m := &model{
+		Env:      in.Environment,
+		groups:   map[groupKey]*group{},
+		Threads:  map[string][]int{},
+		Headline: map[string]int{},
+		effLabel: map[*result.Result]string{},
+	}
+	for _, r := range in.Results {
+		if r != nil {
+			m.Results = append(m.Results, r)
+		}
+	}
+	sort.SliceStable(m.Results, func(i, j int) bool { return lessRun(m.Results[i], m.Results[j]) })
+
+	m.assignLabels()
+
+	variants := map[[2]string]*variant{}
+	workloads := map[string]bool{}
+	threads := map[string]map[int]bool{}
+	for _, r := range m.Results {
+		vk := [2]string{r.Engine.Kind, m.effLabel[r]}
+		v := variants[vk]
+		if v == nil {
+			v = &variant{Kind: vk[0], Label: vk[1], Name: vk[0]}
+			if vk[1] != "" {
+				v.Name = vk[0] + " (" + vk[1] + ")"
+			}
+			variants[vk] = v
+		}
+		if v.Version == "" {
+			v.Version = r.Engine.Version
+		}
+		workloads[r.Workload.Name] = true
+		if threads[r.Workload.Name] == nil {
+			threads[r.Workload.Name] = map[int]bool{}
+		}
+		threads[r.Workload.Name][r.Threads] = true
+
+		k := groupKey{vk[0], vk[1], r.Workload.Name, r.Threads}
+		g := m.groups[k]
+		if g == nil {
+			g = &group{V: v, Workload: r.Workload.Name, Threads: r.Threads}
+			m.groups[k] = g
+		}
+		g.Runs = append(g.Runs, r)
+	}
+	for _, v := range variants {
+		m.Variants = append(m.Variants, v)
+	}
+	sort.Slice(m.Variants, func(i, j int) bool {
+		a, b := m.Variants[i], m.Variants[j]
+		if a.Kind != b.Kind {
+			return lessKind(a.Kind, b.Kind)
+		}
+		return a.Label < b.Label
+	})
+	for i, v := range m.Variants {
+		v.Index = i
+	}
+	for w := range workloads {
+		m.Workloads = append(m.Workloads, w)
+	}
+	sort.Slice(m.Workloads, func(i, j int) bool { return lessWorkload(m.Workloads[i], m.Workloads[j]) })
+	for w, ts := range threads {
+		for t := range ts {
+			m.Threads[w] = append(m.Threads[w], t)
+		}
+		sort.Ints(m.Threads[w])
+	}
+	for _, g := range m.groups {
+		g.summarise()
+	}
+	for _, w := range m.Workloads {
+		m.Headline[w] = m.headline(w)
+	}
+	return m
+}
+
+func lessRun(a, b *result.Result) bool {
+	if a.Engine.Kind != b.Engine.Kind {
+		return lessKind(a.Engine.Kind, b.Engine.Kind)
+	}
+	if a.Workload.Name != b.Workload.Name {
+		return lessWorkload(a.Workload.Name, b.Workload.Name)
+	}
+	if a.Threads != b.Threads {
+		return a.Threads < b.Threads
+	}
+	if a.Label != b.Label {
+		return a.Label < b.Label
+	}
+	return a.StartedAt.Before(b.StartedAt)
+}
+
+// assignLabels decides which labels name a variant. A label that maps one to one onto thread
+// counts within an engine and workload only names a sweep step, which the thread count already
+// says; keeping it would split one engine into a column per step.
+func (m *model) assignLabels() {
+	type ew struct{ kind, workload string }
+	byEW := map[ew][]*result.Result{}
+	for _, r := range m.Results {
+		k := ew{r.Engine.Kind, r.Workload.Name}
+		byEW[k] = append(byEW[k], r)
+	}
+	for _, runs := range byEW {
+		labelThreads := map[string]map[int]bool{}
+		threadLabels := map[int]map[string]bool{}
+		for _, r := range runs {
+			if labelThreads[r.Label] == nil {
+				labelThreads[r.Label] = map[int]bool{}
+			}
+			labelThreads[r.Label][r.Threads] = true
+			if threadLabels[r.Threads] == nil {
+				threadLabels[r.Threads] = map[string]bool{}
+			}
+			threadLabels[r.Threads][r.Label] = true
+		}
+		stepNames := true
+		for _, ts := range labelThreads {
+			if len(ts) != 1 {
+				stepNames = false
+			}
+		}
+		for _, ls := range threadLabels {
+			if len(ls) != 1 {
+				stepNames = false
+			}
+		}
+		for _, r := range runs {
+			if stepNames {
+				m.effLabel[r] = ""
+			} else {
+				m.effLabel[r] = r.Label
+			}
+		}
+	}
+}
+
+func (m *model) group(v *variant, workload string, threads int) *group {
+	return m.groups[groupKey{v.Kind, v.Label, workload, threads}]
+}
+
+// variantsFor lists the variants that ran a workload, in report order.
+func (m *model) variantsFor(workload string) []*variant {
+	var out []*variant
+	for _, v := range m.Variants {
+		for _, t := range m.Threads[workload] {
+			if m.group(v, workload, t) != nil {
+				out = append(out, v)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func (m *model) headline(workload string) int {
+	ts := m.Threads[workload]
+	for i := len(ts) - 1; i >= 0; i-- {
+		all := true
+		for _, v := range m.variantsFor(workload) {
+			if m.group(v, workload, ts[i]) == nil {
+				all = false
+				break
+			}
+		}
+		if all {
+			return ts[i]
+		}
+	}
+	return ts[len(ts)-1]
+}
+
+// sweep reports whether some engine ran the workload at more than one thread count.
+func (m *model) sweep(workload string) bool {
+	for _, v := range m.variantsFor(workload) {
+		n := 0
+		for _, t := range m.Threads[workload] {
+			if m.group(v, workload, t) != nil {
+				n++
+			}
+		}
+		if n > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *model) hasRepeats() bool {
+	for _, g := range m.groups {
+		if len(g.Runs) > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *group) summarise() {
+	for _, r := range g.Runs {
+		if r.Complete {
+			g.Used = append(g.Used, r)
+		}
+	}
+	g.IncompleteRuns = len(g.Runs) - len(g.Used)
+	if len(g.Used) == 0 {
+		g.Used = g.Runs
+		g.Incomplete = true
+		g.IncompleteRuns = 0
+	}
+	pick := func(f func(r *result.Result) float64) float64 {
+		vals := make([]float64, len(g.Used))
+		for i, r := range g.Used {
+			vals[i] = f(r)
+		}
+		return median(vals)
+	}
+	g.TPS = pick(func(r *result.Result) float64 { return r.TPS })
+	g.QPS = pick(func(r *result.Result) float64 { return r.QPS })
+	g.Lat = result.Latency{
+		Avg:  pick(func(r *result.Result) float64 { return r.LatencyMS.Avg }),
+		P50:  pick(func(r *result.Result) float64 { return r.LatencyMS.P50 }),
+		P90:  pick(func(r *result.Result) float64 { return r.LatencyMS.P90 }),
+		P95:  pick(func(r *result.Result) float64 { return r.LatencyMS.P95 }),
+		P99:  pick(func(r *result.Result) float64 { return r.LatencyMS.P99 }),
+		P999: pick(func(r *result.Result) float64 { return r.LatencyMS.P999 }),
+		Max:  pick(func(r *result.Result) float64 { return r.LatencyMS.Max }),
+	}
+	g.MinTPS, g.MaxTPS = math.Inf(1), math.Inf(-1)
+	for _, r := range g.Used {
+		g.Errors += r.Errors
+		g.Retries += r.Retries
+		g.MinTPS = math.Min(g.MinTPS, r.TPS)
+		g.MaxTPS = math.Max(g.MaxTPS, r.TPS)
+	}
+	if g.TPS > 0 {
+		g.Spread = (g.MaxTPS - g.MinTPS) / g.TPS
+	}
+	// The run nearest the median stands for the group in charts over time, where a median of
+	// curves would be a curve no run produced.
+	for _, r := range g.Used {
+		if g.Rep == nil || math.Abs(r.TPS-g.TPS) < math.Abs(g.Rep.TPS-g.TPS) {
+			g.Rep = r
+		}
+	}
+	g.Server = summariseServer(g.Used)
+}
+
+func summariseServer(runs []*result.Result) *serverAgg {
+	const mb = 1 << 20
+	collect := func(f func(r *result.Result) (float64, bool)) optFloat {
+		var vals []float64
+		for _, r := range runs {
+			if v, ok := f(r); ok {
+				vals = append(vals, v)
+			}
+		}
+		if len(vals) == 0 {
+			return optFloat{}
+		}
+		return optFloat{median(vals), true}
+	}
+	srv := func(f func(s *result.Server) float64) func(r *result.Result) (float64, bool) {
+		return func(r *result.Result) (float64, bool) {
+			if r.Server == nil {
+				return 0, false
+			}
+			v := f(r.Server)
+			return v, v != 0
+		}
+	}
+	a := &serverAgg{
+		CPUPct:      collect(srv(func(s *result.Server) float64 { return s.CPUPct })),
+		RSSIdleMB:   collect(srv(func(s *result.Server) float64 { return s.RSSIdleMB })),
+		RSSPeakMB:   collect(srv(func(s *result.Server) float64 { return s.RSSPeakMB })),
+		DiskReadMB:  collect(srv(func(s *result.Server) float64 { return float64(s.DiskReadBytes) / mb })),
+		DiskWriteMB: collect(srv(func(s *result.Server) float64 { return float64(s.DiskWriteBytes) / mb })),
+		DataSizeMB:  collect(srv(func(s *result.Server) float64 { return float64(s.DataSizeBytes) / mb })),
+		ClientCPUUsPerTxn: collect(func(r *result.Result) (float64, bool) {
+			if r.Transactions <= 0 || r.ClientCPUS <= 0 {
+				return 0, false
+			}
+			return r.ClientCPUS / float64(r.Transactions) * 1e6, true
+		}),
+	}
+	keys := map[string]bool{}
+	for _, r := range runs {
+		if r.Server != nil {
+			for k := range r.Server.PerTxn {
+				keys[k] = true
+			}
+		}
+	}
+	if len(keys) > 0 {
+		a.PerTxn = map[string]float64{}
+		for k := range keys {
+			var vals []float64
+			for _, r := range runs {
+				if r.Server == nil {
+					continue
+				}
+				if v, ok := r.Server.PerTxn[k]; ok {
+					vals = append(vals, v)
+				}
+			}
+			a.PerTxn[k] = median(vals)
+		}
+	}
+	return a
+}
+
+func median(vals []float64) float64 {
+	if len(vals) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), vals...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// shortVersion trims what servers append to their version (build host, compiler) so a summary
+// line stays readable; the full string is kept in the environment table.
+func shortVersion(v string) string {
+	v = strings.TrimSpace(v)
+	if strings.HasPrefix(v, "PostgreSQL ") {
+		v = strings.TrimPrefix(v, "PostgreSQL ")
+	}
+	if i := strings.Index(v, " on "); i >= 0 {
+		v = v[:i]
+	}
+	// "8.0.39-0ubuntu0.24.04.2", "11.4.3-MariaDB-1:11.4.3+maria~ubu2404": packaging suffixes.
+	if i := strings.IndexAny(v, ", -"); i > 0 {
+		v = v[:i]
+	}
+	return v
+}

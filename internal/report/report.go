@@ -1,0 +1,85 @@
+// Package report turns a directory of fairbench results into a comparison report: report.md for
+// reading anywhere and report.html, one self-contained page that adds charts. Both are rendered
+// from the same document model so the two formats can never disagree on a figure.
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+// Input is everything a report is rendered from.
+type Input struct {
+	Results     []*result.Result
+	Environment *result.Environment // may be nil
+}
+
+// Load reads DIR/results/*.json and DIR/environment.json if present.
+func Load(dir string) (*Input, error) {
+	results, err := result.ReadDir(filepath.Join(dir, "results"))
+	if err != nil {
+		return nil, err
+	}
+	if len(results) == 0 {
+		return nil, fmt.Errorf("no results files in %s", filepath.Join(dir, "results"))
+	}
+	in := &Input{Results: results}
+	envPath := filepath.Join(dir, "environment.json")
+	data, err := os.ReadFile(envPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// Reports from hand-copied results files are still useful without the machine description.
+	case err != nil:
+		return nil, err
+	default:
+		var env result.Environment
+		if err := json.Unmarshal(data, &env); err != nil {
+			return nil, fmt.Errorf("%s is not a fairbench environment file: %v", envPath, err)
+		}
+		in.Environment = &env
+	}
+	return in, nil
+}
+
+// Markdown renders the report as Markdown.
+func Markdown(in *Input) ([]byte, error) {
+	d, err := build(in)
+	if err != nil {
+		return nil, err
+	}
+	return renderMarkdown(d), nil
+}
+
+// HTML renders the report as one self-contained HTML page: inline CSS and inline SVG charts,
+// no scripts and nothing fetched from the network, so it can be mailed or archived as is.
+func HTML(in *Input) ([]byte, error) {
+	d, err := build(in)
+	if err != nil {
+		return nil, err
+	}
+	return renderHTML(d)
+}
+
+// WriteDir renders report.md and report.html into dir atomically.
+func WriteDir(dir string, in *Input) error {
+	// Render both before writing either so a failure cannot leave a new report.md beside an
+	// old report.html.
+	md, err := Markdown(in)
+	if err != nil {
+		return err
+	}
+	page, err := HTML(in)
+	if err != nil {
+		return err
+	}
+	if err := result.WriteFileAtomic(filepath.Join(dir, "report.md"), md); err != nil {
+		return err
+	}
+	return result.WriteFileAtomic(filepath.Join(dir, "report.html"), page)
+}

@@ -1,0 +1,345 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+// xmlnsAttr matches the namespace declarations go-chart puts on <svg>: URIs that name a
+// namespace, never fetched.
+var xmlnsAttr = regexp.MustCompile(`xmlns(:[a-z]+)?="http://www\.w3\.org/[^"]*"`)
+
+func TestHTMLSelfContained(t *testing.T) {
+	page, err := HTML(fixture(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(page)
+	stripped := xmlnsAttr.ReplaceAllString(s, "")
+	for _, bad := range []string{"http://", "https://", "<script", "<link", "<img", "<iframe", "src=", "url(", "@import"} {
+		if strings.Contains(strings.ToLower(stripped), bad) {
+			i := strings.Index(strings.ToLower(stripped), bad)
+			t.Errorf("page contains %q, so it is not self-contained: …%s…", bad, stripped[max(0, i-80):min(len(stripped), i+80)])
+		}
+	}
+	if n := strings.Count(s, "<svg"); n < 11 {
+		t.Errorf("page has %d <svg> charts, want at least 11 (5 per workload and a scalability chart)", n)
+	}
+	// Axis names, tick labels and the legend are SVG text nodes.
+	for _, want := range []string{">seconds</text>", ">percentile</text>", ">99.9%</text>", ">threads</text>", ">TPS</text>", ">latency ms</text>", ">2,000</text>"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("page lacks axis text %q", want)
+		}
+	}
+	for _, eng := range []string{"postgres", "mysql", "mariadb"} {
+		if n := strings.Count(s, ">"+eng+"</text>"); n < 11 {
+			t.Errorf("legend entry %q appears in %d charts, want every chart", eng, n)
+		}
+	}
+	if !strings.Contains(s, `class="num best"`) {
+		t.Error("no best value marked with the best class")
+	}
+}
+
+// TestSameFacts checks that the figures of the Markdown report all appear in the HTML one.
+func TestSameFacts(t *testing.T) {
+	in := fixture(t)
+	md, err := Markdown(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := HTML(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(md), "\n") {
+		if !strings.HasPrefix(line, "| ") {
+			continue
+		}
+		for _, c := range strings.Split(strings.Trim(line, "| "), " | ") {
+			c = strings.Trim(c, "*")
+			c = strings.NewReplacer(`\|`, "|", `\*`, "*").Replace(c)
+			if c == "" || strings.HasPrefix(c, "---") {
+				continue
+			}
+			esc := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "'", "&#39;", `"`, "&#34;", "+", "&#43;").Replace(c)
+			if !bytes.Contains(page, []byte(">"+esc+"<")) {
+				t.Errorf("table cell %q of report.md is not a cell of report.html", c)
+			}
+		}
+	}
+}
+
+func TestRobustInputs(t *testing.T) {
+	base := func() *result.Result {
+		r := run("postgres", "oltp_read_write", 4, 100, true)
+		r.LatencyMS.P99 = 10
+		return r
+	}
+	tests := []struct {
+		name    string
+		results func(t *testing.T) []*result.Result
+		wantSVG bool
+	}{
+		{"no intervals no histogram", func(t *testing.T) []*result.Result { return []*result.Result{base()} }, false},
+		{"single interval point", func(t *testing.T) []*result.Result {
+			r := base()
+			r.Intervals = []result.Interval{{T: 10, TPS: 100, P99MS: 10}}
+			return []*result.Result{r}
+		}, true},
+		{"interval at time zero", func(t *testing.T) []*result.Result {
+			r := base()
+			r.Intervals = []result.Interval{{T: 0, TPS: 100}}
+			return []*result.Result{r}
+		}, true},
+		{"all zero", func(t *testing.T) []*result.Result {
+			r := base()
+			r.TPS, r.QPS, r.LatencyMS = 0, 0, result.Latency{}
+			r.Intervals = []result.Interval{{T: 1}, {T: 2}, {T: 3}}
+			r2 := run("mysql", "oltp_read_write", 4, 1, true)
+			r2.TPS = 0
+			r2.Intervals = []result.Interval{{T: 1}, {T: 2}}
+			return []*result.Result{r, r2}
+		}, true},
+		{"corrupt and empty histograms", func(t *testing.T) []*result.Result {
+			r := base()
+			r.Histogram = "not base64!"
+			r2 := run("mysql", "oltp_read_write", 4, 90, true)
+			empty, _ := encodeHistogram(t, 1, 0, 1)
+			r2.Histogram = empty
+			return []*result.Result{r, r2}
+		}, false},
+		{"sweep where one engine has one point", func(t *testing.T) []*result.Result {
+			return []*result.Result{
+				run("postgres", "oltp_read_write", 1, 100, true), run("postgres", "oltp_read_write", 8, 500, true),
+				run("mysql", "oltp_read_write", 8, 450, true),
+			}
+		}, true},
+		{"only incomplete", func(t *testing.T) []*result.Result {
+			r := base()
+			r.Complete, r.Error = false, "killed"
+			r.Intervals = []result.Interval{{T: 1, TPS: 50}, {T: 2, TPS: 60}}
+			return []*result.Result{r}
+		}, true},
+		{"unknown engine and workload, nil entry", func(t *testing.T) []*result.Result {
+			r := run("cockroach", "ycsb_a", 2, 10, true)
+			r.Label = "<b>&label|x"
+			return []*result.Result{nil, r, base()}
+		}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := &Input{Results: tc.results(t)}
+			md, err := Markdown(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page, err := HTML(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := bytes.Contains(page, []byte("<svg")); got != tc.wantSVG {
+				t.Errorf("page has a chart: %v, want %v", got, tc.wantSVG)
+			}
+			if bytes.Contains(page, []byte("chart not drawn")) {
+				t.Errorf("a chart failed to draw:\n%s", page)
+			}
+			if bytes.Contains(md, []byte("<b>")) || bytes.Contains(page, []byte("<b>")) {
+				t.Error("a label was written unescaped")
+			}
+		})
+	}
+}
+
+func TestCorruptHistogramIsNoted(t *testing.T) {
+	r := run("postgres", "oltp_read_write", 4, 100, true)
+	r.Histogram = "AAAA"
+	page, err := HTML(&Input{Results: []*result.Result{r}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(page, []byte("latency histogram not readable")) {
+		t.Error("an unreadable histogram is not mentioned")
+	}
+}
+
+func TestEmptyInput(t *testing.T) {
+	for _, in := range []*Input{nil, {}, {Results: []*result.Result{nil}}} {
+		if _, err := Markdown(in); err == nil {
+			t.Error("Markdown of no results succeeded")
+		}
+		if _, err := HTML(in); err == nil {
+			t.Error("HTML of no results succeeded")
+		}
+	}
+}
+
+func TestLineChartDegenerate(t *testing.T) {
+	tests := []struct {
+		name    string
+		series  []lineSeries
+		wantSVG bool
+	}{
+		{"no series", nil, false},
+		{"empty series", []lineSeries{{Name: "a"}}, false},
+		{"one point", []lineSeries{{Name: "a", X: []float64{5}, Y: []float64{3}}}, true},
+		{"all zero", []lineSeries{{Name: "a", X: []float64{1, 2}, Y: []float64{0, 0}}}, true},
+		{"same x", []lineSeries{{Name: "a", X: []float64{4, 4}, Y: []float64{1, 2}}}, true},
+		{"not finite", []lineSeries{{Name: "a", X: []float64{1, 2, 3}, Y: []float64{math.NaN(), 2, math.Inf(1)}}}, true},
+		{"only not finite", []lineSeries{{Name: "a", X: []float64{1}, Y: []float64{math.NaN()}}}, false},
+		{"negative", []lineSeries{{Name: "a", X: []float64{-3, -1}, Y: []float64{-5, -1}}}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			svg, err := lineChart(lineSpec{Title: tc.name, XName: "x", YName: "y", Series: tc.series})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := svg != ""; got != tc.wantSVG {
+				t.Errorf("drew a chart: %v, want %v", got, tc.wantSVG)
+			}
+		})
+	}
+}
+
+func TestNiceTicks(t *testing.T) {
+	tests := []struct {
+		lo, hi float64
+		want   string
+	}{
+		{0, 2450, "0 500 1,000 1,500 2,000 2,500"},
+		{0, 1, "0.0 0.2 0.4 0.6 0.8 1.0"},
+		{0, 0.97, "0.0 0.2 0.4 0.6 0.8 1.0"},
+		{0, 1.2, "0.00 0.25 0.50 0.75 1.00 1.25"},
+		{0, 60, "0 20 40 60"},
+		{3, 3, "0.0 0.2 0.4 0.6 0.8 1.0"},
+		{0, 43000, "0 10,000 20,000 30,000 40,000 50,000"},
+	}
+	for _, tc := range tests {
+		var labels []string
+		for _, tk := range niceTicks(tc.lo, tc.hi) {
+			labels = append(labels, tk.Label)
+		}
+		if got := strings.Join(labels, " "); got != tc.want {
+			t.Errorf("niceTicks(%v, %v) = %q, want %q", tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}
+
+func TestFormat(t *testing.T) {
+	tests := []struct{ got, want string }{
+		{fmtRate(1234.4), "1,234"},
+		{fmtRate(987), "987"},
+		{fmtRate(41800), "41,800"},
+		{fmtRate(12.34), "12.3"},
+		{fmtRate(3.254), "3.25"},
+		{fmtMS(12.3), "12.30"},
+		{fmtMS(1234.5), "1,234.50"},
+		{fmtFixed(-0.001, 2), "0.00"},
+		{fmtFixed(-1234567.891, 1), "-1,234,567.9"},
+		{fmtInt(1000000), "1,000,000"},
+		{fmtInt(999), "999"},
+		{fmtPct(0.0567), "5.7%"},
+		{shortVersion(pgVersion), "16.4"},
+		{shortVersion("8.0.39-0ubuntu0.24.04.2"), "8.0.39"},
+		{shortVersion(mariadbVersion), "11.4.3"},
+		{shortVersion("PostgreSQL 17beta1 on x86_64"), "17beta1"},
+		{joinAnd([]string{"a", "b", "c"}), "a, b and c"},
+	}
+	for _, tc := range tests {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+func TestEngineOrderAndLabels(t *testing.T) {
+	rs := []*result.Result{
+		run("zeta", "w", 1, 1, true),
+		run("mariadb", "w", 1, 1, true),
+		run("alpha", "w", 1, 1, true),
+		run("mysql", "w", 1, 1, true),
+		run("mysql", "w", 1, 1, true),
+		run("postgres", "w", 1, 1, true),
+		// Sweep steps named by label fold into the engine.
+		run("postgres", "w", 2, 1, true),
+	}
+	rs[3].Label, rs[4].Label = "binlog-on", "binlog-off"
+	rs[5].Label, rs[6].Label = "t1", "t2"
+	m := newModel(&Input{Results: rs})
+	var names []string
+	for _, v := range m.Variants {
+		names = append(names, v.Name)
+	}
+	want := "postgres, mysql (binlog-off), mysql (binlog-on), mariadb, alpha, zeta"
+	if got := strings.Join(names, ", "); got != want {
+		t.Errorf("engine order = %q, want %q", got, want)
+	}
+}
+
+func TestLoadAndWriteDir(t *testing.T) {
+	in := fixture(t)
+	dir := t.TempDir()
+	for i, r := range in.Results {
+		if err := result.Write(filepath.Join(dir, "results", "run-"+itoa(100+i)+".json"), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env, err := json.Marshal(in.Environment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "environment.json"), env, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(loaded.Results) != len(in.Results) || loaded.Environment == nil || loaded.Environment.Command != in.Environment.Command {
+		t.Fatalf("Load returned %d results and environment %+v", len(loaded.Results), loaded.Environment)
+	}
+	out := t.TempDir()
+	if err := WriteDir(out, loaded); err != nil {
+		t.Fatal(err)
+	}
+	for name, render := range map[string]func(*Input) ([]byte, error){"report.md": Markdown, "report.html": HTML} {
+		want, err := render(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s written from loaded results differs from the one rendered in memory", name)
+		}
+	}
+	entries, _ := os.ReadDir(out)
+	if len(entries) != 2 {
+		t.Errorf("WriteDir left %d files, want report.md and report.html only", len(entries))
+	}
+
+	if err := os.Remove(filepath.Join(dir, "environment.json")); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err = Load(dir)
+	if err != nil {
+		t.Fatalf("Load without environment.json: %v", err)
+	}
+	if loaded.Environment != nil {
+		t.Error("Environment set without environment.json")
+	}
+	if _, err := Load(t.TempDir()); err == nil {
+		t.Error("Load of a directory without results succeeded")
+	}
+}
