@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -85,11 +86,34 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// A hidden flag for finding where fairbench's own client CPU goes: that CPU is taken from the
+	// server under test, so it is worth profiling.
+	var cpuProfile string
+	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of fairbench itself")
+	_ = root.PersistentFlags().MarkHidden("cpuprofile")
+	var profFile *os.File
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if cpuProfile == "" {
+			return nil
+		}
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		profFile = f
+		return pprof.StartCPUProfile(f)
+	}
+	root.PersistentPostRun = func(*cobra.Command, []string) {
+		if profFile != nil {
+			pprof.StopCPUProfile()
+			profFile.Close()
+		}
+	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(
 		newPrepareCmd(), newRunCmd(), newCleanupCmd(), newCheckCmd(), newWorkloadsCmd(),
-		// ENGINES
+		newEnginesCmd(), newCompareCmd(), newReportCmd(), newServeCmd(),
 	)
 	return root
 }

@@ -36,6 +36,9 @@ type Config struct {
 	Progress io.Writer
 	// OnInterval is called after each measured interval (server metrics sampling hooks in here).
 	OnInterval func(iv *result.Interval)
+	// OnMeasureStart is called when the warm-up ends and counting begins, so server-side counters
+	// can take their starting point there and per-transaction figures exclude the warm-up.
+	OnMeasureStart func()
 }
 
 // Connector opens one connection to the server under test.
@@ -215,6 +218,9 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 			t.mu.Unlock()
 		}
 		measuring.Store(true)
+	}
+	if cfg.OnMeasureStart != nil {
+		cfg.OnMeasureStart()
 	}
 	measureStart := time.Now()
 	cpuAtMeasure = cpuTime()

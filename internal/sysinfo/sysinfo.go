@@ -25,7 +25,7 @@ func Collect(dataDir string) *result.Environment {
 	}
 	env.Hostname, _ = os.Hostname()
 	env.CPUModel = firstField("/proc/cpuinfo", "model name")
-	if kb, err := strconv.ParseInt(strings.Fields(firstField("/proc/meminfo", "MemTotal")+" 0")[0], 10, 64); err == nil {
+	if kb, err := strconv.ParseInt(strings.Fields(firstField("/proc/meminfo", "MemTotal") + " 0")[0], 10, 64); err == nil {
 		env.MemoryBytes = kb * 1024
 	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {

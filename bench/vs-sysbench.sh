@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Side by side: Debian's sysbench 1.0.20 (and pgbench for the select-only case) against fairbench
+# on the same throwaway server, the same tables, the same workload and threads, alternating, so
+# both see the same machine state. Prints TPS and the client's own CPU per transaction for each,
+# and the time each tool takes to load 4 x 100,000 rows.
+#
+# The client shares the machine with the server, so the client CPU per transaction decides how
+# much is left for the engine under test: fairbench must not spend more than sysbench.
+#
+# Usage: bench/vs-sysbench.sh [ENGINE...]      (default: postgres mariadb)
+# Environment: THREADS (default 4), TIME seconds per run (default 10), ROUNDS (default 2),
+#              TABLES (4), TABLE_SIZE (100000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+THREADS=${THREADS:-4}
+TIME=${TIME:-10}
+ROUNDS=${ROUNDS:-2}
+TABLES=${TABLES:-4}
+TABLE_SIZE=${TABLE_SIZE:-100000}
+ENGINES=("$@")
+[ ${#ENGINES[@]} -gt 0 ] || ENGINES=(postgres mariadb)
+
+command -v sysbench >/dev/null || { echo "vs-sysbench: sysbench is not installed: run scripts/install-engines.sh" >&2; exit 2; }
+go build -o bin/fairbench ./cmd/fairbench
+FB=bin/fairbench
+
+tmp=$(mktemp -d)
+serve_pid=""
+cleanup() {
+  [ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# cpu_of FILE: user+system seconds that /usr/bin/time -f '%U %S' wrote on the last line.
+cpu_of() { tail -n 1 "$1" | awk '{printf "%.3f", $1 + $2}'; }
+per_txn_us() { awk -v c="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.1f", c * 1e6 / n; else print "-" }'; }
+
+row() { printf '%-10s %-20s %-10s %12s %12s %16s\n' "$@"; }
+
+for engine in "${ENGINES[@]}"; do
+  "$FB" serve --engine "$engine" --buffer-pool 1G >"$tmp/dsn" 2>"$tmp/serve.log" &
+  serve_pid=$!
+  for _ in $(seq 120); do [ -s "$tmp/dsn" ] && break; sleep 0.5; done
+  [ -s "$tmp/dsn" ] || { cat "$tmp/serve.log" >&2; exit 1; }
+  dsn=$(head -n 1 "$tmp/dsn")
+  # sysbench's connection flags for the same server, taken apart from the DSN.
+  hostport=${dsn#*@}; hostport=${hostport%%/*}; port=${hostport##*:}; db=${dsn##*/}
+  userpass=${dsn#*://}; userpass=${userpass%%@*}; user=${userpass%%:*}; pass=""
+  [[ $userpass == *:* ]] && pass=${userpass#*:}
+  if [ "$engine" = postgres ]; then
+    sb=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$port" --pgsql-user="$user" --pgsql-password="$pass" --pgsql-db="$db")
+  else
+    sb=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user="$user" --mysql-password="$pass" --mysql-db="$db")
+  fi
+  common=(--tables="$TABLES" --table-size="$TABLE_SIZE" --rand-type=uniform)
+
+  echo "== $engine $("$FB" engines | awk -v e="$engine" '$1 == e {print $2}'), $THREADS threads, ${TIME}s per run"
+  # Loading: sysbench prepare (one thread, as its default) vs fairbench prepare (defaults).
+  /usr/bin/time -f '%e' -o "$tmp/t" sysbench oltp_read_write "${sb[@]}" "${common[@]}" prepare >/dev/null
+  sb_prep=$(tail -n 1 "$tmp/t")
+  sysbench oltp_read_write "${sb[@]}" "${common[@]}" cleanup >/dev/null
+  /usr/bin/time -f '%e' -o "$tmp/t" "$FB" prepare --target "$dsn" --workload oltp_read_write --tables "$TABLES" --table-size "$TABLE_SIZE" >/dev/null 2>&1
+  fb_prep=$(tail -n 1 "$tmp/t")
+  printf 'prepare %dx%d rows: sysbench %ss, fairbench %ss (%.1fx faster)\n' "$TABLES" "$TABLE_SIZE" "$sb_prep" "$fb_prep" \
+    "$(awk -v a="$sb_prep" -v b="$fb_prep" 'BEGIN { print (b > 0 ? a / b : 0) }')"
+
+  row engine workload tool TPS "cpu/txn µs" "queries/txn"
+  for workload in oltp_read_write oltp_read_only oltp_point_select; do
+    for round in $(seq "$ROUNDS"); do
+      /usr/bin/time -f '%U %S' -o "$tmp/cpu" sysbench "$workload" "${sb[@]}" "${common[@]}" --threads="$THREADS" --time="$TIME" run >"$tmp/sb.out"
+      n=$(awk '/transactions:/ {print $2}' "$tmp/sb.out"); q=$(awk '/queries:/ && !/performed/ {print $2}' "$tmp/sb.out")
+      tps=$(awk -F'[()]' '/transactions:/ {split($2, a, " "); print a[1]}' "$tmp/sb.out")
+      row "$engine" "$workload" "sysbench#$round" "$tps" "$(per_txn_us "$(cpu_of "$tmp/cpu")" "$n")" "$(awk -v q="$q" -v n="$n" 'BEGIN{printf "%.1f", q/n}')"
+
+      /usr/bin/time -f '%U %S' -o "$tmp/cpu" "$FB" run --target "$dsn" --workload "$workload" --tables "$TABLES" --table-size "$TABLE_SIZE" \
+        --threads "$THREADS" --time "${TIME}s" --out "$tmp/fb.json" >"$tmp/fb.out" 2>/dev/null
+      n=$(awk '/transactions:/ {print $2}' "$tmp/fb.out"); q=$(awk '/^    queries:/ {print $2}' "$tmp/fb.out")
+      tps=$(awk -F'[()]' '/transactions:/ {split($2, a, " "); print a[1]}' "$tmp/fb.out")
+      row "$engine" "$workload" "fairbench#$round" "$tps" "$(per_txn_us "$(cpu_of "$tmp/cpu")" "$n")" "$(awk -v q="$q" -v n="$n" 'BEGIN{printf "%.1f", q/n}')"
+    done
+  done
+  if [ "$engine" = postgres ] && command -v pgbench >/dev/null; then
+    # pgbench's select-only (-S) is one point select per transaction, like oltp_point_select;
+    # it needs its own tables, so it runs last on this server.
+    PGPASSWORD="$pass" pgbench -i -q -s 4 -h 127.0.0.1 -p "$port" -U "$user" "$db" >/dev/null 2>&1
+    /usr/bin/time -f '%U %S' -o "$tmp/cpu" env PGPASSWORD="$pass" pgbench -S -M prepared -c "$THREADS" -j "$THREADS" -T "$TIME" \
+      -h 127.0.0.1 -p "$port" -U "$user" "$db" >"$tmp/pg.out" 2>/dev/null
+    n=$(awk '/number of transactions actually processed/ {print $NF}' "$tmp/pg.out")
+    tps=$(awk '/^tps/ {print $3; exit}' "$tmp/pg.out")
+    row "$engine" "select-only (-S)" "pgbench" "$tps" "$(per_txn_us "$(cpu_of "$tmp/cpu")" "$n")" "1.0"
+  fi
+  kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=""
+done

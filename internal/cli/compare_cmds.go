@@ -1,0 +1,254 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fairbench/fairbench/internal/compare"
+	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/report"
+	"github.com/fairbench/fairbench/internal/suite"
+)
+
+func newEnginesCmd() *cobra.Command {
+	var mysqlRoot string
+	cmd := &cobra.Command{
+		Use:   "engines",
+		Short: "List the database engines fairbench can start on this machine",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			found := engine.Discover(mysqlRoot)
+			w := cmd.OutOrStdout()
+			have := map[string]bool{}
+			for _, inst := range found {
+				have[inst.Kind] = true
+				root := ""
+				if inst.Root != "" {
+					root = " (chroot " + inst.Root + ")"
+				}
+				fmt.Fprintf(w, "%-9s %-10s %s%s\n", inst.Kind, inst.Version, inst.Binary, root)
+			}
+			for _, k := range engine.Kinds {
+				if !have[k] {
+					fmt.Fprintf(w, "%-9s %-10s not installed: run scripts/install-engines.sh\n", k, "-")
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
+	return cmd
+}
+
+func newCompareCmd() *cobra.Command {
+	var (
+		engines, suiteName, threads, duration, warmup, out, mysqlRoot, workDir, bufferPool string
+		repeat                                                                             int
+		binlog, force, verbose                                                             bool
+		seed                                                                               uint64
+		failAfter                                                                          int
+	)
+	cmd := &cobra.Command{
+		Use:   "compare [--engines postgres,mariadb,mysql] [--suite quick|standard|FILE.yaml] [--out DIR]",
+		Short: "Start each engine with the same tuning, run the suite on it, and write a comparison report",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := suite.Load(suiteName)
+			if err != nil {
+				return badInput(err)
+			}
+			fs := cmd.Flags()
+			if fs.Changed("threads") {
+				ts, err := parseThreads(threads)
+				if err != nil {
+					return err
+				}
+				s.Threads = ts
+				for i := range s.Steps {
+					s.Steps[i].Threads = nil
+				}
+			}
+			if fs.Changed("time") {
+				if s.Time, err = parseDuration("time", duration); err != nil {
+					return err
+				}
+				for i := range s.Steps {
+					s.Steps[i].Time = 0
+				}
+			}
+			if fs.Changed("warmup") {
+				if s.Warmup, err = parseDuration("warmup", warmup); err != nil {
+					return err
+				}
+				for i := range s.Steps {
+					s.Steps[i].Warmup = 0
+				}
+			}
+			if fs.Changed("repeat") {
+				if repeat < 1 {
+					return badInputf("--repeat must be at least 1")
+				}
+				s.Repeat = repeat
+			}
+			kinds, err := compare.ParseEngines(engines, mysqlRoot)
+			if err != nil {
+				return badInput(err)
+			}
+			prof := engine.DefaultProfile()
+			prof.Binlog = binlog
+			if bufferPool != "" {
+				n, err := parseBytes(bufferPool)
+				if err != nil {
+					return badInputf("--buffer-pool %q: use a size like 512M or 2G", bufferPool)
+				}
+				prof.BufferPoolBytes = n
+			}
+			if out == "" {
+				out = filepath.Join("out", "compare-"+time.Now().Format("20060102-150405"))
+			}
+			if err := checkOutDir(out, force); err != nil {
+				return err
+			}
+			opts := &compare.Options{Engines: kinds, Suite: s, OutDir: out, Profile: prof, MySQLRoot: mysqlRoot,
+				WorkDir: workDir, Seed: seed, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr(),
+				FailAfter: failAfter}
+			if verbose {
+				opts.IntervalLog = cmd.ErrOrStderr()
+			}
+			if _, err := compare.Plan(opts); err != nil {
+				return badInput(err)
+			}
+			runErr := compare.Run(cmd.Context(), opts)
+			if _, err := os.Stat(filepath.Join(out, "report.md")); err == nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "report: %s and %s\n", filepath.Join(out, "report.md"), filepath.Join(out, "report.html"))
+			}
+			if runErr != nil {
+				return fmt.Errorf("compare did not finish (what was measured is in %s, marked incomplete): %w", out, runErr)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&engines, "engines", "all", "engines to compare, e.g. postgres,mariadb,mysql (all = every installed one)")
+	f.StringVar(&suiteName, "suite", "quick", "suite: "+strings.Join(suite.Builtin(), ", ")+", or a YAML file (docs/suites.md)")
+	f.StringVar(&threads, "threads", "8", "client threads for every step (overrides the suite); a list runs a sweep")
+	f.StringVar(&duration, "time", "30s", "measured time of every step (overrides the suite)")
+	f.StringVar(&warmup, "warmup", "0s", "warm-up before every step (overrides the suite)")
+	f.IntVar(&repeat, "repeat", 1, "run the suite this many times per engine, alternating the engine order")
+	f.StringVar(&out, "out", "", "output directory (default out/compare-TIMESTAMP)")
+	f.BoolVar(&force, "force", false, "replace results already in --out")
+	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
+	f.StringVar(&workDir, "workdir", "", "where the servers' throwaway data directories go (default the system temp dir)")
+	f.StringVar(&bufferPool, "buffer-pool", "", "buffer pool of every engine (default 25% of RAM, at most 2G)")
+	f.BoolVar(&binlog, "binlog", false, "turn the binary log on for MySQL and MariaDB (sync_binlog=1)")
+	f.Uint64Var(&seed, "rand-seed", 0, "random seed; 0 = from the clock")
+	f.BoolVar(&verbose, "verbose", false, "print the per-second interval lines too")
+	f.IntVar(&failAfter, "fail-after-steps", 0, "fail on purpose after N steps (for testing cleanup)")
+	_ = f.MarkHidden("fail-after-steps")
+	return cmd
+}
+
+// checkOutDir refuses to mix a new comparison's results with an old one's unless told to.
+func checkOutDir(out string, force bool) error {
+	old, _ := filepath.Glob(filepath.Join(out, "results", "*.json"))
+	if len(old) == 0 {
+		return nil
+	}
+	if !force {
+		return badInputf("%s already holds results of an earlier run: choose another --out, or pass --force to replace them", out)
+	}
+	for _, p := range old {
+		if err := os.Remove(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func parseBytes(v string) (int64, error) {
+	v = strings.TrimSpace(strings.ToUpper(v))
+	mult := int64(1)
+	for suffix, m := range map[string]int64{"K": 1 << 10, "M": 1 << 20, "G": 1 << 30} {
+		if strings.HasSuffix(v, suffix) {
+			mult, v = m, strings.TrimSuffix(v, suffix)
+		}
+	}
+	var n int64
+	if _, err := fmt.Sscan(v, &n); err != nil || n <= 0 {
+		return 0, fmt.Errorf("bad size")
+	}
+	return n * mult, nil
+}
+
+func newReportCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "report DIR",
+		Short: "Render DIR/report.md and DIR/report.html again from DIR/results/*.json",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in, err := report.Load(args[0])
+			if err != nil {
+				return badInput(err)
+			}
+			if len(in.Results) == 0 {
+				return badInputf("%s has no results files under results/: run 'fairbench compare --out %s' first", args[0], args[0])
+			}
+			if err := report.WriteDir(args[0], in); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "report: %s and %s\n", filepath.Join(args[0], "report.md"), filepath.Join(args[0], "report.html"))
+			return nil
+		},
+	}
+}
+
+func newServeCmd() *cobra.Command {
+	var kind, mysqlRoot, workDir, bufferPool string
+	var binlog bool
+	cmd := &cobra.Command{
+		Use:   "serve --engine postgres|mariadb|mysql",
+		Short: "Start one throwaway server with the fairness profile, print its DSN, stop it on Ctrl-C",
+		Long: "serve starts the same throwaway server that compare uses and prints its DSN on stdout, so other\n" +
+			"tools (sysbench, pgbench, your application) can be measured against exactly the same setup.\n" +
+			"The server and its data directory are removed when fairbench gets SIGINT or SIGTERM.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			inst, err := engine.Find(kind, mysqlRoot)
+			if err != nil {
+				return badInput(err)
+			}
+			prof := engine.DefaultProfile()
+			prof.Binlog = binlog
+			if bufferPool != "" {
+				n, err := parseBytes(bufferPool)
+				if err != nil {
+					return badInputf("--buffer-pool %q: use a size like 512M or 2G", bufferPool)
+				}
+				prof.BufferPoolBytes = n
+			}
+			srv, err := engine.Start(cmd.Context(), inst, prof, workDir)
+			if err != nil {
+				return err
+			}
+			defer srv.Stop()
+			// The DSN of a throwaway loopback server carries its fixed throwaway password only.
+			fmt.Fprintln(cmd.OutOrStdout(), srv.DSN)
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s %s running (pid tree %v); Ctrl-C stops it and removes %s\n", inst.Kind, inst.Version, srv.PIDs(), srv.DataDir)
+			<-cmd.Context().Done()
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kind, "engine", "", "postgres, mariadb or mysql")
+	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
+	f.StringVar(&workDir, "workdir", "", "where the data directory goes (default the system temp dir)")
+	f.StringVar(&bufferPool, "buffer-pool", "", "buffer pool (default 25% of RAM, at most 2G)")
+	f.BoolVar(&binlog, "binlog", false, "binary log on (MySQL, MariaDB)")
+	_ = cmd.MarkFlagRequired("engine")
+	return cmd
+}

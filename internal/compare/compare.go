@@ -1,0 +1,351 @@
+// Package compare is fairbench's main job: for each engine in turn it starts a throwaway local
+// server with the shared fairness profile, runs the suite against it, stops it, and finally
+// renders the report from the results files alone.
+package compare
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/job"
+	"github.com/fairbench/fairbench/internal/randgen"
+	"github.com/fairbench/fairbench/internal/report"
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/servermetrics"
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/suite"
+	"github.com/fairbench/fairbench/internal/sysinfo"
+	"github.com/fairbench/fairbench/internal/workload"
+)
+
+// Options is one comparison.
+type Options struct {
+	Engines   []string
+	Suite     *suite.Suite
+	OutDir    string
+	Profile   engine.Profile
+	MySQLRoot string
+	WorkDir   string // where servers' data directories go; "" = the system temp dir
+	Seed      uint64
+	Command   string    // the command line, recorded to reproduce the run
+	Log       io.Writer // progress lines
+	// Interval lines from the runner, when wanted (nil = only the per-step summary).
+	IntervalLog io.Writer
+	// FailAfter, when set, makes the run fail on purpose after that many steps: the test that no
+	// server or data directory outlives a failure uses it.
+	FailAfter int
+}
+
+// Plan checks everything that needs no server: engines installed, workloads and options valid.
+// Errors here are the user's to fix.
+func Plan(o *Options) ([]engine.Installation, error) {
+	if len(o.Engines) == 0 {
+		return nil, errors.New("no engines given: pass --engines postgres,mariadb,mysql")
+	}
+	var insts []engine.Installation
+	seen := map[string]bool{}
+	for _, kind := range o.Engines {
+		if seen[kind] {
+			return nil, fmt.Errorf("engine %s is listed twice in --engines", kind)
+		}
+		seen[kind] = true
+		inst, err := engine.Find(kind, o.MySQLRoot)
+		if err != nil {
+			return nil, err
+		}
+		insts = append(insts, inst)
+	}
+	rnd := randgen.DefaultConfig(o.Suite.RandType)
+	for _, st := range o.Suite.Resolve() {
+		if _, err := newJob(sqldb.Target{Kind: sqldb.Postgres}, st, rnd, 0); err != nil {
+			return nil, fmt.Errorf("suite %s: %w", o.Suite.Name, err)
+		}
+	}
+	return insts, nil
+}
+
+// newJob builds a step's job, giving it the suite-wide options that its workload knows.
+func newJob(t sqldb.Target, st suite.Resolved, rnd randgen.Config, seed uint64) (*job.Job, error) {
+	spec, err := workload.Lookup(st.Workload)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]string{}
+	for _, o := range spec.Options {
+		if v, ok := st.Common[o.Name]; ok {
+			set[o.Name] = v
+		}
+	}
+	for k, v := range st.Own {
+		set[k] = v
+	}
+	return job.New(t, st.Workload, set, rnd, seed)
+}
+
+// Run performs the comparison and writes results, environment.json and the report into OutDir.
+// It stops every server it started, also on error or interrupt; what was measured before a
+// failure is kept, marked incomplete, and the report is rendered from it.
+func Run(ctx context.Context, o *Options) error {
+	insts, err := Plan(o)
+	if err != nil {
+		return err
+	}
+	resultsDir := filepath.Join(o.OutDir, "results")
+	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
+		return err
+	}
+	env := sysinfo.Collect(o.WorkDir)
+	env.Command = o.Command
+	env.Fairness = fairnessSummary(o.Profile)
+	env.Notes = notes(o.Profile)
+
+	c := &comparison{opts: o, resultsDir: resultsDir, started: time.Now(),
+		totalSteps: len(insts) * o.Suite.Repeat * stepCount(o.Suite)}
+	var runErr error
+	for rep := 1; rep <= o.Suite.Repeat && runErr == nil; rep++ {
+		order := append([]engine.Installation(nil), insts...)
+		// Alternate the engine order between repeats so no engine always runs on a colder or
+		// warmer machine than the others.
+		if rep%2 == 0 {
+			for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
+				order[i], order[j] = order[j], order[i]
+			}
+		}
+		for _, inst := range order {
+			env.Engines[inst.Kind] = inst.Version
+			if runErr = c.engine(ctx, inst, rep); runErr != nil {
+				break
+			}
+		}
+	}
+	if err := writeEnvironment(o.OutDir, env); err != nil && runErr == nil {
+		runErr = err
+	}
+	if in, err := report.Load(o.OutDir); err == nil {
+		if err := report.WriteDir(o.OutDir, in); err != nil && runErr == nil {
+			runErr = err
+		}
+	} else if runErr == nil {
+		runErr = err
+	}
+	return runErr
+}
+
+func stepCount(s *suite.Suite) int {
+	n := 0
+	for _, st := range s.Resolve() {
+		n += len(st.Threads)
+	}
+	return n
+}
+
+type comparison struct {
+	opts       *Options
+	resultsDir string
+	started    time.Time
+	doneSteps  int
+	totalSteps int
+}
+
+func (c *comparison) logf(format string, args ...any) {
+	if c.opts.Log != nil {
+		fmt.Fprintf(c.opts.Log, format+"\n", args...)
+	}
+}
+
+// eta extrapolates from the steps done so far; before the first one it uses the suite's estimate.
+func (c *comparison) eta() string {
+	if c.doneSteps == 0 {
+		return "~" + (c.opts.Suite.Estimate() * time.Duration(len(c.opts.Engines))).Round(time.Second).String()
+	}
+	per := time.Since(c.started) / time.Duration(c.doneSteps)
+	return (per * time.Duration(c.totalSteps-c.doneSteps)).Round(time.Second).String()
+}
+
+// engine runs the whole suite on one freshly started server and always stops it.
+func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep int) (err error) {
+	o := c.opts
+	c.logf("== %s %s: starting a throwaway server (ETA %s)", inst.Kind, inst.Version, c.eta())
+	srv, err := engine.Start(ctx, inst, o.Profile, o.WorkDir)
+	if err != nil {
+		return fmt.Errorf("starting %s: %w", inst.Kind, err)
+	}
+	defer func() {
+		if stopErr := srv.Stop(); stopErr != nil && err == nil {
+			err = fmt.Errorf("stopping %s: %w", inst.Kind, stopErr)
+		}
+		c.logf("== %s: server stopped, data directory removed", inst.Kind)
+	}()
+	target, err := sqldb.ParseTarget(srv.DSN)
+	if err != nil {
+		return err
+	}
+	monConn, err := sqldb.Open(ctx, target)
+	if err != nil {
+		return err
+	}
+	defer monConn.Close()
+	settings, err := servermetrics.Settings(ctx, monConn)
+	if err != nil {
+		return fmt.Errorf("reading %s settings: %w", inst.Kind, err)
+	}
+
+	rnd := randgen.DefaultConfig(o.Suite.RandType)
+	loaded := ""
+	var lastJob *job.Job
+	for _, st := range o.Suite.Resolve() {
+		j, err := newJob(target, st, rnd, o.Seed)
+		if err != nil {
+			return err
+		}
+		if key := j.Spec.DatasetKey(j.Options); key != loaded {
+			if lastJob != nil {
+				if err := lastJob.Workload.Cleanup(ctx, lastJob.Env(1, false, nil, o.Log)); err != nil {
+					return err
+				}
+			}
+			c.logf("   %s: preparing %s", inst.Kind, key)
+			t0 := time.Now()
+			if err := j.Workload.Prepare(ctx, j.Env(max(2, len(o.Engines)), false, nil, o.Log)); err != nil {
+				return fmt.Errorf("preparing %s on %s: %w", st.Workload, inst.Kind, err)
+			}
+			c.logf("   %s: prepared in %.1fs", inst.Kind, time.Since(t0).Seconds())
+			loaded = key
+		}
+		lastJob = j
+		for _, threads := range st.Threads {
+			if o.FailAfter > 0 && c.doneSteps >= o.FailAfter {
+				return fmt.Errorf("failing on purpose after %d steps (test hook)", o.FailAfter)
+			}
+			if err := c.step(ctx, srv, monConn, j, st, threads, rep, settings); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// step runs one workload at one thread count and writes its result, complete or not.
+func (c *comparison) step(ctx context.Context, srv *engine.Server, monConn sqldb.Conn, j *job.Job, st suite.Resolved,
+	threads, rep int, settings map[string]string) error {
+	o := c.opts
+	c.logf("   %s: %s, %d threads, %s (step %d/%d, ETA %s)", srv.Kind, st.Workload, threads, st.Time, c.doneSteps+1, c.totalSteps, c.eta())
+	mon := servermetrics.NewMonitor(monConn, srv.PIDs)
+	if err := mon.Start(ctx); err != nil {
+		return err
+	}
+	cfg := runner.Config{Threads: threads, Duration: st.Time, Warmup: st.Warmup, ReportInterval: time.Second,
+		MaxTries: 10, Progress: o.IntervalLog, OnInterval: mon.OnInterval,
+		OnMeasureStart: func() {
+			if st.Warmup > 0 {
+				_ = mon.MeasureStart(ctx)
+			}
+		}}
+	res, runErr := j.Run(ctx, cfg)
+	if res == nil {
+		return runErr
+	}
+	res.Engine.Kind = srv.Kind
+	if len(st.Threads) > 1 {
+		res.Label = fmt.Sprintf("threads=%d", threads)
+	}
+	if srvRes, err := mon.Finish(context.WithoutCancel(ctx), res.Transactions); err == nil {
+		srvRes.Profile = srv.Applied
+		srvRes.Settings = settings
+		res.Server = srvRes
+	} else if runErr == nil {
+		runErr = err
+	}
+	name := srv.Kind + "-" + st.Workload
+	if len(st.Threads) > 1 {
+		name += fmt.Sprintf("-t%d", threads)
+	}
+	if o.Suite.Repeat > 1 {
+		name += fmt.Sprintf("-%d", rep)
+	}
+	if err := result.Write(filepath.Join(c.resultsDir, name+".json"), res); err != nil {
+		return err
+	}
+	c.doneSteps++
+	state := ""
+	if !res.Complete {
+		state = " INCOMPLETE"
+	}
+	c.logf("   %s: %s: %.1f TPS, p95 %.2f ms, %d errors%s", srv.Kind, st.Workload, res.TPS, res.LatencyMS.P95, res.Errors, state)
+	return runErr
+}
+
+func writeEnvironment(dir string, env *result.Environment) error {
+	return result.WriteJSON(filepath.Join(dir, "environment.json"), env)
+}
+
+// fairnessSummary is the profile in words, for the report's fairness section.
+func fairnessSummary(p engine.Profile) map[string]string {
+	return map[string]string{
+		"buffer pool (shared_buffers = innodb_buffer_pool_size)": fmt.Sprintf("%d MiB", p.BufferPoolBytes>>20),
+		"max connections": fmt.Sprint(p.MaxConnections),
+		"redo / WAL size (max_wal_size = innodb redo capacity)": fmt.Sprintf("%d MiB", p.RedoBytes>>20),
+		"durable commits":             "fsync + synchronous_commit=on; innodb_flush_log_at_trx_commit=1",
+		"binary log (MySQL, MariaDB)": onOff(p.Binlog),
+	}
+}
+
+func notes(p engine.Profile) []string {
+	n := []string{"Each engine ran alone on the machine, in a fresh data directory, started and stopped by fairbench."}
+	if !p.Binlog {
+		n = append(n, "The binary log is off on MySQL and MariaDB (as PostgreSQL has no equivalent on by default); --binlog turns it on for both.")
+	} else {
+		n = append(n, "The binary log is on for MySQL and MariaDB, with sync_binlog=1.")
+	}
+	return n
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// ParseEngines reads --engines: a comma list, "all" meaning every kind installed here.
+func ParseEngines(v, mysqlRoot string) ([]string, error) {
+	if v == "all" || v == "" {
+		var out []string
+		for _, inst := range engine.Discover(mysqlRoot) {
+			out = append(out, inst.Kind)
+		}
+		if len(out) == 0 {
+			return nil, errors.New("no database engines are installed: run scripts/install-engines.sh")
+		}
+		return out, nil
+	}
+	var out []string
+	for _, k := range strings.Split(v, ",") {
+		k = strings.TrimSpace(k)
+		valid := append([]string(nil), engine.Kinds...)
+		sort.Strings(valid)
+		if !contains(engine.Kinds, k) {
+			return nil, fmt.Errorf("unknown engine %q in --engines: use %s", k, strings.Join(valid, ", "))
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,520 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+)
+
+func TestDefaultProfile(t *testing.T) {
+	p := DefaultProfile()
+	if p.MaxConnections != 200 || p.RedoBytes != gib || p.Binlog {
+		t.Errorf("DefaultProfile() = %+v, want 200 connections, 1 GiB redo, binlog off", p)
+	}
+	if p.BufferPoolBytes < 128*mib || p.BufferPoolBytes > 2*gib {
+		t.Errorf("default buffer pool %d outside [128 MiB, 2 GiB]", p.BufferPoolBytes)
+	}
+	if err := p.validate(); err != nil {
+		t.Errorf("default profile does not validate: %v", err)
+	}
+	for _, c := range []struct{ ram, want int64 }{
+		{24 * gib, 2 * gib},          // capped
+		{6 * gib, gib},               // 1.5 GiB rounded down to whole GiB
+		{2 * gib, 512 * mib},         // exact quarter
+		{1500 * mib, 256 * mib},      // 375 MiB down to a 128 MiB multiple
+		{256 * mib, 128 * mib},       // floor
+		{8*gib + 4*mib, 2 * gib},     // cap
+		{4*gib - 1, 896 * mib},       // just under 1 GiB stays in 128 MiB steps
+		{4 * gib, gib},               // exactly 1 GiB
+		{7*gib + 900*mib, gib},       // 1.97 GiB -> 1 GiB
+		{8 * gib, 2 * gib},           // exactly the cap
+		{5*gib + 512*mib, gib},       // 1.375 GiB -> 1 GiB
+		{3*gib + 512*mib, 896 * mib}, // 896 MiB
+	} {
+		if got := defaultBufferPool(c.ram); got != c.want {
+			t.Errorf("defaultBufferPool(%d MiB) = %d MiB, want %d MiB", c.ram/mib, got/mib, c.want/mib)
+		}
+	}
+	// Zero fields mean default, so a partial profile is usable as is.
+	if got := (Profile{BufferPoolBytes: 128 * mib}).withDefaults(); got.MaxConnections != 200 || got.RedoBytes != gib || got.BufferPoolBytes != 128*mib {
+		t.Errorf("withDefaults = %+v", got)
+	}
+	for _, bad := range []Profile{
+		{BufferPoolBytes: 1000, MaxConnections: 10, RedoBytes: gib},
+		{BufferPoolBytes: gib, MaxConnections: 10, RedoBytes: 16 * mib},
+		{BufferPoolBytes: gib, MaxConnections: -1, RedoBytes: gib},
+	} {
+		if bad.validate() == nil {
+			t.Errorf("validate(%+v) = nil, want error", bad)
+		}
+	}
+}
+
+func TestSettings(t *testing.T) {
+	p := Profile{BufferPoolBytes: 512 * mib, MaxConnections: 150, RedoBytes: gib}
+	pg := p.Settings(Postgres)
+	for k, want := range map[string]string{
+		"shared_buffers": "512MB", "max_connections": "150", "max_wal_size": "1GB",
+		"fsync": "on", "synchronous_commit": "on", "full_page_writes": "on", "listen_addresses": "127.0.0.1",
+	} {
+		if pg[k] != want {
+			t.Errorf("postgres %s = %q, want %q", k, pg[k], want)
+		}
+	}
+	my := p.Settings(MySQL)
+	ma := p.Settings(MariaDB)
+	for _, m := range []map[string]string{my, ma} {
+		for k, want := range map[string]string{
+			"innodb_buffer_pool_size": "536870912", "max_connections": "150",
+			"innodb_flush_log_at_trx_commit": "1", "log_bin": "OFF", "bind_address": "127.0.0.1",
+		} {
+			if m[k] != want {
+				t.Errorf("%s = %q, want %q", k, m[k], want)
+			}
+		}
+		if _, ok := m["sync_binlog"]; ok {
+			t.Error("sync_binlog set with binlog off")
+		}
+	}
+	if my["innodb_redo_log_capacity"] != "1073741824" {
+		t.Errorf("mysql redo = %q", my["innodb_redo_log_capacity"])
+	}
+	if ma["innodb_log_file_size"] != "1073741824" || ma["innodb_redo_log_capacity"] != "" {
+		t.Errorf("mariadb redo = %q / %q", ma["innodb_log_file_size"], ma["innodb_redo_log_capacity"])
+	}
+	// Before 8.0.30 MySQL only knows the two-file redo log.
+	old := p.settingsFor(MySQL, "8.0.29")
+	if old["innodb_log_file_size"] != "536870912" || old["innodb_log_files_in_group"] != "2" || old["innodb_redo_log_capacity"] != "" {
+		t.Errorf("mysql 8.0.29 redo settings = %v", old)
+	}
+	if p.settingsFor(MySQL, "8.0.30")["innodb_redo_log_capacity"] == "" {
+		t.Error("mysql 8.0.30 should use innodb_redo_log_capacity")
+	}
+
+	p.Binlog = true
+	for _, kind := range []string{MySQL, MariaDB} {
+		m := p.Settings(kind)
+		if m["log_bin"] != "ON" || m["sync_binlog"] != "1" || m["binlog_format"] != "ROW" || m["server_id"] != "1" {
+			t.Errorf("%s binlog settings = %v", kind, m)
+		}
+	}
+	if p.Settings("oracle") != nil {
+		t.Error("unknown kind should give nil settings")
+	}
+	if got := pgSize(1536 * mib); got != "1536MB" {
+		t.Errorf("pgSize(1.5 GiB) = %q", got)
+	}
+	if got := pgSize(mib + 8192); got != "1032kB" {
+		t.Errorf("pgSize(1 MiB + 8 KiB) = %q", got)
+	}
+}
+
+func TestVersions(t *testing.T) {
+	for out, want := range map[string]string{
+		"postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)":                                   "15.18",
+		"mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)":    "10.11.19",
+		"/usr/sbin/mysqld  Ver 9.7.4-2 for Linux on x86_64 ((Debian))":                           "9.7.4",
+		"/usr/sbin/mysqld  Ver 8.0.36-0ubuntu0.22.04.1 for Linux on x86_64 ((Ubuntu))":           "8.0.36",
+		"/usr/lib/postgresql/16/bin/postgres (PostgreSQL) 16.2 (Ubuntu 16.2-1.pgdg22.04+1) 12.3": "16.2",
+	} {
+		marker := "Ver"
+		if strings.Contains(out, "PostgreSQL") {
+			marker = "(PostgreSQL)"
+		}
+		if got := parseVersion(out, marker); got != want {
+			t.Errorf("parseVersion(%q) = %q, want %q", out, got, want)
+		}
+	}
+	if compareVersions("10.11.2", "10.9") <= 0 || compareVersions("15.1", "15.1.0") != 0 || compareVersions("9.7", "15") >= 0 {
+		t.Error("compareVersions orders numerically")
+	}
+}
+
+func TestFind(t *testing.T) {
+	if _, err := Find("oracle", ""); err == nil || !strings.Contains(err.Error(), "unknown engine kind") {
+		t.Errorf("Find(oracle) error = %v", err)
+	}
+	// Debian links /usr/sbin/mysqld to mariadbd: that must never be taken
+	// for MySQL. With a root that does not exist only a real MySQL on PATH
+	// may be found.
+	inst, err := Find(MySQL, "/nonexistent/mysql-root")
+	if err != nil {
+		if !strings.Contains(err.Error(), "scripts/install-engines.sh") || !strings.Contains(err.Error(), "--mysql-root") {
+			t.Errorf("Find(mysql) error does not name the fix: %v", err)
+		}
+	} else {
+		out, _ := versionOutput(inst.Root, inst.pathInRoot())
+		if strings.Contains(out, "MariaDB") {
+			t.Errorf("Find(mysql) returned MariaDB: %v", inst)
+		}
+	}
+	for _, in := range Discover("") {
+		if in.Version == "" || !isExecutable(in.Binary) {
+			t.Errorf("Discover returned unusable %v", in)
+		}
+		got, err := Find(in.Kind, "")
+		if err != nil || got != in {
+			t.Errorf("Find(%s) = %v, %v; Discover said %v", in.Kind, got, err, in)
+		}
+	}
+}
+
+// workDir returns a fresh directory that the postgres user can traverse
+// (t.TempDir's parent is mode 0700, which initdb-as-postgres cannot enter).
+func workDir(t *testing.T, parent string) string {
+	t.Helper()
+	d, err := os.MkdirTemp(parent, "fairbench-enginetest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ents, _ := os.ReadDir(d)
+		if len(ents) != 0 {
+			t.Errorf("work dir %s not empty after Stop: %v", d, ents)
+		}
+		os.RemoveAll(d)
+	})
+	return d
+}
+
+func TestServers(t *testing.T) {
+	found := map[string]Installation{}
+	for _, in := range Discover("") {
+		found[in.Kind] = in
+	}
+	cases := []struct {
+		name, kind string
+		parent     string // where the work dir goes; "" = os.TempDir()
+		binlog     bool
+	}{
+		{"postgres", Postgres, "", false},
+		{"mariadb", MariaDB, "", false},
+		{"mysql", MySQL, "", false},
+		// The binlog flags differ between the two (MySQL defaults it on,
+		// MariaDB off), so both directions are started for real.
+		{"mariadb-binlog", MariaDB, "", true},
+		{"mysql-binlog", MySQL, "", true},
+		// /dev/shm is another filesystem than the MySQL root, so this
+		// exercises the bind mount that keeps MySQL's data in the work dir.
+		{"mysql-bind-mount", MySQL, "/dev/shm", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			inst, ok := found[c.kind]
+			if !ok {
+				t.Skipf("%s is not installed", c.kind)
+			}
+			if c.parent != "" {
+				if _, err := os.Stat(c.parent); err != nil || inst.Root == "" || sameFilesystem(c.parent, inst.Root) {
+					t.Skipf("no second filesystem to bind-mount from")
+				}
+			}
+			prof := Profile{BufferPoolBytes: 128 * mib, MaxConnections: 50, RedoBytes: 256 * mib, Binlog: c.binlog}
+			testServer(t, inst, prof, workDir(t, c.parent))
+		})
+	}
+}
+
+func testServer(t *testing.T, inst Installation, prof Profile, dir string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	t0 := time.Now()
+	srv, err := Start(ctx, inst, prof, dir)
+	if err != nil {
+		t.Fatalf("Start(%v): %v", inst, err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	t.Logf("%s %s ready on port %d in %s (data %s)", srv.Kind, srv.Version, srv.Port, time.Since(t0).Round(time.Millisecond), srv.DataDir)
+
+	if !reflect.DeepEqual(srv.Applied, prof.Settings(inst.Kind)) {
+		t.Errorf("Applied = %v, want profile settings %v", srv.Applied, prof.Settings(inst.Kind))
+	}
+	if _, err := os.Stat(filepath.Join(srv.DataDir)); err != nil {
+		t.Errorf("data dir: %v", err)
+	}
+	if inst.Root == "" && !strings.HasPrefix(srv.DataDir, dir+"/") {
+		t.Errorf("data dir %s not under work dir %s", srv.DataDir, dir)
+	}
+	if inst.Root != "" && !strings.HasPrefix(srv.DataDir, dir+"/") && !sameFilesystem(srv.DataDir, dir) {
+		t.Errorf("mysql data dir %s is on another filesystem than the work dir %s", srv.DataDir, dir)
+	}
+
+	u, err := url.Parse(srv.DSN)
+	if err != nil || u.Scheme != map[string]string{Postgres: "postgres", MySQL: "mysql", MariaDB: "mariadb"}[inst.Kind] ||
+		u.Hostname() != "127.0.0.1" || u.Port() != fmt.Sprint(srv.Port) || u.Path != "/fairbench" {
+		t.Fatalf("bad DSN %q", srv.DSN)
+	}
+
+	var version string
+	var closeDB func()
+	if inst.Kind == Postgres {
+		conn, err := pgx.Connect(ctx, srv.DSN)
+		if err != nil {
+			t.Fatalf("connect %s: %v", srv.DSN, err)
+		}
+		closeDB = func() { conn.Close(context.Background()) }
+		if err := conn.QueryRow(ctx, "SELECT version()").Scan(&version); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(version, "PostgreSQL") {
+			t.Errorf("version() = %q, want PostgreSQL", version)
+		}
+		var sb string
+		if err := conn.QueryRow(ctx, "SHOW shared_buffers").Scan(&sb); err != nil || sb != "128MB" {
+			t.Errorf("shared_buffers = %q (%v), want 128MB", sb, err)
+		}
+		// Every applied setting, as the server reports it.
+		for k, want := range srv.Applied {
+			var got string
+			if err := conn.QueryRow(ctx, "SHOW "+k).Scan(&got); err != nil || got != want {
+				t.Errorf("SHOW %s = %q (%v), want %q", k, got, err, want)
+			}
+		}
+		var n int
+		if _, err := conn.Exec(ctx, "CREATE TABLE t (id int primary key)"); err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.QueryRow(ctx, "INSERT INTO t VALUES (1), (2) RETURNING (SELECT count(*) FROM t)").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		cfg := mysql.NewConfig()
+		cfg.User, cfg.Net, cfg.Addr, cfg.DBName = u.User.Username(), "tcp", u.Host, strings.TrimPrefix(u.Path, "/")
+		db, err := sql.Open("mysql", cfg.FormatDSN())
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeDB = func() { db.Close() }
+		if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&version); err != nil {
+			t.Fatalf("query %s: %v", srv.DSN, err)
+		}
+		if isMaria := strings.Contains(version, "MariaDB"); isMaria != (inst.Kind == MariaDB) {
+			t.Errorf("%s: version() = %q", inst.Kind, version)
+		}
+		var pool int64
+		var logBin int
+		if err := db.QueryRowContext(ctx, "SELECT @@innodb_buffer_pool_size, @@log_bin").Scan(&pool, &logBin); err != nil {
+			t.Fatal(err)
+		}
+		wantLogBin := 0
+		if prof.Binlog {
+			wantLogBin = 1
+		}
+		if pool != 128*mib || logBin != wantLogBin {
+			t.Errorf("innodb_buffer_pool_size = %d, log_bin = %d; want %d, %d", pool, logBin, 128*mib, wantLogBin)
+		}
+		norm := func(v string) string {
+			switch v = strings.ToUpper(v); v {
+			case "ON", "TRUE":
+				return "1"
+			case "OFF", "FALSE":
+				return "0"
+			}
+			return v
+		}
+		for k, want := range srv.Applied {
+			var got string
+			if err := db.QueryRowContext(ctx, "SELECT @@"+k).Scan(&got); err != nil || norm(got) != norm(want) {
+				t.Errorf("@@%s = %q (%v), want %q", k, got, err, want)
+			}
+		}
+		if _, err := db.ExecContext(ctx, "CREATE TABLE t (id int primary key)"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(ctx, "INSERT INTO t VALUES (1), (2)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer closeDB()
+	t.Logf("version() = %s", version)
+
+	// The connection stays open across Stop: shutdown must not wait for
+	// clients, and backends are part of the tree that has to die.
+	pids := srv.PIDs()
+	if len(pids) == 0 {
+		t.Fatal("PIDs() empty for a running server")
+	}
+	var tree []procInfo
+	for _, pid := range pids {
+		if p, ok := readProc(pid); ok {
+			tree = append(tree, p)
+		}
+	}
+	if inst.Kind == Postgres && len(pids) < 3 {
+		t.Errorf("postgres tree %v: want postmaster plus children", pids)
+	}
+	if tree[0].pgrp == syscall.Getpgrp() {
+		t.Errorf("server runs in the test's process group %d: a Ctrl-C would reach it", tree[0].pgrp)
+	}
+	found := false
+	for _, s := range Running() {
+		found = found || s == srv
+	}
+	if !found {
+		t.Error("running server missing from Running()")
+	}
+
+	t1 := time.Now()
+	if err := srv.Stop(); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	t.Logf("stopped in %s", time.Since(t1).Round(time.Millisecond))
+	if err := srv.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", srv.Port), time.Second); err == nil {
+		c.Close()
+		t.Errorf("port %d still accepts connections after Stop", srv.Port)
+	}
+	if _, err := os.Stat(srv.DataDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("data dir %s still there after Stop (%v)", srv.DataDir, err)
+	}
+	for _, p := range tree {
+		if stillAlive(p) {
+			t.Errorf("pid %d survived Stop", p.pid)
+		}
+	}
+	if len(srv.PIDs()) != 0 {
+		t.Error("PIDs() non-empty after Stop")
+	}
+	for _, s := range Running() {
+		if s == srv {
+			t.Error("stopped server still in Running()")
+		}
+	}
+	if _, err := os.Stat(srv.hostRun); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("run dir %s left behind", srv.hostRun)
+	}
+	if srv.mountPoint != "" {
+		if _, err := os.Stat(srv.mountPoint); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("mount point %s left in the root", srv.mountPoint)
+		}
+		mounts, _ := os.ReadFile("/proc/self/mountinfo")
+		if strings.Contains(string(mounts), srv.mountPoint) {
+			t.Error("bind mount left behind")
+		}
+	}
+	if !strings.Contains(srv.Logs(), "\n") {
+		t.Error("Logs() empty after Stop; it should keep the tail")
+	}
+}
+
+// A start that fails must say why (the server's own log) and remove what it
+// created.
+func TestStartFailureCleansUp(t *testing.T) {
+	inst, err := Find(Postgres, "")
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Parallel()
+	// PostgreSQL rejects a 64 TiB shared_buffers, so the postmaster exits
+	// right after initdb succeeded; the reason is only in its log.
+	prof := Profile{BufferPoolBytes: 64 << 40, MaxConnections: 10, RedoBytes: 64 * mib}
+	dir := workDir(t, "")
+	_, err = Start(context.Background(), inst, prof, dir)
+	if err == nil {
+		StopAll()
+		t.Fatal("Start with a 64 TiB buffer pool succeeded")
+	}
+	if !strings.Contains(err.Error(), "exited during start-up") || !strings.Contains(err.Error(), `parameter "shared_buffers"`) {
+		t.Errorf("error does not carry the server log: %v", err)
+	}
+
+	// A cancelled context stops initdb and cleans up as well.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Start(ctx, inst, DefaultProfile(), dir); !errors.Is(err, context.Canceled) {
+		t.Errorf("Start with cancelled context: %v", err)
+	}
+	if _, err := Start(context.Background(), Installation{Kind: Postgres, Binary: "/nonexistent/postgres"}, DefaultProfile(), dir); err == nil || !strings.Contains(err.Error(), "install-engines.sh") {
+		t.Errorf("Start with a missing binary: %v", err)
+	}
+}
+
+// StopAll is what the signal handler calls; not parallel, because it stops
+// every server of this process, other tests' included.
+func TestStopAll(t *testing.T) {
+	insts := Discover("")
+	if len(insts) == 0 {
+		t.Skip("no engine installed")
+	}
+	inst := insts[len(insts)-1]
+	srv, err := Start(context.Background(), inst, Profile{BufferPoolBytes: 128 * mib, RedoBytes: 64 * mib}, workDir(t, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tree []procInfo
+	for _, pid := range srv.PIDs() {
+		if p, ok := readProc(pid); ok {
+			tree = append(tree, p)
+		}
+	}
+	if err := StopAll(); err != nil {
+		t.Errorf("StopAll: %v", err)
+	}
+	if len(Running()) != 0 {
+		t.Errorf("Running() after StopAll = %v", Running())
+	}
+	if anyAlive(tree) {
+		t.Error("server processes alive after StopAll")
+	}
+	if _, err := os.Stat(srv.DataDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("data dir left after StopAll: %v", err)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Errorf("Stop after StopAll: %v", err)
+	}
+}
+
+// Another process can bind the port between picking and the server's bind;
+// Start must notice from the server log and retry on a new port. Not
+// parallel: it swaps the package's port picker.
+func TestPortTakenRetry(t *testing.T) {
+	inst, err := Find(MariaDB, "")
+	if err != nil {
+		if inst, err = Find(Postgres, ""); err != nil {
+			t.Skip(err)
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	taken := l.Addr().(*net.TCPAddr).Port
+	calls := 0
+	pickPort = func() (int, error) {
+		calls++
+		if calls == 1 {
+			return taken, nil
+		}
+		return reservePort()
+	}
+	defer func() { pickPort = reservePort }()
+
+	srv, err := Start(context.Background(), inst, Profile{BufferPoolBytes: 128 * mib, RedoBytes: 64 * mib}, workDir(t, ""))
+	if err != nil {
+		t.Fatalf("Start did not recover from a taken port: %v", err)
+	}
+	defer srv.Stop()
+	if calls != 2 || srv.Port == taken {
+		t.Errorf("port picked %d times, server on %d (taken %d)", calls, srv.Port, taken)
+	}
+}

@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// postgresUser is the account initdb and postgres run as when fairbench runs
+// as root: both refuse to run as root.
+func postgresUser() (*syscall.Credential, error) {
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("PostgreSQL refuses to run as root and there is no postgres user to run it as: %w", err)
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("postgres user has non-numeric uid/gid %s/%s", u.Uid, u.Gid)
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+func (s *Server) initPostgres(ctx context.Context) error {
+	var cred *syscall.Credential
+	if os.Geteuid() == 0 {
+		c, err := postgresUser()
+		if err != nil {
+			return err
+		}
+		cred = c
+		if err := os.Chown(s.hostRun, int(c.Uid), int(c.Gid)); err != nil {
+			return err
+		}
+	}
+	// initdb reads the superuser password from a file so that it never
+	// appears in a process listing.
+	pwfile := s.host("pwfile")
+	if err := os.WriteFile(pwfile, []byte("fairbench\n"), 0o600); err != nil {
+		return err
+	}
+	defer os.Remove(pwfile)
+	if cred != nil {
+		if err := os.Chown(pwfile, int(cred.Uid), int(cred.Gid)); err != nil {
+			return err
+		}
+	}
+	// scram-sha-256 exists since PostgreSQL 10; initdb also switches
+	// password_encryption to match, so the stored password works with it.
+	auth := "scram-sha-256"
+	if ma, _ := majorMinor(s.Version); ma > 0 && ma < 10 {
+		auth = "md5"
+	}
+	initdb := filepath.Join(filepath.Dir(s.inst.Binary), "initdb")
+	cmd := exec.Command(initdb,
+		"-D", s.DataDir,
+		"-U", "fairbench",
+		"--pwfile="+pwfile,
+		"--auth-local=trust",
+		"--auth-host="+auth,
+		"-E", s.Applied["server_encoding"],
+		"--locale="+s.Applied["lc_collate"],
+	)
+	err := s.runInit(ctx, cmd, cred, "initdb.log")
+	if err != nil && cred != nil && strings.Contains(err.Error(), "ermission denied") {
+		err = fmt.Errorf("%w\n(initdb runs as the postgres user, uid %d, which must be able to reach %s: use a work dir under /tmp or /var/tmp)", err, cred.Uid, s.hostRun)
+	}
+	return err
+}
+
+func (s *Server) postgresCmd() *exec.Cmd {
+	args := []string{"-D", s.DataDir}
+	for _, k := range sortedKeys(s.Applied) {
+		if !pgInitKeys[k] {
+			args = append(args, "-c", k+"="+s.Applied[k])
+		}
+	}
+	// The socket lives in the run dir so that it disappears with it; a path
+	// too long for sun_path disables the socket instead (TCP is what the
+	// benchmark uses anyway).
+	sockDir := s.hostRun
+	if len(sockDir)+len("/.s.PGSQL.65535") > unixSocketMax {
+		sockDir = ""
+	}
+	args = append(args, "-c", "port="+itoa(s.Port), "-c", "unix_socket_directories="+sockDir)
+	return exec.Command(s.inst.Binary, args...)
+}
+
+func (s *Server) pgConnect(ctx context.Context, db string) (*pgx.Conn, error) {
+	return pgx.Connect(ctx, fmt.Sprintf("postgres://fairbench:fairbench@127.0.0.1:%d/%s?sslmode=disable&connect_timeout=5", s.Port, db))
+}
+
+// setupPostgres creates the benchmark database and checks that the server
+// really runs with the sizes the report will claim.
+func (s *Server) setupPostgres(ctx context.Context) error {
+	conn, err := s.pgConnect(ctx, "postgres")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "CREATE DATABASE fairbench"); err != nil {
+		return fmt.Errorf("create database fairbench: %w", err)
+	}
+	var pool, maxConn, wal int64
+	err = conn.QueryRow(ctx, `SELECT pg_size_bytes(current_setting('shared_buffers')),
+		current_setting('max_connections')::bigint,
+		pg_size_bytes(current_setting('max_wal_size'))`).Scan(&pool, &maxConn, &wal)
+	if err != nil {
+		return fmt.Errorf("read back settings: %w", err)
+	}
+	return errors.Join(
+		s.checkApplied("shared_buffers", pool, s.prof.BufferPoolBytes),
+		s.checkApplied("max_connections", maxConn, int64(s.prof.MaxConnections)),
+		s.checkApplied("max_wal_size", wal, s.prof.RedoBytes),
+	)
+}
+
+// checkApplied turns a server silently adjusting a setting (InnoDB rounding
+// the buffer pool, mysqld lowering max_connections for lack of file
+// descriptors) into an error: the report would otherwise compare engines
+// under settings they did not run with.
+func (s *Server) checkApplied(key string, got, want int64) error {
+	if got == want {
+		return nil
+	}
+	hint := ""
+	if strings.Contains(key, "buffer_pool") {
+		hint = " (InnoDB sizes the pool in whole chunks of innodb_buffer_pool_chunk_size × instances: use a multiple of 1 GiB, or of 128 MiB below 1 GiB)"
+	}
+	return fmt.Errorf("%s %s runs with %s = %d, not the profile's %d%s", s.Kind, s.Version, key, got, want, hint)
+}

@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// procInfo identifies a process across PID reuse: a PID alone could, by the
+// time Stop kills stragglers, belong to some unrelated new process.
+type procInfo struct {
+	pid, ppid, pgrp int
+	state           byte
+	start           uint64 // starttime in clock ticks since boot
+}
+
+func readProc(pid int) (procInfo, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procInfo{}, false
+	}
+	// comm may contain spaces and parentheses; everything after the last ')'
+	// is space-separated.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return procInfo{}, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return procInfo{}, false
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	pgrp, _ := strconv.Atoi(f[2])
+	start, _ := strconv.ParseUint(f[19], 10, 64)
+	return procInfo{pid: pid, ppid: ppid, pgrp: pgrp, state: f[0][0], start: start}, true
+}
+
+// processTree returns root and all its descendants that are alive.
+func processTree(root int) []procInfo {
+	rootInfo, ok := readProc(root)
+	if !ok || dead(rootInfo) {
+		return nil
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return []procInfo{rootInfo}
+	}
+	children := map[int][]procInfo{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if p, ok := readProc(pid); ok && !dead(p) {
+			children[p.ppid] = append(children[p.ppid], p)
+		}
+	}
+	out := []procInfo{rootInfo}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i].pid]...)
+	}
+	return out
+}
+
+// dead counts zombies as gone: orphans reparented to a PID 1 that never
+// reaps (common in containers) would otherwise look alive forever.
+func dead(p procInfo) bool { return p.state == 'Z' || p.state == 'X' }
+
+// stillAlive reports whether the process recorded in p still runs (same PID
+// and same start time).
+func stillAlive(p procInfo) bool {
+	q, ok := readProc(p.pid)
+	return ok && q.start == p.start && !dead(q)
+}
+
+func killProcs(ps []procInfo, sig syscall.Signal) {
+	for _, p := range ps {
+		if stillAlive(p) {
+			_ = syscall.Kill(p.pid, sig)
+		}
+	}
+}
+
+func anyAlive(ps []procInfo) bool {
+	for _, p := range ps {
+		if stillAlive(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// sharedMemoryFiles lists the /dev/shm files the processes have mapped.
+func sharedMemoryFiles(ps []procInfo) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range ps {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/maps")
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			i := strings.Index(line, "/dev/shm/")
+			if i < 0 || strings.HasSuffix(line, "(deleted)") {
+				continue
+			}
+			f := line[i:]
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}

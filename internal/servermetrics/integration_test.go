@@ -1,0 +1,258 @@
+package servermetrics
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/sqldb"
+)
+
+// Integration tests run against real servers named by these variables and skip without them:
+// FAIRBENCH_TEST_PG=postgres://postgres@127.0.0.1:55432/fb
+// FAIRBENCH_TEST_MARIADB=mysql://root@127.0.0.1:53306/fb
+// Process figures are checked only when the server runs on this machine (its processes are
+// visible in /proc).
+var integrationServers = []struct {
+	name, env, setting string
+	procNames          []string
+}{
+	{"postgres", "FAIRBENCH_TEST_PG", "shared_buffers", []string{"postgres"}},
+	{"mariadb", "FAIRBENCH_TEST_MARIADB", "innodb_buffer_pool_size", []string{"mariadbd", "mysqld"}},
+}
+
+func openTest(t *testing.T, env string) sqldb.Conn {
+	t.Helper()
+	dsn := os.Getenv(env)
+	if dsn == "" {
+		t.Skipf("%s not set", env)
+	}
+	target, err := sqldb.ParseTarget(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := sqldb.Open(ctx, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// doWork writes and reads 1000 rows in a table of its own, on its own connection, and closes it.
+// The table is a regular one, not TEMPORARY: temporary tables skip the WAL (PostgreSQL) and the
+// redo log (InnoDB), which is half of what is being checked.
+func doWork(t *testing.T, env string) {
+	t.Helper()
+	ctx := context.Background()
+	c := openTest(t, env)
+	defer c.Close()
+	table := fmt.Sprintf("fb_metrics_test_%d", rand.Uint32())
+	q := sqldb.QuoteIdent(c.Kind(), table)
+	if err := c.Exec(ctx, "CREATE TABLE "+q+" (id INT PRIMARY KEY, pad VARCHAR(100) NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		d := openTest(t, env)
+		if err := d.Exec(context.Background(), "DROP TABLE IF EXISTS "+q); err != nil {
+			t.Errorf("dropping %s: %v", table, err)
+		}
+	})
+	var sb strings.Builder
+	for i := range 1000 {
+		if i%100 == 0 {
+			sb.Reset()
+			sb.WriteString("INSERT INTO " + q + " (id, pad) VALUES ")
+		} else {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "(%d, '%s')", i, strings.Repeat("x", 90))
+		if i%100 == 99 {
+			if err := c.Exec(ctx, sb.String()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rows, err := c.Query(ctx, "SELECT id, pad FROM "+q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1000 {
+		t.Fatalf("read %d rows, want 1000", len(rows))
+	}
+	// DataSize must see the table while it exists.
+	size, err := DataSize(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size < 8192 {
+		t.Errorf("DataSize = %d with a 1000-row table present", size)
+	}
+}
+
+func TestIntegrationSettings(t *testing.T) {
+	for _, srv := range integrationServers {
+		t.Run(srv.name, func(t *testing.T) {
+			c := openTest(t, srv.env)
+			got, err := Settings(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[srv.setting] == "" {
+				t.Errorf("Settings has no %s: %v", srv.setting, got)
+			}
+			if c.Kind().MySQLFamily() {
+				if got["transaction_isolation"] == "" || got["version"] == "" {
+					t.Errorf("Settings lacks transaction_isolation or version: %v", got)
+				}
+				if _, ok := got["tx_isolation"]; ok {
+					t.Errorf("tx_isolation should be folded into transaction_isolation: %v", got)
+				}
+			} else {
+				// Units resolved as SHOW prints them, e.g. 128MB, not 16384 (8kB pages).
+				if v := got["shared_buffers"]; !strings.HasSuffix(v, "B") {
+					t.Errorf("shared_buffers = %q, want a size with its unit", v)
+				}
+				if got["server_version"] == "" {
+					t.Errorf("Settings lacks server_version: %v", got)
+				}
+			}
+			t.Logf("%v", got)
+		})
+	}
+}
+
+func TestIntegrationCounters(t *testing.T) {
+	for _, srv := range integrationServers {
+		t.Run(srv.name, func(t *testing.T) {
+			ctx := context.Background()
+			c := openTest(t, srv.env)
+			before, err := Counters(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			doWork(t, srv.env)
+			// PostgreSQL publishes a backend's statistics when it exits, moments after the client
+			// closes, so the after-read is retried briefly.
+			var delta map[string]int64
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				after, err := Counters(ctx, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				delta = Delta(before, after)
+				if (delta[KeyBufferHits]+delta[KeyBufferReads] > 0 && delta[KeyWALBytes] > 0) || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			t.Logf("delta: %v", delta)
+			if delta[KeyBufferHits]+delta[KeyBufferReads] <= 0 {
+				t.Errorf("buffer_hits+buffer_reads = %d after reading 1000 rows", delta[KeyBufferHits]+delta[KeyBufferReads])
+			}
+			if delta[KeyWALBytes] <= 0 {
+				t.Errorf("wal_bytes = %d after inserting 1000 rows", delta[KeyWALBytes])
+			}
+			for _, k := range []string{KeyPagesWritten, KeyDeadlocks} {
+				if _, ok := delta[k]; !ok {
+					t.Errorf("delta lacks %s", k)
+				}
+			}
+			if c.Kind().MySQLFamily() {
+				if _, ok := delta[KeyHistoryListLength]; !ok {
+					t.Errorf("delta lacks %s", KeyHistoryListLength)
+				}
+			} else if delta["tup_inserted"] < 1000 {
+				t.Errorf("tup_inserted = %d, want >= 1000", delta["tup_inserted"])
+			}
+		})
+	}
+}
+
+func TestIntegrationProcessSampler(t *testing.T) {
+	for _, srv := range integrationServers {
+		t.Run(srv.name, func(t *testing.T) {
+			openTest(t, srv.env) // skip when the server is not configured
+			pids := func() []int { return pidsNamed(srv.procNames...) }
+			if len(pids()) == 0 {
+				t.Skipf("no %v process on this machine", srv.procNames)
+			}
+			s := NewProcessSampler(pids)
+			a, err := s.Sample()
+			if err != nil {
+				t.Fatal(err)
+			}
+			doWork(t, srv.env)
+			b, err := s.Sample()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("before %+v\nafter  %+v", a, b)
+			if b.RSSBytes <= 0 || b.CPUUser+b.CPUSystem <= 0 || b.Processes == 0 {
+				t.Errorf("sample: %+v", b)
+			}
+			if b.CPUUser < a.CPUUser || b.CPUSystem < a.CPUSystem || b.ReadBytes < a.ReadBytes || b.WriteBytes < a.WriteBytes {
+				t.Errorf("totals went backwards: %+v then %+v", a, b)
+			}
+		})
+	}
+}
+
+func TestIntegrationMonitor(t *testing.T) {
+	for _, srv := range integrationServers {
+		t.Run(srv.name, func(t *testing.T) {
+			ctx := context.Background()
+			c := openTest(t, srv.env)
+			var pids func() []int
+			if len(pidsNamed(srv.procNames...)) > 0 {
+				pids = func() []int { return pidsNamed(srv.procNames...) }
+			}
+			m := NewMonitor(c, pids)
+			if err := m.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// OnInterval runs on the runner's goroutine.
+			done := make(chan result.Interval)
+			go func() {
+				var iv result.Interval
+				m.OnInterval(&iv)
+				done <- iv
+			}()
+			doWork(t, srv.env)
+			iv := <-done
+			var iv2 result.Interval
+			m.OnInterval(&iv2)
+			srvRes, err := m.Finish(ctx, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("interval %+v\nserver %+v", iv2, srvRes)
+			if srvRes.Settings[srv.setting] == "" {
+				t.Errorf("no %s in Settings", srv.setting)
+			}
+			if srvRes.Counters[KeyWALBytes] <= 0 || srvRes.PerTxn[KeyWALBytes] <= 0 {
+				t.Errorf("wal_bytes: counter %d, per txn %v", srvRes.Counters[KeyWALBytes], srvRes.PerTxn[KeyWALBytes])
+			}
+			if pids == nil {
+				if srvRes.Local {
+					t.Error("Local without pids")
+				}
+				return
+			}
+			if !srvRes.Local || srvRes.RSSIdleMB <= 0 || srvRes.RSSPeakMB < srvRes.RSSIdleMB || iv.ServerRSSMB <= 0 || iv2.ServerRSSMB <= 0 {
+				t.Errorf("process figures missing: %+v, intervals %+v %+v", srvRes, iv, iv2)
+			}
+			if srvRes.CPUUserS+srvRes.CPUSystemS <= 0 {
+				t.Errorf("no server CPU for 1000 inserts: %+v", srvRes)
+			}
+		})
+	}
+}

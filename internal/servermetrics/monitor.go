@@ -1,0 +1,233 @@
+package servermetrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/sqldb"
+)
+
+// mib is what result's "MB" fields count in, as PostgreSQL's "MB" does.
+const mib = 1 << 20
+
+// backendExitWait bounds how long Finish waits for the run's PostgreSQL backends to exit and so
+// publish their last statistics; the runner closes its connections before it returns, so the
+// wait normally ends within milliseconds.
+const backendExitWait = 3 * time.Second
+
+// Monitor watches one run. Use it as: NewMonitor, Start, runner.Run with Config.OnInterval set
+// to m.OnInterval, then Finish once Run has returned (its connections closed).
+type Monitor struct {
+	conn    sqldb.Conn
+	sampler *ProcessSampler // nil for a remote server
+
+	mu          sync.Mutex
+	started     bool
+	settings    map[string]string
+	before      map[string]int64
+	pgEarlier   map[string]bool // client backends already there at Start: not the run's
+	base, last  Sample
+	idleRSS     int64
+	peakRSS     int64
+	peakPSS     int64
+	diskPartial bool
+	sampleErr   error
+}
+
+// NewMonitor watches the server behind conn, a connection of the monitor's own (a benchmark
+// thread's would have its statements interleaved with the workload). pids lists the server's
+// processes; nil for a remote server, whose process figures cannot be seen.
+func NewMonitor(conn sqldb.Conn, pids func() []int) *Monitor {
+	m := &Monitor{conn: conn}
+	if pids != nil {
+		m.sampler = NewProcessSampler(pids)
+	}
+	return m
+}
+
+// Start reads the settings and the counters before the run and, for a local server, takes the
+// idle process sample. The counters and CPU baseline can be moved to where measurement really
+// starts with MeasureStart.
+func (m *Monitor) Start(ctx context.Context) error {
+	settings, err := Settings(ctx, m.conn)
+	if err != nil {
+		return err
+	}
+	before, err := Counters(ctx, m.conn)
+	if err != nil {
+		return err
+	}
+	var earlier map[string]bool
+	if !m.conn.Kind().MySQLFamily() {
+		if earlier, err = pgClientBackends(ctx, m.conn); err != nil {
+			return fmt.Errorf("listing PostgreSQL backends: %w", err)
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.settings, m.before, m.pgEarlier = settings, before, earlier
+	if m.sampler != nil {
+		s, err := m.sampler.Sample()
+		if err != nil {
+			return fmt.Errorf("sampling server processes: %w", err)
+		}
+		m.base, m.last = s, s
+		m.idleRSS, m.peakRSS, m.peakPSS = s.RSSBytes, s.RSSBytes, s.PSSBytes
+		m.diskPartial = s.DiskPartial
+	}
+	m.started = true
+	return nil
+}
+
+// MeasureStart moves the start of the counters and of the CPU and disk figures to now, keeping
+// the idle RSS from Start. Call it when the warm-up ends: Finish divides by the measured
+// transactions, so counters that included the warm-up would overstate every per-transaction
+// figure by (warm-up + duration) / duration.
+func (m *Monitor) MeasureStart(ctx context.Context) error {
+	before, err := Counters(ctx, m.conn)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.started {
+		return errors.New("servermetrics: MeasureStart before Start")
+	}
+	m.before = before
+	if m.sampler != nil {
+		s, err := m.sampler.Sample()
+		if err != nil {
+			return fmt.Errorf("sampling server processes: %w", err)
+		}
+		m.base, m.last = s, s
+		m.track(s)
+	}
+	return nil
+}
+
+// OnInterval samples the server's processes and fills the interval's server CPU and RSS. It
+// is meant for runner.Config.OnInterval, which calls it on the runner's reporter goroutine; a
+// failed sample leaves the fields empty and is reported by Finish.
+func (m *Monitor) OnInterval(iv *result.Interval) {
+	if m.sampler == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.started {
+		return
+	}
+	s, err := m.sampler.Sample()
+	if err != nil {
+		if m.sampleErr == nil {
+			m.sampleErr = err
+		}
+		return
+	}
+	iv.ServerCPUPct = round(CPUPercent(m.last, s), 100)
+	iv.ServerRSSMB = round(float64(s.RSSBytes)/mib, 10)
+	m.last = s
+	m.track(s)
+}
+
+func (m *Monitor) track(s Sample) {
+	m.peakRSS = max(m.peakRSS, s.RSSBytes)
+	m.peakPSS = max(m.peakPSS, s.PSSBytes)
+	m.diskPartial = m.diskPartial || s.DiskPartial
+}
+
+// Finish reads the counters again and returns what was seen of the server over the run. On an
+// error it still returns every figure it could get, with the error.
+func (m *Monitor) Finish(ctx context.Context, transactions int64) (*result.Server, error) {
+	m.mu.Lock()
+	started := m.started
+	m.mu.Unlock()
+	if !started {
+		return nil, errors.New("servermetrics: Finish before Start")
+	}
+	var errs []error
+	if !m.conn.Kind().MySQLFamily() {
+		if err := m.waitRunBackendsExit(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	after, cerr := Counters(ctx, m.conn)
+	size, serr := DataSize(ctx, m.conn)
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	srv := &result.Server{Local: m.sampler != nil, Settings: m.settings}
+	if m.sampler != nil {
+		// The run's end is when caches are fullest; a PSS figure rationed away there would miss
+		// the peak.
+		m.sampler.forcePSS()
+		if s, err := m.sampler.Sample(); err != nil {
+			errs = append(errs, fmt.Errorf("sampling server processes: %w", err))
+		} else {
+			m.last = s
+			m.track(s)
+		}
+		end := m.last
+		srv.CPUUserS = round(end.CPUUser-m.base.CPUUser, 100)
+		srv.CPUSystemS = round(end.CPUSystem-m.base.CPUSystem, 100)
+		srv.CPUPct = round(CPUPercent(m.base, end), 100)
+		srv.RSSIdleMB = round(float64(m.idleRSS)/mib, 10)
+		srv.RSSPeakMB = round(float64(m.peakRSS)/mib, 10)
+		srv.PSSPeakMB = round(float64(m.peakPSS)/mib, 10)
+		// Undercounted disk figures would be compared as if they were whole; better none.
+		if !m.diskPartial {
+			srv.DiskReadBytes = end.ReadBytes - m.base.ReadBytes
+			srv.DiskWriteBytes = end.WriteBytes - m.base.WriteBytes
+			srv.DiskSource = "/proc/PID/io"
+		}
+		if m.sampleErr != nil {
+			errs = append(errs, fmt.Errorf("sampling server processes: %w", m.sampleErr))
+		}
+	}
+	if cerr != nil {
+		errs = append(errs, cerr)
+	} else {
+		srv.Counters = Delta(m.before, after)
+		srv.PerTxn = PerTransaction(srv.Counters, transactions)
+	}
+	if serr != nil {
+		errs = append(errs, serr)
+	} else {
+		srv.DataSizeBytes = size
+	}
+	return srv, errors.Join(errs...)
+}
+
+// waitRunBackendsExit waits until the client backends that appeared since Start have exited:
+// a PostgreSQL backend keeps up to a second of statistics to itself while it runs and publishes
+// them when it exits.
+func (m *Monitor) waitRunBackendsExit(ctx context.Context) error {
+	deadline := time.Now().Add(backendExitWait)
+	for {
+		now, err := pgClientBackends(ctx, m.conn)
+		if err != nil {
+			return fmt.Errorf("listing PostgreSQL backends: %w", err)
+		}
+		remaining := 0
+		for pid := range now {
+			if !m.pgEarlier[pid] {
+				remaining++
+			}
+		}
+		if remaining == 0 || time.Now().After(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func round(x, scale float64) float64 { return math.Round(x*scale) / scale }

@@ -1,0 +1,122 @@
+// Package testserver gives integration tests real database servers: one throwaway server per
+// engine per test binary, started on first use with the fairness profile and stopped by Main,
+// and a fresh database per test so tests cannot see each other's tables.
+package testserver
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/sqldb"
+)
+
+var (
+	mu      sync.Mutex
+	servers = map[string]*started{}
+	dbSeq   atomic.Int64
+)
+
+type started struct {
+	srv *engine.Server
+	err error
+}
+
+// Main runs the package's tests and then stops every server they started.
+func Main(m *testing.M) {
+	code := m.Run()
+	if err := engine.StopAll(); err != nil {
+		fmt.Fprintln(os.Stderr, "testserver: stopping servers:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// required lists the engines that must be present (CI sets FAIRBENCH_REQUIRE_ENGINES), so a
+// missing install fails loudly instead of skipping every test that needs it.
+func required(kind string) bool {
+	for _, k := range strings.Split(os.Getenv("FAIRBENCH_REQUIRE_ENGINES"), ",") {
+		if strings.TrimSpace(k) == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// Server returns the shared server of kind, starting it on first use.
+func Server(t testing.TB, kind string) *engine.Server {
+	t.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	s, ok := servers[kind]
+	if !ok {
+		s = &started{}
+		inst, err := engine.Find(kind, "")
+		if err != nil {
+			s.err = err
+		} else {
+			prof := engine.DefaultProfile()
+			prof.BufferPoolBytes = 256 << 20
+			prof.RedoBytes = 256 << 20
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			s.srv, s.err = engine.Start(ctx, inst, prof, "")
+			cancel()
+		}
+		servers[kind] = s
+	}
+	if s.err != nil {
+		if required(kind) {
+			t.Fatalf("%s is required but cannot start: %v", kind, s.err)
+		}
+		t.Skipf("%s not available: %v", kind, s.err)
+	}
+	return s.srv
+}
+
+// Database creates an empty database on the kind's shared server and returns a target for it;
+// the database is dropped when the test ends.
+func Database(t testing.TB, kind string) sqldb.Target {
+	t.Helper()
+	srv := Server(t, kind)
+	base, err := sqldb.ParseTarget(srv.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	admin, err := sqldb.Open(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	name := fmt.Sprintf("fbtest_%d_%d", os.Getpid(), dbSeq.Add(1))
+	if err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c, err := sqldb.Open(ctx, base)
+		if err != nil {
+			t.Errorf("dropping %s: %v", name, err)
+			return
+		}
+		defer c.Close()
+		if base.Kind == sqldb.Postgres {
+			_ = c.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '"+name+"' AND pid <> pg_backend_pid()")
+		}
+		if err := c.Exec(ctx, "DROP DATABASE "+name); err != nil {
+			t.Errorf("dropping %s: %v", name, err)
+		}
+	})
+	tg := base
+	tg.Database = name
+	return tg
+}
+
+// Kinds are the engines integration tests run against: PostgreSQL and MariaDB always, MySQL
+// when its root is installed (or required).
+func Kinds() []string { return []string{engine.Postgres, engine.MariaDB, engine.MySQL} }
