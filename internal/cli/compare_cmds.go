@@ -191,12 +191,13 @@ func newReportCmd() *cobra.Command {
 		Short: "Render DIR/report.md and DIR/report.html again from DIR/results/*.json",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			noResults := badInputf("%s has no results files under results/: run 'fairbench compare --out %s' first", args[0], args[0])
+			if files, _ := filepath.Glob(filepath.Join(args[0], "results", "*.json")); len(files) == 0 {
+				return noResults
+			}
 			in, err := report.Load(args[0])
 			if err != nil {
 				return badInput(err)
-			}
-			if len(in.Results) == 0 {
-				return badInputf("%s has no results files under results/: run 'fairbench compare --out %s' first", args[0], args[0])
 			}
 			if err := report.WriteDir(args[0], in); err != nil {
 				return err

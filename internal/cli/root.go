@@ -17,7 +17,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/version"
 	"github.com/fairbench/fairbench/internal/workload"
-	_ "github.com/fairbench/fairbench/internal/workload/oltp" // registers the sysbench OLTP family
+	_ "github.com/fairbench/fairbench/internal/workload/all" // registers every workload
 )
 
 // Exit statuses: 2 means the user must change something (bad input, unreachable target,

@@ -25,6 +25,7 @@ import (
 	"github.com/fairbench/fairbench/internal/suite"
 	"github.com/fairbench/fairbench/internal/sysinfo"
 	"github.com/fairbench/fairbench/internal/workload"
+	_ "github.com/fairbench/fairbench/internal/workload/all" // registers every workload
 )
 
 // Options is one comparison.

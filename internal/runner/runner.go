@@ -141,7 +141,6 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 	var fatal atomic.Pointer[FatalError]
 	start := time.Now()
 	measureFrom := start.Add(cfg.Warmup)
-	end := measureFrom.Add(cfg.Duration)
 	var measuring atomic.Bool
 	if cfg.Warmup <= 0 {
 		measuring.Store(true)
@@ -150,7 +149,7 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 	var arrivals chan time.Time
 	if cfg.Rate > 0 {
 		arrivals = make(chan time.Time, 1024)
-		go schedule(arrivals, cfg.Rate, start, end, stopped, seed)
+		go schedule(arrivals, cfg.Rate, start, stopped, seed)
 	}
 
 	var cpuAtMeasure time.Duration
@@ -226,7 +225,8 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 	cpuAtMeasure = cpuTime()
 	tick := time.NewTicker(cfg.ReportInterval)
 	lastTick := measureStart
-	deadline := time.NewTimer(time.Until(end))
+	// The measured window starts now, after any warm-up bookkeeping, and lasts exactly Duration.
+	deadline := time.NewTimer(cfg.Duration)
 	fatalCh := pollFatal(&fatal, &stop)
 loop:
 	for stopReason == nil {
@@ -382,15 +382,12 @@ func pollFatal(fatal *atomic.Pointer[FatalError], stop *atomic.Bool) <-chan stru
 // schedule sends Poisson arrival times at rate per second. A transaction's latency is measured
 // from its arrival, not from when a thread got to it, so a stall shows in the percentiles instead
 // of silently lowering the load (coordinated omission).
-func schedule(out chan<- time.Time, rate float64, start, end time.Time, stopped <-chan struct{}, seed uint64) {
+func schedule(out chan<- time.Time, rate float64, start time.Time, stopped <-chan struct{}, seed uint64) {
 	defer close(out)
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	next := start
 	for {
 		next = next.Add(time.Duration(rng.ExpFloat64() / rate * float64(time.Second)))
-		if next.After(end) {
-			return
-		}
 		if d := time.Until(next); d > 0 {
 			select {
 			case <-time.After(d):

@@ -4,35 +4,35 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/testserver"
 )
 
-// Integration tests run against real servers named by these variables and skip without them:
-// FAIRBENCH_TEST_PG=postgres://postgres@127.0.0.1:55432/fb
-// FAIRBENCH_TEST_MARIADB=mysql://root@127.0.0.1:53306/fb
-// Process figures are checked only when the server runs on this machine (its processes are
-// visible in /proc).
+func TestMain(m *testing.M) { testserver.Main(m) }
+
+// Integration tests run against real throwaway servers started by testserver; the process
+// figures come from those servers' own process trees.
 var integrationServers = []struct {
 	name, env, setting string
-	procNames          []string
 }{
-	{"postgres", "FAIRBENCH_TEST_PG", "shared_buffers", []string{"postgres"}},
-	{"mariadb", "FAIRBENCH_TEST_MARIADB", "innodb_buffer_pool_size", []string{"mariadbd", "mysqld"}},
+	{"postgres", "postgres", "shared_buffers"},
+	{"mariadb", "mariadb", "innodb_buffer_pool_size"},
+	{"mysql", "mysql", "innodb_buffer_pool_size"},
 }
 
+func serverPIDs(t *testing.T, kind string) func() []int {
+	return testserver.Server(t, kind).PIDs
+}
+
+// openTest connects to the kind's shared test server (env names the kind).
 func openTest(t *testing.T, env string) sqldb.Conn {
 	t.Helper()
-	dsn := os.Getenv(env)
-	if dsn == "" {
-		t.Skipf("%s not set", env)
-	}
-	target, err := sqldb.ParseTarget(dsn)
+	target, err := sqldb.ParseTarget(testserver.Server(t, env).DSN)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,10 +181,7 @@ func TestIntegrationProcessSampler(t *testing.T) {
 	for _, srv := range integrationServers {
 		t.Run(srv.name, func(t *testing.T) {
 			openTest(t, srv.env) // skip when the server is not configured
-			pids := func() []int { return pidsNamed(srv.procNames...) }
-			if len(pids()) == 0 {
-				t.Skipf("no %v process on this machine", srv.procNames)
-			}
+			pids := serverPIDs(t, srv.env)
 			s := NewProcessSampler(pids)
 			a, err := s.Sample()
 			if err != nil {
@@ -211,10 +208,7 @@ func TestIntegrationMonitor(t *testing.T) {
 		t.Run(srv.name, func(t *testing.T) {
 			ctx := context.Background()
 			c := openTest(t, srv.env)
-			var pids func() []int
-			if len(pidsNamed(srv.procNames...)) > 0 {
-				pids = func() []int { return pidsNamed(srv.procNames...) }
-			}
+			pids := serverPIDs(t, srv.env)
 			m := NewMonitor(c, pids)
 			if err := m.Start(ctx); err != nil {
 				t.Fatal(err)

@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/testserver"
+)
+
+func TestMain(m *testing.M) { testserver.Main(m) }
+
+func run(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = Main(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func withPassword(tg sqldb.Target, pw string) string {
+	u := tg.Redacted()
+	if pw == "" {
+		return u
+	}
+	return strings.Replace(u, tg.User+"@", tg.User+":"+pw+"@", 1)
+}
+
+// Bad input: one clear line naming the problem and the fix, exit status 2, no password echoed.
+func TestBadInput(t *testing.T) {
+	tg := testserver.Database(t, "postgres")
+	good := withPassword(tg, "fairbench")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad DSN", []string{"run", "--target", "postgres//oops:hunter2", "--workload", "oltp_read_write"}, "bad --target"},
+		{"bad scheme", []string{"run", "--target", "oracle://u:hunter2@h/db", "--workload", "oltp_read_write"}, "scheme"},
+		{"unreachable server", []string{"run", "--target", "postgres://u:hunter2@127.0.0.1:1/db", "--workload", "oltp_read_write"}, "connection refused"},
+		{"wrong password", []string{"run", "--target", withPassword(tg, "hunter2"), "--workload", "oltp_read_write"}, "wrong user or password"},
+		{"unknown workload", []string{"run", "--target", good, "--workload", "oltp_nope"}, "unknown workload"},
+		{"option of another workload", []string{"run", "--target", good, "--workload", "oltp_read_write", "--random-points", "3"}, "has no option --random-points"},
+		{"missing tables at run", []string{"run", "--target", good, "--workload", "oltp_point_select", "--time", "1s"}, "run 'fairbench prepare"},
+		{"bad duration", []string{"run", "--target", good, "--workload", "oltp_point_select", "--time", "soon"}, "not a duration"},
+		{"bad threads", []string{"run", "--target", good, "--workload", "oltp_point_select", "--threads", "0"}, "--threads"},
+		{"bad rand type", []string{"run", "--target", good, "--workload", "oltp_point_select", "--rand-type", "lognormal"}, "--rand-type"},
+		{"unknown flag", []string{"run", "--target", good, "--wrokload", "x"}, "unknown flag"},
+		{"unknown suite", []string{"compare", "--suite", "nosuch"}, "no suite"},
+		{"unknown engine", []string{"compare", "--engines", "oracle"}, "unknown engine"},
+		{"report of an empty dir", []string{"report", t.TempDir()}, "no results"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := run(c.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2 (stderr %q)", code, stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			if len(lines) != 1 || !strings.Contains(stderr, c.want) {
+				t.Errorf("stderr %q: want one line containing %q", stderr, c.want)
+			}
+			if strings.Contains(stderr, "hunter2") || strings.Contains(stderr, "goroutine") {
+				t.Errorf("stderr leaks a password or a stack trace: %q", stderr)
+			}
+		})
+	}
+}
+
+// prepare, run with --out, check and cleanup through the command line, as a user would.
+func TestPrepareRunCleanup(t *testing.T) {
+	tg := testserver.Database(t, "mariadb")
+	dsn := withPassword(tg, "")
+	base := []string{"--target", dsn, "--workload", "oltp_read_write", "--tables", "2", "--table-size", "1000"}
+	if code, out, errOut := run(append([]string{"prepare"}, base...)...); code != 0 {
+		t.Fatalf("prepare: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := run(append([]string{"prepare"}, base...)...); code != 2 || !strings.Contains(errOut, "--force") {
+		t.Fatalf("second prepare: exit %d %q, want 2 and a hint to use --force", code, errOut)
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := run(append([]string{"run", "--threads", "2", "--time", "1s", "--out", out, "--check"}, base...)...)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "transactions:") || !strings.Contains(stdout, "check: oltp_read_write passed") || !strings.Contains(stderr, "[ 1s ] thds: 2 tps:") {
+		t.Fatalf("missing the sysbench-like summary, interval line or check:\n%s\n%s", stdout, stderr)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Complete || r.Engine.Kind != "mariadb" || !strings.Contains(r.Engine.Version, "MariaDB") || r.TPS <= 0 || r.Histogram == "" {
+		t.Fatalf("result: complete=%v engine=%+v tps=%.1f", r.Complete, r.Engine, r.TPS)
+	}
+	if code, _, errOut := run(append([]string{"cleanup"}, base...)...); code != 0 {
+		t.Fatalf("cleanup: exit %d %s", code, errOut)
+	}
+}
+
+// A thread sweep writes one result per step.
+func TestThreadSweep(t *testing.T) {
+	tg := testserver.Database(t, "postgres")
+	base := []string{"--target", withPassword(tg, "fairbench"), "--workload", "oltp_point_select", "--tables", "1", "--table-size", "1000"}
+	if code, _, e := run(append([]string{"prepare"}, base...)...); code != 0 {
+		t.Fatal(e)
+	}
+	out := filepath.Join(t.TempDir(), "sweep.json")
+	if code, _, e := run(append([]string{"run", "--threads", "1,2", "--time", "500ms", "--out", out}, base...)...); code != 0 {
+		t.Fatal(e)
+	}
+	for _, n := range []int{1, 2} {
+		r, err := result.Read(strings.TrimSuffix(out, ".json") + fmt.Sprintf("-t%d.json", n))
+		if err != nil || r.Threads != n || r.Label != fmt.Sprintf("threads=%d", n) {
+			t.Fatalf("step %d: %v %+v", n, err, r)
+		}
+	}
+	_ = context.Background()
+	_ = os.Remove(out)
+}

@@ -1,0 +1,152 @@
+package compare
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/suite"
+)
+
+const tinySuite = `
+name: tiny
+description: two short steps on a small data set
+threads: 2
+time: 1s
+options: {tables: "2", table-size: "2000"}
+steps:
+  - workload: oltp_read_write
+  - workload: oltp_point_select
+`
+
+func engines(t *testing.T) []string {
+	kinds := []string{engine.Postgres, engine.MariaDB}
+	if _, err := engine.Find(engine.MySQL, ""); err == nil || strings.Contains(os.Getenv("FAIRBENCH_REQUIRE_ENGINES"), "mysql") {
+		kinds = append(kinds, engine.MySQL)
+	}
+	for _, k := range kinds[:2] {
+		if _, err := engine.Find(k, ""); err != nil {
+			t.Skipf("%s not installed: %v", k, err)
+		}
+	}
+	return kinds
+}
+
+// workDir is where the servers' data directories go; the postgres user must be able to enter it.
+func workDir(t *testing.T) string {
+	d, err := os.MkdirTemp("/tmp", "fairbench-compare-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(d, 0o755)
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+func options(t *testing.T, kinds []string) *Options {
+	s, err := suite.Parse([]byte(tinySuite), "tiny.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof := engine.DefaultProfile()
+	prof.BufferPoolBytes = 256 << 20
+	prof.RedoBytes = 256 << 20
+	return &Options{Engines: kinds, Suite: s, OutDir: t.TempDir(), Profile: prof, WorkDir: workDir(t), Seed: 1, Command: "go test"}
+}
+
+// nothingLeftBehind: no server running and no data directory, whatever happened.
+func nothingLeftBehind(t *testing.T, o *Options) {
+	t.Helper()
+	if r := engine.Running(); len(r) != 0 {
+		t.Errorf("%d servers still running", len(r))
+	}
+	left, _ := os.ReadDir(o.WorkDir)
+	if len(left) != 0 {
+		t.Errorf("work dir not empty: %v", left)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, _ := os.ReadFile(p)
+		if strings.Contains(string(b), o.WorkDir) {
+			t.Errorf("a process still uses the work dir: %s", strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+}
+
+func TestCompareEndToEnd(t *testing.T) {
+	kinds := engines(t)
+	o := options(t, kinds)
+	if err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	nothingLeftBehind(t, o)
+	results, err := result.ReadDir(filepath.Join(o.OutDir, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 2*len(kinds) {
+		t.Fatalf("%d results, want %d", len(results), 2*len(kinds))
+	}
+	for _, r := range results {
+		if !r.Complete || r.TPS <= 0 || r.Server == nil || r.Server.CPUUserS+r.Server.CPUSystemS <= 0 || len(r.Server.Settings) == 0 {
+			t.Errorf("%s %s: complete=%v tps=%.1f server=%+v", r.Engine.Kind, r.Workload.Name, r.Complete, r.TPS, r.Server)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(o.OutDir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kinds {
+		if !strings.Contains(string(md), k) {
+			t.Errorf("report.md does not mention %s", k)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(o.OutDir, "report.html")); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(filepath.Join(o.OutDir, "environment.json")); err != nil {
+		t.Error(err)
+	}
+}
+
+// A failure in the middle stops the server, removes its data, and keeps what was measured.
+func TestCompareFailureCleansUp(t *testing.T) {
+	kinds := engines(t)[:2]
+	o := options(t, kinds)
+	o.FailAfter = 3 // fails on the second engine, after its first step
+	err := Run(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "on purpose") {
+		t.Fatalf("err = %v, want the forced failure", err)
+	}
+	nothingLeftBehind(t, o)
+	results, _ := result.ReadDir(filepath.Join(o.OutDir, "results"))
+	if len(results) != 3 {
+		t.Fatalf("%d results kept, want the 3 measured before the failure", len(results))
+	}
+	if _, err := os.Stat(filepath.Join(o.OutDir, "report.md")); err != nil {
+		t.Errorf("no report of what was measured: %v", err)
+	}
+}
+
+// Ctrl-C in the middle of a step: the step's partial result is written marked incomplete.
+func TestCompareInterrupted(t *testing.T) {
+	kinds := engines(t)[:1]
+	o := options(t, kinds)
+	o.Suite.Steps = o.Suite.Steps[:1]
+	o.Suite.Time = 30 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	if err := Run(ctx, o); err == nil {
+		t.Fatal("want an error from the interrupted run")
+	}
+	nothingLeftBehind(t, o)
+	results, _ := result.ReadDir(filepath.Join(o.OutDir, "results"))
+	if len(results) != 1 || results[0].Complete || results[0].Transactions == 0 {
+		t.Fatalf("want one incomplete result with what was measured, got %d", len(results))
+	}
+}

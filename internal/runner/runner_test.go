@@ -1,0 +1,195 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/fairbench/fairbench/internal/randgen"
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/testserver"
+	"github.com/fairbench/fairbench/internal/workload"
+)
+
+type resultView struct{ *result.Result }
+
+func TestMain(m *testing.M) { testserver.Main(m) }
+
+// probe is a workload written for these tests: each transaction runs SELECT 1 on the real server,
+// and the hook can make it fail, stall or succeed, to exercise the runner's own logic.
+type probe struct {
+	hook func(n int64) error
+	n    atomic.Int64
+}
+
+func (p *probe) Prepare(context.Context, *workload.Env) error { return nil }
+func (p *probe) Cleanup(context.Context, *workload.Env) error { return nil }
+func (p *probe) Check(context.Context, *workload.Env) error   { return nil }
+func (p *probe) NewWorker(ctx context.Context, c sqldb.Conn, _ *randgen.Rand, _, _ int) (workload.Worker, error) {
+	st, err := c.Prepare(ctx, "SELECT 1")
+	return &probeWorker{p: p, st: st}, err
+}
+
+type probeWorker struct {
+	p  *probe
+	st sqldb.Stmt
+}
+
+func (w *probeWorker) Transaction(ctx context.Context, q *workload.Queries) error {
+	q.Read++
+	if _, err := w.st.Query(ctx); err != nil {
+		return err
+	}
+	if w.p.hook != nil {
+		return w.p.hook(w.p.n.Add(1))
+	}
+	return nil
+}
+
+func connector(t *testing.T) Connector {
+	tg := testserver.Database(t, "postgres")
+	return func(ctx context.Context) (sqldb.Conn, error) { return sqldb.Open(ctx, tg) }
+}
+
+func config(threads int, d time.Duration) Config {
+	rc := randgen.DefaultConfig("uniform")
+	_ = rc.Init()
+	return Config{Threads: threads, Duration: d, MaxTries: 3, Rand: &rc, ReportInterval: 200 * time.Millisecond}
+}
+
+var deadlock = &pgconn.PgError{Code: "40P01", Message: "deadlock detected (test)"}
+
+func TestRunner(t *testing.T) {
+	connect := connector(t)
+	cases := []struct {
+		name  string
+		cfg   func() Config
+		hook  func(n int64) error
+		ctx   func() (context.Context, context.CancelFunc)
+		check func(t *testing.T, r resultView, err error)
+	}{
+		{name: "closed loop: intervals add up to the totals",
+			cfg: func() Config { return config(2, 800*time.Millisecond) },
+			check: func(t *testing.T, r resultView, err error) {
+				if err != nil || !r.Complete || r.Transactions == 0 {
+					t.Fatalf("err=%v complete=%v txns=%d", err, r.Complete, r.Transactions)
+				}
+				if r.Queries.Read != r.Transactions || r.QPS != r.TPS {
+					t.Errorf("one read per transaction: reads %d txns %d", r.Queries.Read, r.Transactions)
+				}
+				if math.Abs(r.DurationS-0.8) > 0.1 {
+					t.Errorf("measured %.3fs, want 0.8s", r.DurationS)
+				}
+				sum := 0.0
+				prev := 0.0
+				for _, iv := range r.Intervals {
+					sum += iv.TPS * (iv.T - prev)
+					prev = iv.T
+				}
+				if math.Abs(sum-float64(r.Transactions)) > 0.02*float64(r.Transactions)+2 {
+					t.Errorf("intervals add up to %.0f transactions, total says %d", sum, r.Transactions)
+				}
+			}},
+		{name: "deadlocks are retried and counted",
+			cfg: func() Config { return config(1, 300*time.Millisecond) },
+			// Every transaction fails twice, then succeeds on its third try.
+			hook: func(n int64) error {
+				if n%3 != 0 {
+					return deadlock
+				}
+				return nil
+			},
+			check: func(t *testing.T, r resultView, err error) {
+				if err != nil || r.Errors != 0 || r.Retries != 2*r.Transactions {
+					t.Fatalf("err=%v errors=%d retries=%d txns=%d: want 2 retries per transaction", err, r.Errors, r.Retries, r.Transactions)
+				}
+			}},
+		{name: "exhausted tries count as errors and the run goes on",
+			cfg:  func() Config { return config(1, 300*time.Millisecond) },
+			hook: func(int64) error { return deadlock },
+			check: func(t *testing.T, r resultView, err error) {
+				if err != nil || !r.Complete || r.Errors == 0 || r.Transactions != 0 || r.Retries != 2*r.Errors {
+					t.Fatalf("err=%v complete=%v errors=%d retries=%d txns=%d", err, r.Complete, r.Errors, r.Retries, r.Transactions)
+				}
+			}},
+		{name: "a non-retryable error stops the run and keeps what was measured",
+			cfg: func() Config { return config(2, 5*time.Second) },
+			hook: func(n int64) error {
+				if n == 50 {
+					return errors.New("disk full (test)")
+				}
+				return nil
+			},
+			check: func(t *testing.T, r resultView, err error) {
+				var fe *FatalError
+				if !errors.As(err, &fe) || r.Complete || r.Error == "" || r.Transactions == 0 || r.DurationS > 4 {
+					t.Fatalf("err=%v complete=%v error=%q txns=%d dur=%.1f", err, r.Complete, r.Error, r.Transactions, r.DurationS)
+				}
+			}},
+		{name: "interrupt writes a partial result",
+			cfg: func() Config { return config(2, 10*time.Second) },
+			ctx: func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), 400*time.Millisecond)
+			},
+			check: func(t *testing.T, r resultView, err error) {
+				if err == nil || r.Complete || r.Transactions == 0 || r.DurationS > 2 {
+					t.Fatalf("err=%v complete=%v txns=%d dur=%.1f", err, r.Complete, r.Transactions, r.DurationS)
+				}
+			}},
+		{name: "warm-up is run but not counted",
+			cfg: func() Config {
+				c := config(1, 300*time.Millisecond)
+				c.Warmup = 300 * time.Millisecond
+				return c
+			},
+			check: func(t *testing.T, r resultView, err error) {
+				if err != nil || math.Abs(r.DurationS-0.3) > 0.08 || r.WarmupS != 0.3 {
+					t.Fatalf("err=%v measured %.3fs warmup %.2f", err, r.DurationS, r.WarmupS)
+				}
+			}},
+		{name: "open loop: a stall shows in the latency of the transactions queued behind it",
+			cfg: func() Config {
+				c := config(1, 2*time.Second)
+				c.Rate = 100
+				return c
+			},
+			hook: func(n int64) error {
+				if n == 20 {
+					time.Sleep(500 * time.Millisecond)
+				}
+				return nil
+			},
+			check: func(t *testing.T, r resultView, err error) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Transactions < 140 || r.Transactions > 260 {
+					t.Errorf("rate 100/s for 2s gave %d transactions", r.Transactions)
+				}
+				// About 50 arrivals wait behind the stall: more than 1% of 200, so p99 sees it.
+				if r.LatencyMS.P99 < 200 || r.ScheduleLagMS == nil || r.ScheduleLagMS.Max < 300 {
+					t.Errorf("p99 %.1f ms, lag %+v: the stall was omitted", r.LatencyMS.P99, r.ScheduleLagMS)
+				}
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.Background(), context.CancelFunc(func() {})
+			if c.ctx != nil {
+				ctx, cancel = c.ctx()
+			}
+			defer cancel()
+			res, err := Run(ctx, c.cfg(), connect, &probe{hook: c.hook})
+			if res == nil {
+				t.Fatalf("no result: %v", err)
+			}
+			c.check(t, resultView{res}, err)
+		})
+	}
+}
