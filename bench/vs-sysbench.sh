@@ -46,7 +46,7 @@ for engine in "${ENGINES[@]}"; do
   [ -s "$tmp/dsn" ] || { cat "$tmp/serve.log" >&2; exit 1; }
   dsn=$(head -n 1 "$tmp/dsn")
   # sysbench's connection flags for the same server, taken apart from the DSN.
-  hostport=${dsn#*@}; hostport=${hostport%%/*}; port=${hostport##*:}; db=${dsn##*/}
+  hostport=${dsn#*@}; hostport=${hostport%%/*}; port=${hostport##*:}; db=${dsn##*/}; db=${db%%\?*}
   userpass=${dsn#*://}; userpass=${userpass%%@*}; user=${userpass%%:*}; pass=""
   [[ $userpass == *:* ]] && pass=${userpass#*:}
   if [ "$engine" = postgres ]; then

@@ -118,9 +118,5 @@ func dialAddr(ctx context.Context, addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if os.Getenv("FB_NETPOLL") != "" {
-		var d net.Dialer
-		return d.DialContext(ctx, "tcp", addr)
-	}
 	return dialBlocking(ctx, host, port, 10*time.Second)
 }
