@@ -214,6 +214,8 @@ type runFlags struct {
 	maxTries       int
 	out            string
 	check          bool
+	ramp           string
+	slo            string
 }
 
 func (r *runFlags) register(fs *pflag.FlagSet) {
@@ -225,6 +227,45 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&r.maxTries, "max-tries", 10, "attempts per transaction on deadlocks and serialization failures")
 	fs.StringVar(&r.out, "out", "", "write the result as JSON to this file")
 	fs.BoolVar(&r.check, "check", false, "run the workload's data check after the run")
+	fs.StringVar(&r.ramp, "ramp", "", "add clients step by step to the saturation point: add=1,every=10s,max=64 (--time is then the longest it may run)")
+	fs.StringVar(&r.slo, "slo", "", "with --ramp: stop when a step's p99 latency exceeds this, e.g. 50ms")
+}
+
+// parseRamp reads --ramp add=N,every=DURATION,max=N.
+func parseRamp(v, slo string) (*runner.Ramp, error) {
+	r := &runner.Ramp{Add: 1, Every: 10 * time.Second, Max: 64}
+	bad := badInputf("--ramp %q: use add=1,every=10s,max=64", v)
+	for _, part := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return nil, bad
+		}
+		var err error
+		switch k {
+		case "add":
+			r.Add, err = strconv.Atoi(val)
+		case "every":
+			r.Every, err = parseDuration("ramp every", val)
+		case "max":
+			r.Max, err = strconv.Atoi(val)
+		default:
+			return nil, bad
+		}
+		if err != nil {
+			return nil, bad
+		}
+	}
+	if r.Add < 1 || r.Max < r.Add || r.Every <= 0 {
+		return nil, badInputf("--ramp %q: add must be at least 1, max at least add, every more than zero", v)
+	}
+	if slo != "" {
+		d, err := parseDuration("slo", slo)
+		if err != nil || d <= 0 {
+			return nil, badInputf("--slo %q: use a latency such as 50ms", slo)
+		}
+		r.SLO = d
+	}
+	return r, nil
 }
 
 // parseDuration accepts Go durations and sysbench's bare seconds.
@@ -282,6 +323,18 @@ func (r *runFlags) config(progress io.Writer) (runner.Config, []int, error) {
 		return cfg, nil, badInputf("--max-tries must be at least 1")
 	}
 	cfg.Rate, cfg.MaxTries, cfg.Progress = r.rate, r.maxTries, progress
+	if r.slo != "" && r.ramp == "" {
+		return cfg, nil, badInputf("--slo goes with --ramp: add --ramp add=1,every=10s,max=64")
+	}
+	if r.ramp != "" {
+		if cfg.Ramp, err = parseRamp(r.ramp, r.slo); err != nil {
+			return cfg, nil, err
+		}
+		if cfg.Ramp.Every < cfg.ReportInterval {
+			cfg.ReportInterval = cfg.Ramp.Every
+		}
+		threads = []int{cfg.Ramp.Max}
+	}
 	return cfg, threads, nil
 }
 
@@ -317,6 +370,9 @@ func newRunCmd() *cobra.Command {
 				cfg.Threads = n
 				res, runErr := j.Run(cmd.Context(), cfg)
 				if res != nil {
+					if res.Ramp != nil {
+						printRamp(cmd.OutOrStdout(), res)
+					}
 					if len(threads) > 1 {
 						res.Label = fmt.Sprintf("threads=%d", n)
 					}
@@ -379,6 +435,17 @@ func printSummary(w io.Writer, r *result.Result) {
 		l.Avg, l.P50, l.P90, l.P95, l.P99, l.P999, l.Max)
 	if r.ScheduleLagMS != nil {
 		fmt.Fprintf(w, "Schedule lag (ms): avg: %.2f  p99: %.2f  max: %.2f\n", r.ScheduleLagMS.Avg, r.ScheduleLagMS.P99, r.ScheduleLagMS.Max)
+	}
+}
+
+func printRamp(w io.Writer, r *result.Result) {
+	fmt.Fprintf(w, "Ramp (stopped: %s):\n", r.Ramp.StoppedBecause)
+	for _, s := range r.Ramp.Steps {
+		mark := ""
+		if s.Threads == r.Ramp.SaturationThreads {
+			mark = "  <- saturation point"
+		}
+		fmt.Fprintf(w, "    %4d threads  %10.2f tps  p95 %8.2f ms  p99 %8.2f ms%s\n", s.Threads, s.TPS, s.P95MS, s.P99MS, mark)
 	}
 }
 

@@ -246,6 +246,7 @@ func (c *comparison) step(ctx context.Context, srv *engine.Server, monConn sqldb
 	}
 	cfg := runner.Config{Threads: threads, Duration: st.Time, Warmup: st.Warmup, ReportInterval: time.Second,
 		MaxTries: 10, Progress: o.IntervalLog, OnInterval: mon.OnInterval,
+		Ramp: runnerRamp(st.Ramp),
 		OnMeasureStart: func() {
 			if st.Warmup > 0 {
 				_ = mon.MeasureStart(ctx)
@@ -270,6 +271,9 @@ func (c *comparison) step(ctx context.Context, srv *engine.Server, monConn sqldb
 	if len(st.Threads) > 1 {
 		name += fmt.Sprintf("-t%d", threads)
 	}
+	if st.Ramp != nil {
+		name += "-ramp"
+	}
 	if o.Suite.Repeat > 1 {
 		name += fmt.Sprintf("-%d", rep)
 	}
@@ -283,6 +287,13 @@ func (c *comparison) step(ctx context.Context, srv *engine.Server, monConn sqldb
 	}
 	c.logf("   %s: %s: %.1f TPS, p95 %.2f ms, %d errors%s", srv.Kind, st.Workload, res.TPS, res.LatencyMS.P95, res.Errors, state)
 	return runErr
+}
+
+func runnerRamp(r *suite.Ramp) *runner.Ramp {
+	if r == nil {
+		return nil
+	}
+	return &runner.Ramp{Add: r.Add, Every: r.Every, Max: r.Max, SLO: r.SLO}
 }
 
 func writeEnvironment(dir string, env *result.Environment) error {

@@ -97,6 +97,11 @@ func TestCompareEndToEnd(t *testing.T) {
 			t.Errorf("%s %s: complete=%v tps=%.1f server=%+v", r.Engine.Kind, r.Workload.Name, r.Complete, r.TPS, r.Server)
 		}
 	}
+	for _, r := range results {
+		if r.Workload.Name == "oltp_read_write" {
+			serverMetricsPresent(t, r)
+		}
+	}
 	md, err := os.ReadFile(filepath.Join(o.OutDir, "report.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -148,5 +153,36 @@ func TestCompareInterrupted(t *testing.T) {
 	results, _ := result.ReadDir(filepath.Join(o.OutDir, "results"))
 	if len(results) != 1 || results[0].Complete || results[0].Transactions == 0 {
 		t.Fatalf("want one incomplete result with what was measured, got %d", len(results))
+	}
+}
+
+// serverMetricsPresent: every server-side figure of a read-write run is there and non-zero where
+// the work must have produced it.
+func serverMetricsPresent(t *testing.T, r *result.Result) {
+	t.Helper()
+	s := r.Server
+	name := r.Engine.Kind
+	checks := []struct {
+		what string
+		ok   bool
+	}{
+		{"local", s.Local},
+		{"server CPU seconds", s.CPUUserS+s.CPUSystemS > 0},
+		{"server CPU %", s.CPUPct > 0},
+		{"RSS idle", s.RSSIdleMB > 0},
+		{"RSS under load above idle", s.RSSPeakMB > s.RSSIdleMB},
+		{"disk writes (durable commits)", s.DiskWriteBytes > 0},
+		{"data size", s.DataSizeBytes > 0},
+		{"pages requested per transaction", s.PerTxn["buffer_hits"]+s.PerTxn["buffer_reads"] > 0},
+		{"WAL/redo bytes per write transaction", s.PerTxn["wal_bytes"] > 0},
+		{"client CPU", r.ClientCPUS > 0},
+		{"per-interval server CPU", len(r.Intervals) > 0 && r.Intervals[0].ServerCPUPct > 0},
+		{"per-interval server RSS", len(r.Intervals) > 0 && r.Intervals[0].ServerRSSMB > 0},
+		{"settings", len(s.Settings) > 0 && len(s.Profile) > 0},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			t.Errorf("%s oltp_read_write: %s missing or zero (server %+v)", name, c.what, s)
+		}
 	}
 }

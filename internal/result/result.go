@@ -48,6 +48,31 @@ type Result struct {
 	Histogram string `json:"histogram"`
 
 	Server *Server `json:"server,omitempty"`
+
+	// Ramp is present when the run added clients step by step (--ramp) to find the saturation point.
+	Ramp *Ramp `json:"ramp,omitempty"`
+}
+
+// Ramp records a run that started with few clients and added more every interval.
+type Ramp struct {
+	Add    int        `json:"add"`     // clients added per step
+	EveryS float64    `json:"every_s"` // seconds per step
+	Max    int        `json:"max"`     // most clients
+	SLOMS  float64    `json:"slo_ms,omitempty"`
+	Steps  []RampStep `json:"steps"`
+	// Saturation is the step with the highest throughput before the latency knee: the most the
+	// engine delivered within the SLO (or at all, without one).
+	SaturationThreads int     `json:"saturation_threads"`
+	SaturationTPS     float64 `json:"saturation_tps"`
+	StoppedBecause    string  `json:"stopped_because"` // "max threads", "p99 above SLO", "throughput stopped rising", "time"
+}
+
+type RampStep struct {
+	Threads int     `json:"threads"`
+	TPS     float64 `json:"tps"`
+	P95MS   float64 `json:"p95_ms"`
+	P99MS   float64 `json:"p99_ms"`
+	Errors  int64   `json:"errors"`
 }
 
 // Engine identifies the server: Kind is what fairbench was told (postgres, mysql, mariadb),

@@ -39,6 +39,9 @@ type Config struct {
 	// OnMeasureStart is called when the warm-up ends and counting begins, so server-side counters
 	// can take their starting point there and per-transaction figures exclude the warm-up.
 	OnMeasureStart func()
+	// Ramp, when set, starts with Ramp.Add clients and adds more each step up to Ramp.Max (which
+	// Threads must equal); Duration is then an upper bound.
+	Ramp *Ramp
 }
 
 // Connector opens one connection to the server under test.
@@ -153,11 +156,33 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 	}
 
 	var cpuAtMeasure time.Duration
+	// In a ramp, clients beyond the current step wait at their gate, connected and prepared.
+	active := cfg.Threads
+	var gates []chan struct{}
+	var ramp *rampState
+	if cfg.Ramp != nil {
+		if cfg.Ramp.Add < 1 || cfg.Ramp.Every <= 0 || cfg.Ramp.Max != cfg.Threads {
+			return nil, fmt.Errorf("ramp needs add >= 1, every > 0 and max = threads")
+		}
+		ramp = newRampState(*cfg.Ramp, time.Now())
+		active = ramp.level
+		gates = make([]chan struct{}, cfg.Threads)
+		for i := active; i < cfg.Threads; i++ {
+			gates[i] = make(chan struct{})
+		}
+	}
 	var wg sync.WaitGroup
 	for i := range workers {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
+			if gates != nil && gates[i] != nil {
+				select {
+				case <-gates[i]:
+				case <-stopped:
+					return
+				}
+			}
 			t := threads[i]
 			w, c := workers[i], conns[i]
 			for !stop.Load() {
@@ -223,6 +248,10 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 	}
 	measureStart := time.Now()
 	cpuAtMeasure = cpuTime()
+	if ramp != nil {
+		ramp.stepStart = measureStart
+	}
+	rampStop := ""
 	tick := time.NewTicker(cfg.ReportInterval)
 	lastTick := measureStart
 	// The measured window starts now, after any warm-up bookkeeping, and lasts exactly Duration.
@@ -233,7 +262,8 @@ loop:
 		select {
 		case now := <-tick.C:
 			span := now.Sub(lastTick)
-			iv, rwo := collect(threads, ivHist, span, now.Sub(measureStart))
+			iv, sum := collect(threads, active, ivHist, span, now.Sub(measureStart))
+			rwo := rates(sum, span)
 			lastTick = now
 			if cfg.OnInterval != nil {
 				cfg.OnInterval(&iv)
@@ -242,7 +272,18 @@ loop:
 			if cfg.Progress != nil {
 				printInterval(cfg.Progress, &iv, rwo, span)
 			}
+			if ramp != nil {
+				level, why := ramp.observe(ivHist, sum.txns, sum.errors, now)
+				if why != "" {
+					rampStop = why
+					break loop
+				}
+				for ; active < level; active++ {
+					close(gates[active])
+				}
+			}
 		case <-deadline.C:
+			rampStop = "time"
 			break loop
 		case <-ctx.Done():
 			stopReason = fmt.Errorf("interrupted")
@@ -263,7 +304,10 @@ loop:
 	}
 	// A last partial interval, so the intervals add up to the totals.
 	if tail := time.Since(lastTick); tail > cfg.ReportInterval/10 {
-		iv, _ := collect(threads, ivHist, tail, measured)
+		iv, sum := collect(threads, active, ivHist, tail, measured)
+		if ramp != nil && rampStop == "time" {
+			ramp.observe(ivHist, sum.txns, sum.errors, time.Now())
+		}
 		if cfg.OnInterval != nil {
 			cfg.OnInterval(&iv)
 		}
@@ -295,6 +339,11 @@ loop:
 		res.ScheduleLagMS = &l
 	}
 	res.ClientCPUS = cpuUsed.Seconds()
+	if ramp != nil {
+		res.Ramp = ramp.finish(time.Now(), rampStop)
+		res.Threads = active
+		res.Label = "ramp"
+	}
 	enc, err := hist.Encode()
 	if err != nil {
 		return res, err
@@ -333,8 +382,8 @@ func attempt(ctx context.Context, w workload.Worker, c sqldb.Conn, maxTries int,
 }
 
 // collect takes every thread's interval slot and turns it into one interval record.
-// It also returns the read/write/other query rates, which only the progress line shows.
-func collect(threads []*thread, merged *histogram.Histogram, span, at time.Duration) (result.Interval, [3]float64) {
+// active is how many clients were running (fewer than len(threads) during a ramp).
+func collect(threads []*thread, active int, merged *histogram.Histogram, span, at time.Duration) (result.Interval, counts) {
 	merged.Reset()
 	var sum counts
 	for _, t := range threads {
@@ -346,15 +395,22 @@ func collect(threads []*thread, merged *histogram.Histogram, span, at time.Durat
 		t.mu.Unlock()
 	}
 	s := span.Seconds()
-	var rwo [3]float64
-	iv := result.Interval{T: math.Round(at.Seconds()*1000) / 1000, Threads: len(threads), Errors: sum.errors, Retries: sum.retries,
+	iv := result.Interval{T: math.Round(at.Seconds()*1000) / 1000, Threads: active, Errors: sum.errors, Retries: sum.retries,
 		P95MS: merged.PercentileMS(95), P99MS: merged.PercentileMS(99)}
 	if s > 0 {
 		iv.TPS = float64(sum.txns) / s
 		iv.QPS = float64(sum.q.Read+sum.q.Write+sum.q.Other) / s
-		rwo = [3]float64{float64(sum.q.Read) / s, float64(sum.q.Write) / s, float64(sum.q.Other) / s}
 	}
-	return iv, rwo
+	return iv, sum
+}
+
+// rates is the read/write/other split per second, which only the progress line shows.
+func rates(c counts, span time.Duration) [3]float64 {
+	s := span.Seconds()
+	if s <= 0 {
+		return [3]float64{}
+	}
+	return [3]float64{float64(c.q.Read) / s, float64(c.q.Write) / s, float64(c.q.Other) / s}
 }
 
 // printInterval writes sysbench's interval line, with p99 beside p95 and retries for reconnects.

@@ -177,6 +177,41 @@ func TestRunner(t *testing.T) {
 					t.Errorf("p99 %.1f ms, lag %+v: the stall was omitted", r.LatencyMS.P99, r.ScheduleLagMS)
 				}
 			}},
+		{name: "ramp adds a client per step and names the saturation point",
+			cfg: func() Config {
+				c := config(3, 10*time.Second)
+				c.Ramp = &Ramp{Add: 1, Every: 400 * time.Millisecond, Max: 3}
+				return c
+			},
+			check: func(t *testing.T, r resultView, err error) {
+				if err != nil || r.Ramp == nil {
+					t.Fatalf("err=%v ramp=%v", err, r.Ramp)
+				}
+				st := r.Ramp.Steps
+				if len(st) < 2 || st[0].Threads != 1 || st[1].Threads != 2 || st[0].TPS <= 0 {
+					t.Fatalf("steps %+v", st)
+				}
+				if r.Ramp.StoppedBecause != "max threads" && r.Ramp.StoppedBecause != "throughput stopped rising" {
+					t.Errorf("stopped because %q", r.Ramp.StoppedBecause)
+				}
+				if r.Ramp.SaturationThreads == 0 || r.Ramp.SaturationTPS <= 0 || r.DurationS > 3 {
+					t.Errorf("saturation %d threads %.0f TPS after %.1fs", r.Ramp.SaturationThreads, r.Ramp.SaturationTPS, r.DurationS)
+				}
+				if r.Intervals[0].Threads != 1 || r.Intervals[len(r.Intervals)-1].Threads < 2 {
+					t.Errorf("intervals do not show the clients being added: first %d, last %d", r.Intervals[0].Threads, r.Intervals[len(r.Intervals)-1].Threads)
+				}
+			}},
+		{name: "ramp stops at the SLO",
+			cfg: func() Config {
+				c := config(4, 10*time.Second)
+				c.Ramp = &Ramp{Add: 2, Every: 300 * time.Millisecond, Max: 4, SLO: time.Microsecond}
+				return c
+			},
+			check: func(t *testing.T, r resultView, err error) {
+				if err != nil || r.Ramp == nil || r.Ramp.StoppedBecause != "p99 above SLO" || len(r.Ramp.Steps) != 1 || r.Ramp.SaturationThreads != 2 {
+					t.Fatalf("err=%v ramp=%+v", err, r.Ramp)
+				}
+			}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

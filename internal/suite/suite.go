@@ -29,8 +29,17 @@ type Suite struct {
 	Steps    []Step            `yaml:"steps"`
 }
 
+// Ramp adds clients step by step to the saturation point (runner.Ramp).
+type Ramp struct {
+	Add   int
+	Every time.Duration
+	Max   int
+	SLO   time.Duration
+}
+
 // Step is one workload run. Zero fields take the suite's defaults.
 type Step struct {
+	Ramp     *Ramp             `yaml:"-"`
 	Workload string            `yaml:"workload"`
 	Threads  []int             `yaml:"-"`
 	Time     time.Duration     `yaml:"-"`
@@ -51,7 +60,15 @@ type file struct {
 	Steps       []stepFile        `yaml:"steps"`
 }
 
+type rampFile struct {
+	Add   int    `yaml:"add"`
+	Every string `yaml:"every"`
+	Max   int    `yaml:"max"`
+	SLO   string `yaml:"slo"`
+}
+
 type stepFile struct {
+	Ramp     *rampFile         `yaml:"ramp"`
 	Workload string            `yaml:"workload"`
 	Threads  threadList        `yaml:"threads"`
 	Time     string            `yaml:"time"`
@@ -161,9 +178,35 @@ func Parse(data []byte, source string) (*Suite, error) {
 		if st.Warmup, err = duration(sf.Warmup, source, "warmup"); err != nil {
 			return nil, err
 		}
+		if sf.Ramp != nil {
+			if st.Ramp, err = parseRamp(sf.Ramp, source); err != nil {
+				return nil, err
+			}
+		}
 		s.Steps = append(s.Steps, st)
 	}
 	return s, nil
+}
+
+func parseRamp(f *rampFile, source string) (*Ramp, error) {
+	r := &Ramp{Add: f.Add, Max: f.Max}
+	var err error
+	if r.Every, err = duration(f.Every, source, "ramp every"); err != nil {
+		return nil, err
+	}
+	if r.SLO, err = duration(f.SLO, source, "ramp slo"); err != nil {
+		return nil, err
+	}
+	if r.Add == 0 {
+		r.Add = 1
+	}
+	if r.Every == 0 {
+		r.Every = 10 * time.Second
+	}
+	if r.Max < r.Add {
+		return nil, fmt.Errorf("suite %s: a ramp needs max (the most clients) of at least add", source)
+	}
+	return r, nil
 }
 
 func duration(v, source, key string) (time.Duration, error) {
@@ -183,6 +226,7 @@ type Resolved struct {
 	Threads  []int
 	Time     time.Duration
 	Warmup   time.Duration
+	Ramp     *Ramp // when set, Threads is [Ramp.Max] and Time bounds the ramp
 	// Common are the suite-wide options: they apply where the workload has them. Own are the
 	// step's: they must all be the workload's, and they win over Common.
 	Common map[string]string
@@ -193,7 +237,7 @@ type Resolved struct {
 func (s *Suite) Resolve() []Resolved {
 	out := make([]Resolved, 0, len(s.Steps))
 	for _, st := range s.Steps {
-		r := Resolved{Workload: st.Workload, Threads: st.Threads, Time: st.Time, Warmup: st.Warmup, Common: s.Options, Own: st.Options}
+		r := Resolved{Workload: st.Workload, Threads: st.Threads, Time: st.Time, Warmup: st.Warmup, Ramp: st.Ramp, Common: s.Options, Own: st.Options}
 		if len(r.Threads) == 0 {
 			r.Threads = s.Threads
 		}
@@ -202,6 +246,13 @@ func (s *Suite) Resolve() []Resolved {
 		}
 		if r.Warmup == 0 {
 			r.Warmup = s.Warmup
+		}
+		if r.Ramp != nil {
+			r.Threads = []int{r.Ramp.Max}
+			// A ramp runs until it saturates or reaches max; allow every step by default.
+			if st.Time == 0 {
+				r.Time = time.Duration(r.Ramp.Max/r.Ramp.Add+1) * r.Ramp.Every
+			}
 		}
 		out = append(out, r)
 	}
