@@ -392,6 +392,9 @@ func newRunCmd() *cobra.Command {
 					return fmt.Errorf("run stopped: %w", runErr)
 				}
 			}
+			if ac, ok := j.Workload.(workload.AutoChecked); ok && ac.CheckAfterRun() {
+				r.check = true
+			}
 			if r.check {
 				if err := j.Workload.Check(cmd.Context(), j.Env(1, false, nil, cmd.ErrOrStderr())); err != nil {
 					return fmt.Errorf("check failed after the run: %w", err)
@@ -433,6 +436,19 @@ func printSummary(w io.Writer, r *result.Result) {
 	l := r.LatencyMS
 	fmt.Fprintf(w, "Latency (ms):\n         avg: %.2f  p50: %.2f  p90: %.2f  p95: %.2f  p99: %.2f  p99.9: %.2f  max: %.2f\n",
 		l.Avg, l.P50, l.P90, l.P95, l.P99, l.P999, l.Max)
+	if len(r.ByKind) > 0 {
+		names := make([]string, 0, len(r.ByKind))
+		for k := range r.ByKind {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(w, "By transaction type:\n")
+		for _, k := range names {
+			s := r.ByKind[k]
+			fmt.Fprintf(w, "    %-14s %8d (%.2f per sec.)  avg %.2f  p95 %.2f  p99 %.2f ms  errors %d  retries %d  rollbacks %d\n",
+				k, s.Transactions, s.TPS, s.LatencyMS.Avg, s.LatencyMS.P95, s.LatencyMS.P99, s.Errors, s.Retries, s.Rollbacks)
+		}
+	}
 	if r.ScheduleLagMS != nil {
 		fmt.Fprintf(w, "Schedule lag (ms): avg: %.2f  p99: %.2f  max: %.2f\n", r.ScheduleLagMS.Avg, r.ScheduleLagMS.P99, r.ScheduleLagMS.Max)
 	}

@@ -35,8 +35,11 @@ type Result struct {
 	TPS          float64 `json:"tps"`
 	Queries      Queries `json:"queries"`
 	QPS          float64 `json:"qps"`
-	Errors       int64   `json:"errors"`  // transactions that failed after all tries
-	Retries      int64   `json:"retries"` // attempts repeated after a retryable error
+	Errors       int64   `json:"errors"`              // transactions that failed after all tries
+	Retries      int64   `json:"retries"`             // attempts repeated after a retryable error
+	Rollbacks    int64   `json:"rollbacks,omitempty"` // transactions the workload rolled back on purpose (counted in transactions)
+	// ByKind splits the figures by transaction type for workloads that have several (TPC-C).
+	ByKind map[string]*KindStats `json:"by_kind,omitempty"`
 
 	LatencyMS     Latency  `json:"latency_ms"`
 	ScheduleLagMS *Latency `json:"schedule_lag_ms,omitempty"` // open loop only: how late transactions started
@@ -95,6 +98,16 @@ type Queries struct {
 	Write int64 `json:"write"`
 	Other int64 `json:"other"`
 	Total int64 `json:"total"`
+}
+
+// KindStats are one transaction type's figures.
+type KindStats struct {
+	Transactions int64   `json:"transactions"`
+	TPS          float64 `json:"tps"`
+	Errors       int64   `json:"errors"`
+	Retries      int64   `json:"retries"`
+	Rollbacks    int64   `json:"rollbacks,omitempty"`
+	LatencyMS    Latency `json:"latency_ms"`
 }
 
 type Latency struct {

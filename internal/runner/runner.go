@@ -49,14 +49,15 @@ type Connector func(ctx context.Context) (sqldb.Conn, error)
 
 // counts is what one thread adds up between two interval reports.
 type counts struct {
-	txns, errors, retries int64
-	q                     workload.Queries
+	txns, errors, retries, rollbacks int64
+	q                                workload.Queries
 }
 
 func (c *counts) add(o *counts) {
 	c.txns += o.txns
 	c.errors += o.errors
 	c.retries += o.retries
+	c.rollbacks += o.rollbacks
 	c.q.Read += o.q.Read
 	c.q.Write += o.q.Write
 	c.q.Other += o.q.Other
@@ -73,7 +74,14 @@ type thread struct {
 	total     counts
 	totalHist *histogram.Histogram
 	lagHist   *histogram.Histogram
-	_         [64]byte // keep neighbouring threads' locks off one cache line
+	// byKind holds per-transaction-type totals for Typed workloads; thread-local like total.
+	byKind []kindTotals
+	_      [64]byte // keep neighbouring threads' locks off one cache line
+}
+
+type kindTotals struct {
+	n    counts
+	hist *histogram.Histogram
 }
 
 // FatalError is a non-retryable failure that stopped the run.
@@ -131,9 +139,16 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 		workers[i] = w
 	}
 
+	var kinds []string
+	if typed, ok := wl.(workload.Typed); ok {
+		kinds = typed.TransactionKinds()
+	}
 	threads := make([]*thread, cfg.Threads)
 	for i := range threads {
 		threads[i] = &thread{ivHist: histogram.New(), totalHist: histogram.New(), lagHist: histogram.New()}
+		for range kinds {
+			threads[i].byKind = append(threads[i].byKind, kindTotals{hist: histogram.New()})
+		}
 	}
 
 	// Statements run on a context that is never cancelled: a run ends between transactions, as
@@ -214,6 +229,12 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 				t.totalHist.Record(micros)
 				if arrivals != nil {
 					t.lagHist.Record(began.Sub(intended).Microseconds())
+				}
+				if k := n.q.Kind; k >= 0 && k < len(t.byKind) {
+					t.byKind[k].n.add(&n)
+					if n.txns > 0 {
+						t.byKind[k].hist.Record(micros)
+					}
 				}
 				t.mu.Lock()
 				t.interval.add(&n)
@@ -327,6 +348,23 @@ loop:
 	res.Transactions = total.txns
 	res.Errors = total.errors
 	res.Retries = total.retries
+	res.Rollbacks = total.rollbacks
+	if len(kinds) > 0 {
+		res.ByKind = map[string]*result.KindStats{}
+		for k, name := range kinds {
+			var sum counts
+			h := histogram.New()
+			for _, t := range threads {
+				sum.add(&t.byKind[k].n)
+				h.Merge(t.byKind[k].hist)
+			}
+			ks := &result.KindStats{Transactions: sum.txns, Errors: sum.errors, Retries: sum.retries, Rollbacks: sum.rollbacks, LatencyMS: h.Latency()}
+			if secs > 0 {
+				ks.TPS = float64(sum.txns) / secs
+			}
+			res.ByKind[name] = ks
+		}
+	}
 	res.Queries = result.Queries{Read: total.q.Read, Write: total.q.Write, Other: total.q.Other,
 		Total: total.q.Read + total.q.Write + total.q.Other}
 	if secs > 0 {
@@ -364,6 +402,14 @@ func attempt(ctx context.Context, w workload.Worker, c sqldb.Conn, maxTries int,
 		err := w.Transaction(ctx, &n.q)
 		if err == nil {
 			n.txns++
+			return nil
+		}
+		if errors.Is(err, workload.ErrRolledBack) {
+			if rbErr := c.Exec(ctx, "ROLLBACK"); rbErr != nil {
+				return rbErr
+			}
+			n.txns++
+			n.rollbacks++
 			return nil
 		}
 		if rbErr := c.Exec(ctx, "ROLLBACK"); rbErr != nil && !sqldb.IsRetryable(err) {

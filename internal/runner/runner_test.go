@@ -52,6 +52,48 @@ func (w *probeWorker) Transaction(ctx context.Context, q *workload.Queries) erro
 	return nil
 }
 
+// typedProbe has two transaction kinds: odd transactions are "b", and every 10th rolls back on purpose.
+type typedProbe struct{ probe }
+
+func (p *typedProbe) TransactionKinds() []string { return []string{"a", "b"} }
+func (p *typedProbe) NewWorker(ctx context.Context, c sqldb.Conn, r *randgen.Rand, i, n int) (workload.Worker, error) {
+	w, err := p.probe.NewWorker(ctx, c, r, i, n)
+	return &typedWorker{probeWorker: w.(*probeWorker)}, err
+}
+
+type typedWorker struct {
+	*probeWorker
+	n int64
+}
+
+func (w *typedWorker) Transaction(ctx context.Context, q *workload.Queries) error {
+	w.n++
+	n := w.n
+	q.Kind = int(n % 2)
+	if err := w.probeWorker.Transaction(ctx, q); err != nil {
+		return err
+	}
+	if n%10 == 0 {
+		return workload.ErrRolledBack
+	}
+	return nil
+}
+
+func TestTransactionKinds(t *testing.T) {
+	res, err := Run(context.Background(), config(1, 500*time.Millisecond), connector(t), &typedProbe{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := res.ByKind["a"], res.ByKind["b"]
+	if a == nil || b == nil || a.Transactions+b.Transactions != res.Transactions || a.LatencyMS.P50 <= 0 {
+		t.Fatalf("by kind %+v %+v, total %d", a, b, res.Transactions)
+	}
+	// Every 10th transaction is even, so kind "a" holds all the rollbacks.
+	if res.Rollbacks == 0 || a.Rollbacks != res.Rollbacks || b.Rollbacks != 0 || res.Errors != 0 {
+		t.Fatalf("rollbacks %d (a %d, b %d), errors %d", res.Rollbacks, a.Rollbacks, b.Rollbacks, res.Errors)
+	}
+}
+
 func connector(t *testing.T) Connector {
 	tg := testserver.Database(t, "postgres")
 	return func(ctx context.Context) (sqldb.Conn, error) { return sqldb.Open(ctx, tg) }

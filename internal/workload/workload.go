@@ -5,6 +5,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -36,7 +37,27 @@ type Worker interface {
 }
 
 // Queries counts statements as sysbench does.
-type Queries struct{ Read, Write, Other int64 }
+type Queries struct {
+	Read, Write, Other int64
+	// Kind is the index, in TransactionKinds(), of the transaction type the worker ran; workloads
+	// with one kind of transaction leave it 0.
+	Kind int
+}
+
+// Typed is implemented by workloads with several transaction types (TPC-C's NewOrder, Payment,
+// ...): the runner then keeps counts and latency per type.
+type Typed interface {
+	TransactionKinds() []string
+}
+
+// ErrRolledBack is returned by a transaction that rolled back on purpose, as TPC-C's 1% of
+// NewOrders with an unused item do: the runner counts it as done, and as a rollback.
+var ErrRolledBack = errors.New("rolled back on purpose by the workload")
+
+// AutoChecked is implemented by workloads whose data check runs after every run (TPC-C).
+type AutoChecked interface {
+	CheckAfterRun() bool
+}
 
 // Env is what Prepare, Cleanup and Check get: a way to open connections and where to report.
 type Env struct {
