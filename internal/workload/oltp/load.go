@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -15,53 +14,19 @@ import (
 	"github.com/fairbench/fairbench/internal/workload"
 )
 
-// Marker is stored as the comment of every table fairbench creates: cleanup and --force drop a
-// table only when it carries it, so fairbench never drops a table it did not make.
-const Marker = "created by fairbench"
-
 // createTableSQL is oltp_common.lua's create_table, with the ownership comment added.
 func (w *oltp) createTableSQL(kind sqldb.Kind, n int) []string {
 	name := tableName(n)
 	if kind.MySQLFamily() {
 		return []string{fmt.Sprintf("CREATE TABLE %s(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n"+
 			"  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n) /*! ENGINE = %s */ COMMENT='%s'",
-			name, w.cfg.storageEngine, Marker)}
+			name, w.cfg.storageEngine, workload.Marker)}
 	}
 	return []string{
 		fmt.Sprintf("CREATE TABLE %s(\n  id SERIAL,\n  k INTEGER DEFAULT '0' NOT NULL,\n"+
 			"  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n)", name),
-		fmt.Sprintf("COMMENT ON TABLE %s IS '%s'", name, Marker),
+		fmt.Sprintf("COMMENT ON TABLE %s IS '%s'", name, workload.Marker),
 	}
-}
-
-// tableState is what is on the server under a sbtest name.
-type tableState int
-
-const (
-	absent tableState = iota
-	ours
-	foreign
-)
-
-func stateOf(ctx context.Context, c sqldb.Conn, name string) (tableState, error) {
-	var q string
-	if c.Kind().MySQLFamily() {
-		q = "SELECT table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
-	} else {
-		q = "SELECT coalesce(obj_description(c.oid, 'pg_class'), '') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace " +
-			"WHERE n.nspname = current_schema() AND c.relname = ? AND c.relkind IN ('r', 'p')"
-	}
-	rows, err := c.Query(ctx, q, name)
-	if err != nil {
-		return absent, err
-	}
-	if len(rows) == 0 {
-		return absent, nil
-	}
-	if rows[0][0] == Marker {
-		return ours, nil
-	}
-	return foreign, nil
 }
 
 func (w *oltp) Prepare(ctx context.Context, env *workload.Env) error {
@@ -70,23 +35,8 @@ func (w *oltp) Prepare(ctx context.Context, env *workload.Env) error {
 		return err
 	}
 	defer c.Close()
-	// Look at every table before touching any, so a refusal leaves the database as it was.
-	for n := 1; n <= w.cfg.tables; n++ {
-		st, err := stateOf(ctx, c, tableName(n))
-		if err != nil {
-			return err
-		}
-		switch {
-		case st == foreign:
-			return fmt.Errorf("table %s exists and was not created by fairbench: it will not be touched; use another database or drop it yourself", tableName(n))
-		case st == ours && !env.Force:
-			return fmt.Errorf("table %s already exists: run 'fairbench cleanup --workload %s' first, or pass --force to recreate fairbench's tables", tableName(n), w.cfg.name)
-		}
-	}
-	if env.Force {
-		if err := w.dropOurs(ctx, c); err != nil {
-			return err
-		}
+	if err := workload.ClaimTables(ctx, c, w.cfg.name, w.tableNames(), env.Force); err != nil {
+		return err
 	}
 	threads := env.LoadThreads
 	if threads < 1 {
@@ -249,19 +199,12 @@ func (w *oltp) insertRows(ctx context.Context, c sqldb.Conn, n int, rng *randgen
 	return nil
 }
 
-func (w *oltp) dropOurs(ctx context.Context, c sqldb.Conn) error {
-	for n := 1; n <= w.cfg.tables; n++ {
-		st, err := stateOf(ctx, c, tableName(n))
-		if err != nil {
-			return err
-		}
-		if st == ours {
-			if err := c.Exec(ctx, "DROP TABLE "+tableName(n)); err != nil {
-				return err
-			}
-		}
+func (w *oltp) tableNames() []string {
+	names := make([]string, w.cfg.tables)
+	for n := range names {
+		names[n] = tableName(n + 1)
 	}
-	return nil
+	return names
 }
 
 // Cleanup drops sbtest1..N where fairbench created them and reports any it had to leave alone.
@@ -271,25 +214,7 @@ func (w *oltp) Cleanup(ctx context.Context, env *workload.Env) error {
 		return err
 	}
 	defer c.Close()
-	var left []string
-	for n := 1; n <= w.cfg.tables; n++ {
-		st, err := stateOf(ctx, c, tableName(n))
-		if err != nil {
-			return err
-		}
-		switch st {
-		case ours:
-			if err := c.Exec(ctx, "DROP TABLE "+tableName(n)); err != nil {
-				return err
-			}
-		case foreign:
-			left = append(left, tableName(n))
-		}
-	}
-	if len(left) > 0 {
-		return fmt.Errorf("left %s in place: not created by fairbench", strings.Join(left, ", "))
-	}
-	return nil
+	return workload.DropOwned(ctx, c, w.tableNames())
 }
 
 // Check verifies that every table is there with its index and, for workloads whose transactions

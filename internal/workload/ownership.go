@@ -1,0 +1,106 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/fairbench/fairbench/internal/sqldb"
+)
+
+// Marker is stored as the comment of every table fairbench creates: cleanup and --force drop a
+// table only when it carries it, so fairbench never drops a table it did not create.
+const Marker = "created by fairbench"
+
+// TableState is what is on the server under a table name.
+type TableState int
+
+const (
+	Absent TableState = iota
+	Ours
+	Foreign
+)
+
+// StateOf looks a table up in the connection's current database (MySQL) or schema (PostgreSQL).
+func StateOf(ctx context.Context, c sqldb.Conn, name string) (TableState, error) {
+	var q string
+	if c.Kind().MySQLFamily() {
+		q = "SELECT table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
+	} else {
+		q = "SELECT coalesce(obj_description(c.oid, 'pg_class'), '') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace " +
+			"WHERE n.nspname = current_schema() AND c.relname = ? AND c.relkind IN ('r', 'p', 'v')"
+	}
+	rows, err := c.Query(ctx, q, name)
+	if err != nil {
+		return Absent, err
+	}
+	if len(rows) == 0 {
+		return Absent, nil
+	}
+	if rows[0][0] == Marker {
+		return Ours, nil
+	}
+	return Foreign, nil
+}
+
+// MarkOwned records that fairbench created the table; call it right after CREATE TABLE.
+func MarkOwned(ctx context.Context, c sqldb.Conn, name string) error {
+	if c.Kind().MySQLFamily() {
+		return c.Exec(ctx, fmt.Sprintf("ALTER TABLE %s COMMENT = '%s'", name, Marker))
+	}
+	return c.Exec(ctx, fmt.Sprintf("COMMENT ON TABLE %s IS '%s'", name, Marker))
+}
+
+// ClaimTables is what every Prepare does first: it looks at all the workload's tables before
+// touching any, refuses if one belongs to someone else, refuses if fairbench's own are there
+// unless force, and with force drops fairbench's own (children first: list parents first).
+func ClaimTables(ctx context.Context, c sqldb.Conn, workloadName string, names []string, force bool) error {
+	for _, n := range names {
+		st, err := StateOf(ctx, c, n)
+		if err != nil {
+			return err
+		}
+		switch {
+		case st == Foreign:
+			return fmt.Errorf("table %s exists and was not created by fairbench: it will not be touched; use another database or drop it yourself", n)
+		case st == Ours && !force:
+			return fmt.Errorf("table %s already exists: run 'fairbench cleanup --workload %s' first, or pass --force to recreate fairbench's tables", n, workloadName)
+		}
+	}
+	if force {
+		_, err := dropOurs(ctx, c, names)
+		return err
+	}
+	return nil
+}
+
+// DropOwned is Cleanup: it drops the tables fairbench created (children first: list parents
+// first) and says which ones it left because they are not fairbench's.
+func DropOwned(ctx context.Context, c sqldb.Conn, names []string) error {
+	left, err := dropOurs(ctx, c, names)
+	if err != nil {
+		return err
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("left %s in place: not created by fairbench", strings.Join(left, ", "))
+	}
+	return nil
+}
+
+func dropOurs(ctx context.Context, c sqldb.Conn, names []string) (left []string, err error) {
+	for i := len(names) - 1; i >= 0; i-- {
+		st, err := StateOf(ctx, c, names[i])
+		if err != nil {
+			return nil, err
+		}
+		switch st {
+		case Ours:
+			if err := c.Exec(ctx, "DROP TABLE "+names[i]); err != nil {
+				return nil, err
+			}
+		case Foreign:
+			left = append([]string{names[i]}, left...)
+		}
+	}
+	return left, nil
+}
