@@ -25,6 +25,8 @@ type Job struct {
 	Workload workload.Workload
 	Rand     randgen.Config
 	Seed     uint64
+	// PIDs lists the server's processes when fairbench started the server (compare), else nil.
+	PIDs func() []int
 }
 
 // New validates everything that can be validated without a server, so bad input fails before
@@ -84,7 +86,14 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 	}
 	cfg.Rand = &j.Rand
 	cfg.Seed = j.Seed
-	res, runErr := runner.Run(ctx, cfg, j.Connect, j.Workload)
+	var res *result.Result
+	var runErr error
+	if st, ok := j.Workload.(workload.SelfTimed); ok {
+		res, runErr = st.Measure(ctx, j.Env(cfg.Threads, false, nil, cfg.Progress),
+			workload.RunSettings{Threads: cfg.Threads, Duration: cfg.Duration, Progress: cfg.Progress, PIDs: j.PIDs})
+	} else {
+		res, runErr = runner.Run(ctx, cfg, j.Connect, j.Workload)
+	}
 	if res == nil {
 		return nil, runErr
 	}

@@ -54,6 +54,40 @@ type Result struct {
 
 	// Ramp is present when the run added clients step by step (--ramp) to find the saturation point.
 	Ramp *Ramp `json:"ramp,omitempty"`
+
+	// TPCH holds the analytical tests' figures (workload tpch).
+	TPCH *TPCH `json:"tpch,omitempty"`
+}
+
+// TPCH is one TPC-H power or throughput test. A query whose answer is wrong or that timed out
+// never shows as a time: its status says so and Seconds is 0.
+type TPCH struct {
+	Mode        string      `json:"mode"` // power | throughput
+	ScaleFactor float64     `json:"scale_factor"`
+	Streams     int         `json:"streams,omitempty"`
+	Queries     []TPCHQuery `json:"queries"`
+	// GeoMeanS is the geometric mean of the ok queries' seconds (power test).
+	GeoMeanS float64 `json:"geomean_s,omitempty"`
+	// QueriesPerHour is the throughput test's rate (queries completed ok per hour, all streams).
+	QueriesPerHour float64 `json:"queries_per_hour,omitempty"`
+	// AnswersChecked says against what: "official SF1 answers" or "cross-engine" or "none".
+	AnswersChecked string `json:"answers_checked"`
+	// Load figures of the prepare that made this data set, when known.
+	LoadSeconds map[string]float64 `json:"load_seconds,omitempty"` // per table and "total"
+}
+
+type TPCHQuery struct {
+	Query   int     `json:"query"`
+	Stream  int     `json:"stream,omitempty"`
+	Seconds float64 `json:"seconds"`
+	Rows    int64   `json:"rows"`
+	Status  string  `json:"status"` // ok | wrong | timeout | error
+	Detail  string  `json:"detail,omitempty"`
+	// Server-side figures of this query alone, when sampled.
+	BufferReads   int64   `json:"buffer_reads,omitempty"`
+	BufferHits    int64   `json:"buffer_hits,omitempty"`
+	DiskReadBytes int64   `json:"disk_read_bytes,omitempty"`
+	ServerCPUS    float64 `json:"server_cpu_s,omitempty"`
 }
 
 // Ramp records a run that started with few clients and added more every interval.

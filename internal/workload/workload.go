@@ -6,7 +6,10 @@ package workload
 import (
 	"context"
 	"errors"
+	"time"
+
 	"fmt"
+	"github.com/fairbench/fairbench/internal/result"
 	"io"
 	"sort"
 	"strconv"
@@ -53,6 +56,24 @@ type Typed interface {
 // ErrRolledBack is returned by a transaction that rolled back on purpose, as TPC-C's 1% of
 // NewOrders with an unused item do: the runner counts it as done, and as a rollback.
 var ErrRolledBack = errors.New("rolled back on purpose by the workload")
+
+// SelfTimed is implemented by workloads whose measurement is not a loop of transactions (TPC-H's
+// power and throughput tests run a fixed list of queries). job.Run hands them the run instead of
+// the runner; they must still honour ctx (Ctrl-C) and return what they measured, marked
+// incomplete, on failure.
+type SelfTimed interface {
+	Measure(ctx context.Context, env *Env, run RunSettings) (*result.Result, error)
+}
+
+// RunSettings are the command line's run settings as a self-timed workload sees them.
+type RunSettings struct {
+	Threads  int
+	Duration time.Duration
+	Progress io.Writer
+	// PIDs of the server's processes when fairbench started it locally (nil otherwise), for
+	// per-query server metrics.
+	PIDs func() []int
+}
 
 // AutoChecked is implemented by workloads whose data check runs after every run (TPC-C).
 type AutoChecked interface {
