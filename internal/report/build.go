@@ -45,6 +45,9 @@ type cell struct {
 	Best       bool
 	Incomplete bool
 	Head       bool // row header, such as the workload name opening a block of rows
+	// Saturation marks the step of a ramp where its engine saturated: bold in Markdown, its own
+	// class in HTML.
+	Saturation bool
 }
 
 // figGroup is a set of figures shown side by side under an optional sub-heading.
@@ -75,9 +78,15 @@ func build(in *Input) (*document, error) {
 	d.Date = reportDate(m.Results)
 	d.Summary = m.summary()
 
-	d.Sections = append(d.Sections, m.decisionSection(), m.resultsSection())
+	d.Sections = append(d.Sections, m.decisionSection())
+	if s := m.resultsSection(); s != nil {
+		d.Sections = append(d.Sections, s)
+	}
 	d.Sections = append(d.Sections, m.chartsSection())
 	if s := m.scalabilitySection(); s != nil {
+		d.Sections = append(d.Sections, s)
+	}
+	if s := m.saturationSection(); s != nil {
 		d.Sections = append(d.Sections, s)
 	}
 	if s := m.serverSection(); s != nil {
@@ -121,16 +130,28 @@ func (m *model) summary() string {
 		}
 		engines = append(engines, s)
 	}
+	// Ramp runs have no one thread count or measured duration to state; they get a sentence of
+	// their own.
+	var fixed []*result.Result
+	for _, r := range m.Results {
+		if r.Ramp == nil {
+			fixed = append(fixed, r)
+		}
+	}
+	ramps := m.rampSettings(m.RampWorkloads)
+	if len(fixed) == 0 {
+		return fmt.Sprintf("Compared %s on %s in ramp runs: %s.", joinAnd(engines), joinAnd(m.RampWorkloads), strings.Join(ramps, "; "))
+	}
 	threads := map[int]bool{}
 	durations := map[float64]bool{}
 	warmups := map[float64]bool{}
 	maxRepeats := 1
 	openLoop := false
 	anyComplete := false
-	for _, r := range m.Results {
+	for _, r := range fixed {
 		anyComplete = anyComplete || r.Complete
 	}
-	for _, r := range m.Results {
+	for _, r := range fixed {
 		threads[r.Threads] = true
 		openLoop = openLoop || r.Rate > 0
 		// An aborted run's short duration is not what the comparison planned to measure.
@@ -162,7 +183,57 @@ func (m *model) summary() string {
 	if openLoop {
 		s += ", open loop (fixed arrival rate)"
 	}
-	return s + "."
+	s += "."
+	if len(ramps) > 0 {
+		s += " Ramp runs on " + joinAnd(m.RampWorkloads) + ": " + strings.Join(ramps, "; ") + "."
+	}
+	return s
+}
+
+// rampDesc states how a ramp was run.
+func rampDesc(rp *result.Ramp) string {
+	s := ""
+	if len(rp.Steps) > 0 {
+		s = "from " + threadsText(rp.Steps[0].Threads) + ", "
+	}
+	s += fmt.Sprintf("adding %s every %s up to %s", fmtInt(int64(rp.Add)), fmtSeconds(rp.EveryS), fmtInt(int64(rp.Max)))
+	if rp.SLOMS > 0 {
+		s += ", p99 SLO " + fmtTrim(rp.SLOMS) + " ms"
+	}
+	return s
+}
+
+// rampSettings describes the ramps of the given workloads: one description when every ramp was
+// run alike, else one per engine (and workload, when there are several).
+func (m *model) rampSettings(workloads []string) []string {
+	type item struct{ who, desc string }
+	var items []item
+	seen := map[item]bool{}
+	descs := map[string]bool{}
+	for _, w := range workloads {
+		for _, g := range m.rampGroupsFor(w) {
+			who := g.V.Name
+			if len(m.RampWorkloads) > 1 && len(workloads) > 1 {
+				who += ", " + w
+			}
+			for _, r := range g.Used {
+				it := item{who, rampDesc(r.Ramp)}
+				descs[it.desc] = true
+				if !seen[it] {
+					seen[it] = true
+					items = append(items, it)
+				}
+			}
+		}
+	}
+	if len(descs) == 1 {
+		return []string{items[0].desc}
+	}
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.who + ": " + it.desc
+	}
+	return out
 }
 
 func rangeSeconds(set map[float64]bool) string {
@@ -195,15 +266,23 @@ func threadsText(n int) string {
 
 func (m *model) decisionSection() *section {
 	t := &table{Header: []string{"Use case", "Best pick", "Why"}}
+	anyRamp := false
 	for _, d := range m.decisions() {
+		anyRamp = anyRamp || d.Ramp
 		uc := d.UseCase
-		if uc != d.Workload {
+		switch {
+		case d.Ramp && uc == strings.TrimSuffix(d.Workload, " (ramp)"):
+			uc = d.Workload
+		case uc != d.Workload:
 			uc += " · " + d.Workload
 		}
 		t.Rows = append(t.Rows, []cell{{Text: uc, Head: true}, {Text: d.Pick, Best: d.Winner != nil}, {Text: d.Why}})
 	}
 	t.Foot = []string{
 		fmt.Sprintf("Best pick is the highest TPS at the thread count every engine ran. A gap smaller than the larger of both engines' repeat spread and %s counts as a tie. Incomplete runs are never picked.", fmtPct(minNoise)),
+	}
+	if anyRamp {
+		t.Foot = append(t.Foot, "Rows marked (ramp) rank each engine's ramp by its throughput at its own saturation point, whatever the thread count there, with the same tie rule; ramps are never compared with fixed-thread runs.")
 	}
 	return &section{ID: "decision", Heading: "Quick decision", Tables: []*table{t}}
 }
@@ -332,6 +411,9 @@ func (m *model) headlineGroups(w string) []*group {
 }
 
 func (m *model) resultsSection() *section {
+	if len(m.Workloads) == 0 {
+		return nil // ramp runs only: the Saturation section has them
+	}
 	h, num := m.engineHeader("Workload", "Metric")
 	num[0], num[1] = false, false
 	t := &table{Header: h, Numeric: num}
@@ -358,6 +440,9 @@ func (m *model) resultsSection() *section {
 			t.Foot = append(t.Foot, "Figures are at the largest thread count every engine ran; the Scalability section has the others.")
 			break
 		}
+	}
+	if len(m.RampWorkloads) > 0 {
+		t.Foot = append(t.Foot, "Ramp runs are not in this table: the Saturation (ramp) section has them.")
 	}
 	return &section{ID: "results", Heading: "Results", Tables: []*table{t}}
 }
@@ -417,6 +502,121 @@ func (m *model) scalabilitySection() *section {
 		s.Figures = []figGroup{{Figures: figs}}
 	}
 	return s
+}
+
+// saturationSection shows each ramp step by step: one table per workload with a row per thread
+// count the ramps ran, each engine's saturation step marked, and a line per engine saying where
+// it saturated and why its ramp stopped.
+func (m *model) saturationSection() *section {
+	if len(m.RampWorkloads) == 0 {
+		return nil
+	}
+	s := &section{ID: "saturation", Heading: "Saturation (ramp)"}
+	for _, w := range m.RampWorkloads {
+		gs := m.rampGroupsFor(w)
+		t := &table{Caption: w, Header: []string{"Threads"}, Numeric: []bool{true}}
+		steps := map[int]bool{}
+		anyRepeats, anyIncomplete := false, false
+		for _, g := range gs {
+			t.Header = append(t.Header, g.V.Name+" TPS", g.V.Name+" p99 ms")
+			t.Numeric = append(t.Numeric, true, true)
+			for _, st := range g.Ramp.Steps {
+				steps[st.Threads] = true
+			}
+			anyRepeats = anyRepeats || len(g.Runs) > 1
+			anyIncomplete = anyIncomplete || g.Incomplete
+		}
+		for _, th := range sortedKeys(steps) {
+			row := []cell{{Text: fmtInt(int64(th)), Head: true}}
+			for _, g := range gs {
+				st, ok := rampStep(g.Ramp, th)
+				if !ok {
+					row = append(row, cell{Text: "—"}, cell{Text: "—"})
+					continue
+				}
+				sat := th == g.Ramp.SaturationThreads
+				row = append(row,
+					cell{Text: fmtRate(st.TPS), Saturation: sat, Incomplete: g.Incomplete},
+					cell{Text: fmtMS(st.P99MS), Saturation: sat, Incomplete: g.Incomplete})
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		for _, g := range gs {
+			t.Foot = append(t.Foot, saturationLine(g))
+		}
+		for _, d := range m.rampSettings([]string{w}) {
+			t.Foot = append(t.Foot, "Ramp: "+d+".")
+		}
+		t.Foot = append(t.Foot, "Bold: each engine's saturation step, the highest throughput before the latency knee (within the SLO where one was set).")
+		if anyRepeats {
+			t.Foot = append(t.Foot, "With repeated ramps, the steps are those of the ramp nearest the median saturation throughput, which is the figure given and ranked.")
+		}
+		if anyIncomplete {
+			t.Foot = append(t.Foot, "(incomplete): no ramp of this engine finished; its steps are shown for information and never ranked.")
+		}
+		s.Tables = append(s.Tables, t)
+
+		fg := figGroup{Title: w}
+		for _, c := range []struct {
+			title, yName string
+			f            func(result.RampStep) float64
+			slo          bool
+		}{
+			{"TPS by threads", "TPS", func(st result.RampStep) float64 { return st.TPS }, false},
+			{"p99 latency by threads", "p99 ms", func(st result.RampStep) float64 { return st.P99MS }, true},
+		} {
+			svg, err := rampChart(gs, w+": "+c.title+" (ramp)", c.yName, c.f, c.slo)
+			switch {
+			case err != nil:
+				s.Paras = append(s.Paras, fmt.Sprintf("%s: %s: chart not drawn: %v", w, c.title, err))
+			case svg != "":
+				fg.Figures = append(fg.Figures, figure{Title: c.title + ", saturation point circled", SVG: svg})
+			}
+		}
+		if len(fg.Figures) > 0 {
+			s.Figures = append(s.Figures, fg)
+		}
+	}
+	return s
+}
+
+// saturationLine says where one engine's ramp saturated and why it stopped:
+// "postgres: saturates at 12 threads, 3,456 TPS (stopped: p99 above SLO 50 ms)".
+func saturationLine(g *group) string {
+	name := g.V.Name
+	if g.Incomplete {
+		name += " (incomplete)"
+	}
+	var s string
+	if g.Ramp.SaturationThreads > 0 {
+		s = fmt.Sprintf("%s: saturates at %s, %s TPS", name, threadsText(g.Ramp.SaturationThreads), fmtRate(g.Ramp.SaturationTPS))
+	} else {
+		s = name + ": no saturation point recorded"
+	}
+	if n := len(g.Used); n > 1 {
+		s += fmt.Sprintf(", median of %d ramps %s TPS", n, fmtRate(g.TPS))
+	}
+	if why := stoppedText(g.Ramp); why != "" {
+		s += " (stopped: " + why + ")"
+	}
+	if g.Incomplete && g.Rep.Error != "" {
+		s += ": " + g.Rep.Error
+	}
+	return s
+}
+
+// stoppedText is why a ramp stopped, with the limit that stopped it.
+func stoppedText(rp *result.Ramp) string {
+	why := rp.StoppedBecause
+	switch {
+	case why == "":
+		return ""
+	case strings.Contains(why, "SLO") && rp.SLOMS > 0:
+		return why + " " + fmtTrim(rp.SLOMS) + " ms"
+	case why == "max threads" && rp.Max > 0:
+		return why + " " + fmtInt(int64(rp.Max))
+	}
+	return why
 }
 
 func (m *model) serverSection() *section {
@@ -700,7 +900,7 @@ func (m *model) notesSection() *section {
 		}
 		s.Bullets = append(s.Bullets, "Open loop: transactions arrived at a fixed rate of "+joinAnd(rs)+" per second; latency includes time queued behind a late transaction.")
 	}
-	for _, w := range m.Workloads {
+	for _, w := range m.AllWorkloads {
 		opts := map[string][]string{}
 		for _, r := range m.Results {
 			if r.Workload.Name != w {
@@ -737,10 +937,14 @@ func (m *model) runsSection() *section {
 		Numeric: []bool{false, false, true, false, false, true, true, false},
 	}
 	for _, v := range m.Variants {
-		for _, w := range m.Workloads {
+		for _, w := range m.AllWorkloads {
 			for _, r := range m.Results {
 				if m.variantOf(r) != v || r.Workload.Name != w {
 					continue
+				}
+				threads := fmtInt(int64(r.Threads))
+				if r.Ramp != nil && len(r.Ramp.Steps) > 0 {
+					threads = fmtInt(int64(r.Ramp.Steps[0].Threads)) + "–" + threads
 				}
 				status := "complete"
 				if !r.Complete {
@@ -751,7 +955,7 @@ func (m *model) runsSection() *section {
 					started = r.StartedAt.UTC().Format("2006-01-02 15:04:05")
 				}
 				t.Rows = append(t.Rows, []cell{
-					{Text: v.Name, Head: true}, {Text: w}, {Text: fmtInt(int64(r.Threads))}, {Text: orDash(r.Label)},
+					{Text: v.Name, Head: true}, {Text: w}, {Text: threads}, {Text: orDash(r.Label)},
 					{Text: started}, {Text: fmtSeconds(r.DurationS)}, {Text: fmtRate(r.TPS), Incomplete: !r.Complete}, {Text: status, Incomplete: !r.Complete},
 				})
 			}

@@ -21,9 +21,16 @@ var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#
 func colorOf(v *variant) string { return palette[v.Index%len(palette)] }
 
 type lineSeries struct {
-	Name  string
+	Name   string
+	Color  string
+	X, Y   []float64
+	Dashed bool // a reference line, such as an SLO, rather than a measurement
+}
+
+// markerPoint is one point ringed on top of the lines, such as an engine's saturation point.
+type markerPoint struct {
+	X, Y  float64
 	Color string
-	X, Y  []float64
 }
 
 type lineSpec struct {
@@ -33,6 +40,9 @@ type lineSpec struct {
 	XTicks       []chart.Tick // fixed ticks, for axes that are not linear in what they show
 	XFromZero    bool
 	Dots         bool
+	// Markers are ringed points drawn over the lines; MarkerName is their legend entry.
+	Markers    []markerPoint
+	MarkerName string
 }
 
 // lineChart draws spec as SVG. It computes both axes' ticks itself: go-chart fails on a zero
@@ -65,7 +75,10 @@ func lineChart(spec lineSpec) (out template.HTML, err error) {
 			continue
 		}
 		style := chart.Style{StrokeColor: drawing.ColorFromHex(strings.TrimPrefix(s.Color, "#")), StrokeWidth: 2}
-		if spec.Dots || len(xs) == 1 {
+		if s.Dashed {
+			style.StrokeWidth = 1.5
+			style.StrokeDashArray = []float64{6, 4}
+		} else if spec.Dots || len(xs) == 1 {
 			// A lone point draws no line segment; a dot keeps it visible.
 			style.DotWidth = 3
 			style.DotColor = style.StrokeColor
@@ -110,6 +123,16 @@ func lineChart(spec lineSpec) (out template.HTML, err error) {
 		cs.YAxis = chart.YAxisSecondary
 		series[i] = cs
 	}
+	if ms := (markerSeries{Name: svgText(spec.MarkerName)}); len(spec.Markers) > 0 {
+		for _, p := range spec.Markers {
+			if finite(p.X) && finite(p.Y) {
+				ms.Points = append(ms.Points, p)
+			}
+		}
+		if len(ms.Points) > 0 {
+			series = append(series, ms)
+		}
+	}
 	c := chart.Chart{
 		Width:      640,
 		Height:     300,
@@ -147,19 +170,61 @@ func legend(series []chart.Series) chart.Renderable {
 		x := cb.Left
 		y := cb.Top / 2
 		for _, s := range series {
-			cs := s.(chart.ContinuousSeries)
-			r.SetStrokeColor(cs.Style.StrokeColor)
-			r.SetStrokeWidth(3)
-			r.SetStrokeDashArray(nil)
-			r.MoveTo(x, y)
-			r.LineTo(x+22, y)
-			r.Stroke()
+			switch cs := s.(type) {
+			case chart.ContinuousSeries:
+				r.SetStrokeColor(cs.Style.StrokeColor)
+				r.SetStrokeWidth(3)
+				r.SetStrokeDashArray(cs.Style.StrokeDashArray)
+				r.MoveTo(x, y)
+				r.LineTo(x+22, y)
+				r.Stroke()
+			case markerSeries:
+				if cs.Name == "" {
+					continue
+				}
+				drawRing(r, x+11, y, drawing.ColorFromHex("333333"))
+			default:
+				continue
+			}
 			style.WriteToRenderer(r)
-			tb := r.MeasureText(cs.Name)
-			r.Text(cs.Name, x+28, y+tb.Height()/2)
+			name := s.GetName()
+			tb := r.MeasureText(name)
+			r.Text(name, x+28, y+tb.Height()/2)
 			x += 28 + tb.Width()*13/10 + 24
 		}
 	}
+}
+
+// markerSeries rings points over the other series. It implements chart.Series itself because
+// go-chart's dots are filled discs of the line's size, too like the step dots to stand out.
+type markerSeries struct {
+	Name   string
+	Points []markerPoint
+}
+
+func (ms markerSeries) GetName() string           { return ms.Name }
+func (ms markerSeries) GetYAxis() chart.YAxisType { return chart.YAxisSecondary }
+func (ms markerSeries) GetStyle() chart.Style     { return chart.Style{} }
+func (ms markerSeries) Validate() error           { return nil }
+
+func (ms markerSeries) Render(r chart.Renderer, cb chart.Box, xrange, yrange chart.Range, _ chart.Style) {
+	for _, p := range ms.Points {
+		x := cb.Left + xrange.Translate(p.X)
+		y := cb.Bottom - yrange.Translate(p.Y)
+		drawRing(r, x, y, drawing.ColorFromHex(strings.TrimPrefix(p.Color, "#")))
+	}
+}
+
+// drawRing draws a hollow circle with a dot in its middle.
+func drawRing(r chart.Renderer, x, y int, c drawing.Color) {
+	r.SetStrokeDashArray(nil)
+	r.SetFillColor(drawing.ColorWhite.WithAlpha(0))
+	r.SetStrokeColor(c)
+	r.SetStrokeWidth(2.5)
+	r.Circle(7, x, y)
+	r.SetFillColor(c)
+	r.SetStrokeWidth(1)
+	r.Circle(2, x, y)
 }
 
 // svgText escapes text for go-chart, which writes text nodes into the SVG verbatim.
@@ -315,6 +380,46 @@ func scalabilityChart(m *model, w string) (template.HTML, error) {
 			}
 		}
 		spec.Series = append(spec.Series, s)
+	}
+	return lineChart(spec)
+}
+
+// rampChart plots one figure of each engine's ramp against its thread count, ringing the
+// saturation point. Ramps add threads in equal steps, so the thread axis is linear. With slo, a
+// dashed line marks the p99 SLO the ramps were held to.
+func rampChart(gs []*group, title, yName string, f func(result.RampStep) float64, slo bool) (template.HTML, error) {
+	spec := lineSpec{Title: title, XName: "threads", YName: yName, XFromZero: true, Dots: true, MarkerName: "saturation point"}
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	slos := map[float64]bool{}
+	for _, g := range gs {
+		if g == nil || g.Ramp == nil || len(g.Ramp.Steps) == 0 {
+			continue
+		}
+		s := lineSeries{Name: g.V.Name, Color: colorOf(g.V)}
+		if g.Incomplete {
+			s.Name += " (incomplete)"
+		}
+		for _, st := range g.Ramp.Steps {
+			s.X = append(s.X, float64(st.Threads))
+			s.Y = append(s.Y, f(st))
+			xmin, xmax = math.Min(xmin, float64(st.Threads)), math.Max(xmax, float64(st.Threads))
+		}
+		spec.Series = append(spec.Series, s)
+		if st, ok := rampStep(g.Ramp, g.Ramp.SaturationThreads); ok {
+			spec.Markers = append(spec.Markers, markerPoint{X: float64(st.Threads), Y: f(st), Color: colorOf(g.V)})
+		}
+		if g.Ramp.SLOMS > 0 {
+			slos[g.Ramp.SLOMS] = true
+		}
+	}
+	if len(spec.Series) == 0 {
+		return "", nil
+	}
+	if slo && len(slos) == 1 {
+		for v := range slos {
+			spec.Series = append(spec.Series, lineSeries{Name: "SLO " + fmtTrim(v) + " ms", Color: "#666666", Dashed: true,
+				X: []float64{xmin, xmax}, Y: []float64{v, v}})
+		}
 	}
 	return lineChart(spec)
 }

@@ -81,6 +81,10 @@ func TestChromiumRendersReport(t *testing.T) {
 		"<table", "oltp_read_write, 16 threads", "oltp_point_select, 16 threads",
 		">TPS</td>", ">p95 ms</td>", ">p99 ms</td>", ">2,450</td>", ">41,800</td>",
 		"<svg", ">seconds</text>",
+		// The ramp's own section, its marked saturation steps and its chart.
+		"Saturation (ramp)", "postgres: saturates at 24 threads, 3,120 TPS (stopped: max threads 24)",
+		`class="num saturation">3,120</td>`, `class="num saturation">2,380</td>`, ">saturation point</text>", ">SLO 50 ms</text>",
+		"oltp_read_write (ramp)",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("rendered DOM lacks %q", want)

@@ -34,6 +34,9 @@ type decision struct {
 	Why      string
 	Winner   *variant   // nil on a tie or when nothing completed
 	Tied     []*variant // the engines within noise of the best, best first, on a tie
+	// Ramp marks a decision between ramp runs, by saturation throughput; Workload then carries
+	// " (ramp)" and Threads is the winner's saturation point.
+	Ramp bool
 }
 
 // noise is the relative TPS gap below which two groups cannot be told apart.
@@ -41,69 +44,140 @@ func noise(a, b *group) float64 {
 	return math.Max(minNoise, math.Max(a.Spread, b.Spread))
 }
 
+// ranking orders the candidates of one decision: complete groups by TPS, best first; the
+// incomplete ones are never ranked. tied holds the best and every group within noise of it.
+type ranking struct {
+	ranked, excluded []*group
+	tied             []*group
+	gap, thr         float64 // of the last tied group, for the "why"
+	suffix           string  // names the excluded groups
+}
+
+func rank(cands []*group) ranking {
+	var rk ranking
+	for _, g := range cands {
+		if g.Incomplete {
+			rk.excluded = append(rk.excluded, g)
+		} else {
+			rk.ranked = append(rk.ranked, g)
+		}
+	}
+	sort.SliceStable(rk.ranked, func(i, j int) bool {
+		if rk.ranked[i].TPS != rk.ranked[j].TPS {
+			return rk.ranked[i].TPS > rk.ranked[j].TPS
+		}
+		return rk.ranked[i].V.Index < rk.ranked[j].V.Index
+	})
+	if len(rk.excluded) > 0 {
+		names := make([]string, len(rk.excluded))
+		for i, g := range rk.excluded {
+			names[i] = g.V.Name
+		}
+		rk.suffix = "; " + joinAnd(names) + " not ranked (incomplete)"
+	}
+	if len(rk.ranked) == 0 {
+		return rk
+	}
+	best := rk.ranked[0]
+	rk.tied = []*group{best}
+	for _, g := range rk.ranked[1:] {
+		gp := gapOf(best, g)
+		if t := noise(best, g); gp <= t {
+			rk.tied = append(rk.tied, g)
+			rk.gap, rk.thr = gp, t
+		}
+	}
+	return rk
+}
+
+// tiePick names a tie and records the tied variants on d.
+func tiePick(d *decision, tied []*group) {
+	names := make([]string, len(tied))
+	for i, g := range tied {
+		names[i] = g.V.Name
+		d.Tied = append(d.Tied, g.V)
+	}
+	d.Pick = "tie: " + strings.Join(names, " ≈ ") + " (within noise)"
+}
+
 // decide picks the engine for one workload from the groups measured at the same thread count.
 func decide(workload string, threads int, cands []*group) decision {
 	d := decision{Workload: workload, UseCase: useCase(workload), Threads: threads}
-	var ranked, excluded []*group
-	for _, g := range cands {
-		if g.Incomplete {
-			excluded = append(excluded, g)
-		} else {
-			ranked = append(ranked, g)
-		}
-	}
-	sort.SliceStable(ranked, func(i, j int) bool {
-		if ranked[i].TPS != ranked[j].TPS {
-			return ranked[i].TPS > ranked[j].TPS
-		}
-		return ranked[i].V.Index < ranked[j].V.Index
-	})
-	var suffix string
-	if len(excluded) > 0 {
-		names := make([]string, len(excluded))
-		for i, g := range excluded {
-			names[i] = g.V.Name
-		}
-		suffix = "; " + joinAnd(names) + " not ranked (incomplete)"
-	}
-	if len(ranked) == 0 {
+	rk := rank(cands)
+	if len(rk.ranked) == 0 {
 		d.Pick = "none (no complete result)"
-		d.Why = "every run of this workload is incomplete" + suffix
+		d.Why = "every run of this workload is incomplete" + rk.suffix
 		return d
 	}
-	best := ranked[0]
-	if len(ranked) == 1 {
+	best := rk.ranked[0]
+	if len(rk.ranked) == 1 {
 		d.Pick, d.Winner = best.V.Name, best.V
-		d.Why = fmt.Sprintf("only complete result: %s TPS, p95 %s ms", fmtRate(best.TPS), fmtMS(best.Lat.P95)) + suffix
+		d.Why = fmt.Sprintf("only complete result: %s TPS, p95 %s ms", fmtRate(best.TPS), fmtMS(best.Lat.P95)) + rk.suffix
 		return d
 	}
-	tied := []*group{best}
-	var gap, thr float64
-	for _, g := range ranked[1:] {
-		gp := gapOf(best, g)
-		if t := noise(best, g); gp <= t {
-			tied = append(tied, g)
-			gap, thr = gp, t
+	if len(rk.tied) > 1 {
+		tiePick(&d, rk.tied)
+		others := make([]string, 0, len(rk.tied)-1)
+		for _, g := range rk.tied[1:] {
+			others = append(others, fmt.Sprintf("%s (%s)", fmtRate(g.TPS), g.V.Name))
 		}
-	}
-	if len(tied) > 1 {
-		names := make([]string, len(tied))
-		others := make([]string, 0, len(tied)-1)
-		for i, g := range tied {
-			names[i] = g.V.Name
-			d.Tied = append(d.Tied, g.V)
-			if i > 0 {
-				others = append(others, fmt.Sprintf("%s (%s)", fmtRate(g.TPS), g.V.Name))
-			}
-		}
-		d.Pick = "tie: " + strings.Join(names, " ≈ ") + " (within noise)"
-		d.Why = fmt.Sprintf("%s TPS vs %s: %s apart, noise %s", fmtRate(best.TPS), strings.Join(others, ", "), fmtPct(gap), fmtPct(thr)) + suffix
+		d.Why = fmt.Sprintf("%s TPS vs %s: %s apart, noise %s", fmtRate(best.TPS), strings.Join(others, ", "), fmtPct(rk.gap), fmtPct(rk.thr)) + rk.suffix
 		return d
 	}
-	second := ranked[1]
+	second := rk.ranked[1]
 	d.Pick, d.Winner = best.V.Name, best.V
 	d.Why = fmt.Sprintf("%s TPS vs %s (%s), p95 %s ms vs %s ms", fmtRate(best.TPS), fmtRate(second.TPS), second.V.Name,
-		fmtMS(best.Lat.P95), fmtMS(second.Lat.P95)) + suffix
+		fmtMS(best.Lat.P95), fmtMS(second.Lat.P95)) + rk.suffix
+	return d
+}
+
+// decideRamp picks the engine for one workload from its ramp runs. Each engine saturates at its
+// own thread count, so the ramps are ranked by throughput at the saturation point, and never
+// against fixed-thread runs, which measured something else.
+func decideRamp(workload string, cands []*group) decision {
+	d := decision{Workload: workload + " (ramp)", UseCase: useCase(workload), Ramp: true}
+	// A ramp that recorded no saturation point has no figure to rank.
+	var withPoint []*group
+	var noPoint []string
+	for _, g := range cands {
+		if g.Ramp != nil && g.Ramp.SaturationThreads > 0 {
+			withPoint = append(withPoint, g)
+		} else {
+			noPoint = append(noPoint, g.V.Name)
+		}
+	}
+	rk := rank(withPoint)
+	if len(noPoint) > 0 {
+		rk.suffix += "; " + joinAnd(noPoint) + " not ranked (no saturation point)"
+	}
+	if len(rk.ranked) == 0 {
+		d.Pick = "none (no complete result)"
+		d.Why = "no complete ramp of this workload has a saturation point" + rk.suffix
+		return d
+	}
+	best := rk.ranked[0]
+	d.Threads = best.Threads
+	other := func(g *group) string {
+		return fmt.Sprintf("%s (%s at %s)", fmtRate(g.TPS), g.V.Name, threadsText(g.Threads))
+	}
+	lead := fmt.Sprintf("saturates at %s with %s TPS", threadsText(best.Threads), fmtRate(best.TPS))
+	if len(rk.ranked) == 1 {
+		d.Pick, d.Winner = best.V.Name, best.V
+		d.Why = "only complete ramp: " + lead + ", p99 " + fmtMS(best.Lat.P99) + " ms" + rk.suffix
+		return d
+	}
+	if len(rk.tied) > 1 {
+		tiePick(&d, rk.tied)
+		others := make([]string, 0, len(rk.tied)-1)
+		for _, g := range rk.tied[1:] {
+			others = append(others, other(g))
+		}
+		d.Why = fmt.Sprintf("%s vs %s: %s apart, noise %s", lead, strings.Join(others, ", "), fmtPct(rk.gap), fmtPct(rk.thr)) + rk.suffix
+		return d
+	}
+	second := rk.ranked[1]
+	d.Pick, d.Winner = best.V.Name, best.V
+	d.Why = fmt.Sprintf("%s vs %s, p99 there %s ms vs %s ms", lead, other(second), fmtMS(best.Lat.P99), fmtMS(second.Lat.P99)) + rk.suffix
 	return d
 }
 
@@ -114,17 +188,24 @@ func gapOf(best, g *group) float64 {
 	return (best.TPS - g.TPS) / best.TPS
 }
 
+// decisions gives one row per workload with fixed-thread runs and one more per workload with
+// ramp runs.
 func (m *model) decisions() []decision {
 	var out []decision
-	for _, w := range m.Workloads {
-		t := m.Headline[w]
-		var cands []*group
-		for _, v := range m.variantsFor(w) {
-			if g := m.group(v, w, t); g != nil {
-				cands = append(cands, g)
+	for _, w := range m.AllWorkloads {
+		if len(m.Threads[w]) > 0 {
+			t := m.Headline[w]
+			var cands []*group
+			for _, v := range m.variantsFor(w) {
+				if g := m.group(v, w, t); g != nil {
+					cands = append(cands, g)
+				}
 			}
+			out = append(out, decide(w, t, cands))
 		}
-		out = append(out, decide(w, t, cands))
+		if gs := m.rampGroupsFor(w); len(gs) > 0 {
+			out = append(out, decideRamp(w, gs))
+		}
 	}
 	return out
 }

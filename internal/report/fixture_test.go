@@ -121,6 +121,77 @@ func makeResult(t testing.TB, s runSpec) *result.Result {
 	return r
 }
 
+// rampSpec is a ramp run: steps of {threads, TPS, p99 ms}, the saturation step's index and why
+// the ramp stopped.
+type rampSpec struct {
+	kind     string
+	workload string
+	steps    [][3]float64
+	sat      int
+	stopped  string
+	complete bool
+	seed     int64
+}
+
+// Settings every fixture ramp shares: 4 threads added every 10 s up to 24, p99 SLO 50 ms.
+const (
+	rampAdd    = 4
+	rampEveryS = 10
+	rampMax    = 24
+	rampSLOMS  = 50
+)
+
+// makeRampResult builds a ramp result as the runner writes it: Threads is the last step's,
+// Label "ramp", one interval per step, and figures over the whole run.
+func makeRampResult(t testing.TB, s rampSpec) *result.Result {
+	t.Helper()
+	last := s.steps[len(s.steps)-1]
+	sum := 0.0
+	for _, st := range s.steps {
+		sum += st[1]
+	}
+	r := makeResult(t, runSpec{
+		kind: s.kind, version: map[string]string{"postgres": pgVersion, "mysql": mysqlVersion, "mariadb": mariadbVersion}[s.kind],
+		workload: s.workload, threads: int(last[0]), label: "ramp", tps: math.Round(sum / float64(len(s.steps))),
+		complete: s.complete, seed: s.seed,
+	})
+	rp := &result.Ramp{Add: rampAdd, EveryS: rampEveryS, Max: rampMax, SLOMS: rampSLOMS, StoppedBecause: s.stopped}
+	r.Intervals = nil
+	for i, st := range s.steps {
+		step := result.RampStep{Threads: int(st[0]), TPS: st[1], P95MS: math.Round(st[2]*0.78*100) / 100, P99MS: st[2]}
+		rp.Steps = append(rp.Steps, step)
+		r.Intervals = append(r.Intervals, result.Interval{
+			T: float64((i + 1) * rampEveryS), Threads: step.Threads, TPS: step.TPS, QPS: step.TPS * 20,
+			P95MS: step.P95MS, P99MS: step.P99MS,
+		})
+	}
+	rp.SaturationThreads = rp.Steps[s.sat].Threads
+	rp.SaturationTPS = rp.Steps[s.sat].TPS
+	r.Ramp = rp
+	if s.complete {
+		r.DurationS = float64(len(s.steps) * rampEveryS)
+	}
+	r.Transactions = int64(r.TPS * r.DurationS)
+	return r
+}
+
+// fixtureRamps are ramps of oltp_read_write: postgres stopped at the thread limit, mysql when
+// p99 passed the SLO, mariadb when throughput stopped rising.
+func fixtureRamps() []rampSpec {
+	const rw = "oltp_read_write"
+	return []rampSpec{
+		{kind: "mysql", workload: rw, complete: true, stopped: "p99 above SLO", sat: 3, steps: [][3]float64{
+			{4, 760, 8.2}, {8, 1430, 10.5}, {12, 1960, 16.8}, {16, 2380, 31.2}, {20, 2450, 58.6},
+		}},
+		{kind: "postgres", workload: rw, complete: true, stopped: "max threads", sat: 5, steps: [][3]float64{
+			{4, 820, 7.1}, {8, 1580, 8.4}, {12, 2210, 10.2}, {16, 2690, 13.5}, {20, 2980, 18.9}, {24, 3120, 26.4},
+		}},
+		{kind: "mariadb", workload: rw, complete: true, stopped: "throughput stopped rising", sat: 4, steps: [][3]float64{
+			{4, 790, 7.6}, {8, 1510, 9.1}, {12, 2120, 12.4}, {16, 2610, 17.9}, {20, 2640, 27.5}, {24, 2590, 41.3},
+		}},
+	}
+}
+
 const (
 	pgVersion      = "PostgreSQL 16.4 (Debian 16.4-1.pgdg120+1) on x86_64-pc-linux-gnu, compiled by gcc (Debian 12.2.0-14) 12.2.0, 64-bit"
 	mysqlVersion   = "8.0.39"
@@ -128,7 +199,8 @@ const (
 )
 
 // fixture is a small comparison with everything a report can show: three engines, two
-// workloads, a thread sweep (labelled by step), repeats, an incomplete repeat, server metrics.
+// workloads, a thread sweep (labelled by step), repeats, an incomplete repeat, server metrics,
+// and a ramp per engine to its saturation point.
 // Results are deliberately out of report order to prove the report orders them.
 func fixture(t testing.TB) *Input {
 	t.Helper()
@@ -183,6 +255,11 @@ func fixture(t testing.TB) *Input {
 	}}
 	for _, s := range specs {
 		in.Results = append(in.Results, makeResult(t, s))
+	}
+	for _, rs := range fixtureRamps() {
+		rs.seed = seed
+		seed++
+		in.Results = append(in.Results, makeRampResult(t, rs))
 	}
 	return in
 }

@@ -91,3 +91,11 @@ func joinAnd(items []string) string {
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
+
+// fmtTrim formats a setting such as an SLO as given: 50 stays "50", 12.5 stays "12.5".
+func fmtTrim(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	return groupDigits(strconv.FormatFloat(v, 'f', -1, 64))
+}

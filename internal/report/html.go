@@ -30,6 +30,7 @@ thead th { background: #f3f5f7; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.rowhead { font-weight: 600; background: #fcfcfc; }
 td.best { font-weight: 700; background: #e7f5e9; color: #11632a; }
+td.saturation { font-weight: 700; background: #fff3d6; color: #7a4a00; }
 td.incomplete { color: #999; font-style: italic; }
 .foot { color: #555; font-size: 0.88em; margin: 0.2em 0; }
 .figs { display: grid; grid-template-columns: repeat(auto-fill, minmax(460px, 1fr)); gap: 16px 24px; }
@@ -96,6 +97,9 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		if c.Best {
 			add("best")
+		}
+		if c.Saturation {
+			add("saturation")
 		}
 		if c.Incomplete {
 			add("incomplete")

@@ -65,7 +65,7 @@ func writeMDTable(b *bytes.Buffer, t *table) {
 		b.WriteString("|")
 		for _, c := range row {
 			txt := mdCell(c.Text)
-			if c.Best && txt != "" {
+			if (c.Best || c.Saturation) && txt != "" {
 				txt = "**" + txt + "**"
 			}
 			b.WriteString(" " + txt + " |")

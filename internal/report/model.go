@@ -37,6 +37,8 @@ type group struct {
 	MinTPS, MaxTPS float64
 	Spread         float64 // (max-min)/median TPS; 0 with a single run
 	Rep            *result.Result
+	// Ramp is Rep's ramp, for groups of ramp runs; nil otherwise.
+	Ramp *result.Ramp
 
 	Server *serverAgg
 }
@@ -61,11 +63,19 @@ type groupKey struct {
 }
 
 type model struct {
-	Results   []*result.Result
-	Env       *result.Environment
-	Variants  []*variant
-	Workloads []string
-	groups    map[groupKey]*group
+	Results  []*result.Result
+	Env      *result.Environment
+	Variants []*variant
+	// Workloads are those with fixed-thread runs, which the Results, Charts, Scalability and
+	// Server sections compare; RampWorkloads those with ramp runs, which only the Saturation
+	// section and their own decision rows show; AllWorkloads both, in report order.
+	Workloads     []string
+	RampWorkloads []string
+	AllWorkloads  []string
+	groups        map[groupKey]*group
+	// rampGroups holds the ramp runs of one variant and workload (Threads is 0 in the key): a
+	// ramp measures many thread counts in one run, so it never shares a group with fixed runs.
+	rampGroups map[groupKey]*group
 	// Threads lists the thread counts measured for each workload, ascending.
 	Threads map[string][]int
 	// Headline is the thread count a workload's main table and decision use: the largest count
@@ -107,11 +117,12 @@ func lessWorkload(a, b string) bool {
 
 func newModel(in *Input) *model {
 	m := &model{
-		Env:      in.Environment,
-		groups:   map[groupKey]*group{},
-		Threads:  map[string][]int{},
-		Headline: map[string]int{},
-		effLabel: map[*result.Result]string{},
+		Env:        in.Environment,
+		groups:     map[groupKey]*group{},
+		rampGroups: map[groupKey]*group{},
+		Threads:    map[string][]int{},
+		Headline:   map[string]int{},
+		effLabel:   map[*result.Result]string{},
 	}
 	for _, r := range in.Results {
 		if r != nil {
@@ -124,6 +135,8 @@ func newModel(in *Input) *model {
 
 	variants := map[[2]string]*variant{}
 	workloads := map[string]bool{}
+	rampWorkloads := map[string]bool{}
+	allWorkloads := map[string]bool{}
 	threads := map[string]map[int]bool{}
 	for _, r := range m.Results {
 		vk := [2]string{r.Engine.Kind, m.effLabel[r]}
@@ -137,6 +150,18 @@ func newModel(in *Input) *model {
 		}
 		if v.Version == "" {
 			v.Version = r.Engine.Version
+		}
+		allWorkloads[r.Workload.Name] = true
+		if r.Ramp != nil {
+			rampWorkloads[r.Workload.Name] = true
+			k := groupKey{vk[0], vk[1], r.Workload.Name, 0}
+			g := m.rampGroups[k]
+			if g == nil {
+				g = &group{V: v, Workload: r.Workload.Name}
+				m.rampGroups[k] = g
+			}
+			g.Runs = append(g.Runs, r)
+			continue
 		}
 		workloads[r.Workload.Name] = true
 		if threads[r.Workload.Name] == nil {
@@ -165,10 +190,9 @@ func newModel(in *Input) *model {
 	for i, v := range m.Variants {
 		v.Index = i
 	}
-	for w := range workloads {
-		m.Workloads = append(m.Workloads, w)
-	}
-	sort.Slice(m.Workloads, func(i, j int) bool { return lessWorkload(m.Workloads[i], m.Workloads[j]) })
+	m.Workloads = sortedWorkloads(workloads)
+	m.RampWorkloads = sortedWorkloads(rampWorkloads)
+	m.AllWorkloads = sortedWorkloads(allWorkloads)
 	for w, ts := range threads {
 		for t := range ts {
 			m.Threads[w] = append(m.Threads[w], t)
@@ -178,10 +202,22 @@ func newModel(in *Input) *model {
 	for _, g := range m.groups {
 		g.summarise()
 	}
+	for _, g := range m.rampGroups {
+		g.summariseRamp()
+	}
 	for _, w := range m.Workloads {
 		m.Headline[w] = m.headline(w)
 	}
 	return m
+}
+
+func sortedWorkloads(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for w := range set {
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return lessWorkload(out[i], out[j]) })
+	return out
 }
 
 func lessRun(a, b *result.Result) bool {
@@ -190,6 +226,10 @@ func lessRun(a, b *result.Result) bool {
 	}
 	if a.Workload.Name != b.Workload.Name {
 		return lessWorkload(a.Workload.Name, b.Workload.Name)
+	}
+	// A ramp follows the fixed runs of its engine and workload.
+	if (a.Ramp != nil) != (b.Ramp != nil) {
+		return b.Ramp != nil
 	}
 	if a.Threads != b.Threads {
 		return a.Threads < b.Threads
@@ -202,11 +242,16 @@ func lessRun(a, b *result.Result) bool {
 
 // assignLabels decides which labels name a variant. A label that maps one to one onto thread
 // counts within an engine and workload only names a sweep step, which the thread count already
-// says; keeping it would split one engine into a column per step.
+// says; keeping it would split one engine into a column per step. Ramp runs are left out: their
+// thread count is only the last step's, and their label says "ramp", which names no variant.
 func (m *model) assignLabels() {
 	type ew struct{ kind, workload string }
 	byEW := map[ew][]*result.Result{}
 	for _, r := range m.Results {
+		if r.Ramp != nil {
+			m.effLabel[r] = rampLabel(r.Label)
+			continue
+		}
 		k := ew{r.Engine.Kind, r.Workload.Name}
 		byEW[k] = append(byEW[k], r)
 	}
@@ -244,8 +289,32 @@ func (m *model) assignLabels() {
 	}
 }
 
+// rampLabel is the variant label of a ramp run: the plain "ramp" label belongs to the engine's
+// own column; any other label names a variant as it does for fixed runs.
+func rampLabel(label string) string {
+	if label == "ramp" {
+		return ""
+	}
+	return label
+}
+
 func (m *model) group(v *variant, workload string, threads int) *group {
 	return m.groups[groupKey{v.Kind, v.Label, workload, threads}]
+}
+
+func (m *model) rampGroup(v *variant, workload string) *group {
+	return m.rampGroups[groupKey{v.Kind, v.Label, workload, 0}]
+}
+
+// rampGroupsFor lists the ramp groups of a workload, in report order.
+func (m *model) rampGroupsFor(workload string) []*group {
+	var out []*group
+	for _, v := range m.Variants {
+		if g := m.rampGroup(v, workload); g != nil {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // variantsFor lists the variants that ran a workload, in report order.
@@ -304,7 +373,8 @@ func (m *model) hasRepeats() bool {
 	return false
 }
 
-func (g *group) summarise() {
+// pickUsed chooses the runs a group's figures come from.
+func (g *group) pickUsed() {
 	for _, r := range g.Runs {
 		if r.Complete {
 			g.Used = append(g.Used, r)
@@ -316,6 +386,10 @@ func (g *group) summarise() {
 		g.Incomplete = true
 		g.IncompleteRuns = 0
 	}
+}
+
+func (g *group) summarise() {
+	g.pickUsed()
 	pick := func(f func(r *result.Result) float64) float64 {
 		vals := make([]float64, len(g.Used))
 		for i, r := range g.Used {
@@ -352,6 +426,48 @@ func (g *group) summarise() {
 		}
 	}
 	g.Server = summariseServer(g.Used)
+}
+
+// summariseRamp summarises ramp runs by their saturation point: TPS is the median saturation
+// throughput, so the decision's tie and noise rules apply to ramps as to fixed runs; Rep is the
+// ramp nearest that median, whose steps the tables and charts show; Threads and Lat are those of
+// Rep's saturation step.
+func (g *group) summariseRamp() {
+	g.pickUsed()
+	vals := make([]float64, len(g.Used))
+	for i, r := range g.Used {
+		vals[i] = r.Ramp.SaturationTPS
+	}
+	g.TPS = median(vals)
+	g.MinTPS, g.MaxTPS = math.Inf(1), math.Inf(-1)
+	for _, r := range g.Used {
+		g.Errors += r.Errors
+		g.Retries += r.Retries
+		g.MinTPS = math.Min(g.MinTPS, r.Ramp.SaturationTPS)
+		g.MaxTPS = math.Max(g.MaxTPS, r.Ramp.SaturationTPS)
+		if g.Rep == nil || math.Abs(r.Ramp.SaturationTPS-g.TPS) < math.Abs(g.Rep.Ramp.SaturationTPS-g.TPS) {
+			g.Rep = r
+		}
+	}
+	if g.TPS > 0 {
+		g.Spread = (g.MaxTPS - g.MinTPS) / g.TPS
+	}
+	g.Ramp = g.Rep.Ramp
+	g.Threads = g.Ramp.SaturationThreads
+	if st, ok := rampStep(g.Ramp, g.Threads); ok {
+		g.Lat = result.Latency{P95: st.P95MS, P99: st.P99MS}
+	}
+	g.Server = summariseServer(g.Used)
+}
+
+// rampStep finds the step of a ramp at a thread count.
+func rampStep(rp *result.Ramp, threads int) (result.RampStep, bool) {
+	for _, st := range rp.Steps {
+		if st.Threads == threads {
+			return st, true
+		}
+	}
+	return result.RampStep{}, false
 }
 
 func summariseServer(runs []*result.Result) *serverAgg {

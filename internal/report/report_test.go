@@ -30,8 +30,8 @@ func TestHTMLSelfContained(t *testing.T) {
 			t.Errorf("page contains %q, so it is not self-contained: …%s…", bad, stripped[max(0, i-80):min(len(stripped), i+80)])
 		}
 	}
-	if n := strings.Count(s, "<svg"); n < 11 {
-		t.Errorf("page has %d <svg> charts, want at least 11 (5 per workload and a scalability chart)", n)
+	if n := strings.Count(s, "<svg"); n < 13 {
+		t.Errorf("page has %d <svg> charts, want at least 13 (5 per workload, a scalability chart and 2 ramp charts)", n)
 	}
 	// Axis names, tick labels and the legend are SVG text nodes.
 	for _, want := range []string{">seconds</text>", ">percentile</text>", ">99.9%</text>", ">threads</text>", ">TPS</text>", ">latency ms</text>", ">2,000</text>"} {
@@ -40,7 +40,7 @@ func TestHTMLSelfContained(t *testing.T) {
 		}
 	}
 	for _, eng := range []string{"postgres", "mysql", "mariadb"} {
-		if n := strings.Count(s, ">"+eng+"</text>"); n < 11 {
+		if n := strings.Count(s, ">"+eng+"</text>"); n < 13 {
 			t.Errorf("legend entry %q appears in %d charts, want every chart", eng, n)
 		}
 	}
@@ -128,6 +128,12 @@ func TestRobustInputs(t *testing.T) {
 			r.Complete, r.Error = false, "killed"
 			r.Intervals = []result.Interval{{T: 1, TPS: 50}, {T: 2, TPS: 60}}
 			return []*result.Result{r}
+		}, true},
+		{"ramp with no steps, ramp with one step", func(t *testing.T) []*result.Result {
+			r := rampRun("postgres", "oltp_read_write", [][3]float64{{4, 100, 5}}, 0, "time", 0, false)
+			r2 := rampRun("mysql", "oltp_read_write", [][3]float64{{4, 100, 5}}, 0, "", 0, true)
+			r2.Ramp.Steps, r2.Ramp.SaturationThreads, r2.Ramp.SaturationTPS = nil, 0, 0
+			return []*result.Result{r, r2}
 		}, true},
 		{"unknown engine and workload, nil entry", func(t *testing.T) []*result.Result {
 			r := run("cockroach", "ycsb_a", 2, 10, true)
