@@ -252,6 +252,7 @@ func (c *comparison) step(ctx context.Context, srv *engine.Server, monConn sqldb
 				_ = mon.MeasureStart(ctx)
 			}
 		}}
+	j.PIDs = srv.PIDs
 	res, runErr := j.Run(ctx, cfg)
 	if res == nil {
 		return runErr
