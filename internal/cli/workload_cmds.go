@@ -155,11 +155,12 @@ func progressBar(w io.Writer) func(done, total int64) {
 	}
 }
 
-func newCleanupCmd() *cobra.Command {
+// newTargetCmd is the shape of cleanup and check: build the job, reach the server, do one thing.
+func newTargetCmd(use, short string, action func(cmd *cobra.Command, j *job.Job) error) *cobra.Command {
 	var f jobFlags
 	cmd := &cobra.Command{
-		Use:   "cleanup --target DSN --workload NAME",
-		Short: "Drop the tables that fairbench's prepare created (and nothing else)",
+		Use:   use,
+		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			j, err := f.job(cmd.Flags())
@@ -169,40 +170,36 @@ func newCleanupCmd() *cobra.Command {
 			if _, err := connectCheck(cmd, j); err != nil {
 				return err
 			}
-			if err := j.Workload.Cleanup(cmd.Context(), j.Env(1, false, nil, cmd.ErrOrStderr())); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "cleanup: %s tables dropped\n", j.Spec.Name)
-			return nil
+			return action(cmd, j)
 		},
 	}
 	f.register(cmd.Flags())
 	return cmd
 }
 
-func newCheckCmd() *cobra.Command {
-	var f jobFlags
-	cmd := &cobra.Command{
-		Use:   "check --target DSN --workload NAME",
-		Short: "Verify the workload's data after a run (row counts, invariants)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			j, err := f.job(cmd.Flags())
-			if err != nil {
+func newCleanupCmd() *cobra.Command {
+	return newTargetCmd("cleanup --target DSN --workload NAME", "Drop the tables that fairbench's prepare created (and nothing else)",
+		func(cmd *cobra.Command, j *job.Job) error {
+			if err := j.Workload.Cleanup(cmd.Context(), j.Env(1, false, nil, cmd.ErrOrStderr())); err != nil {
 				return err
 			}
-			if _, err := connectCheck(cmd, j); err != nil {
-				return err
-			}
-			if err := j.Workload.Check(cmd.Context(), j.Env(1, false, nil, cmd.ErrOrStderr())); err != nil {
-				return fmt.Errorf("check failed: %w", err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "check: %s passed\n", j.Spec.Name)
+			fmt.Fprintf(cmd.OutOrStdout(), "cleanup: %s tables dropped\n", j.Spec.Name)
 			return nil
-		},
+		})
+}
+
+func newCheckCmd() *cobra.Command {
+	return newTargetCmd("check --target DSN --workload NAME", "Verify the workload's data after a run (row counts, invariants)",
+		func(cmd *cobra.Command, j *job.Job) error { return runCheck(cmd, j) })
+}
+
+// runCheck runs the workload's data check and prints its verdict (after run --check too).
+func runCheck(cmd *cobra.Command, j *job.Job) error {
+	if err := j.Workload.Check(cmd.Context(), j.Env(1, false, nil, cmd.ErrOrStderr())); err != nil {
+		return fmt.Errorf("check failed: %w", err)
 	}
-	f.register(cmd.Flags())
-	return cmd
+	fmt.Fprintf(cmd.OutOrStdout(), "check: %s passed\n", j.Spec.Name)
+	return nil
 }
 
 type runFlags struct {
@@ -396,10 +393,7 @@ func newRunCmd() *cobra.Command {
 				r.check = true
 			}
 			if r.check {
-				if err := j.Workload.Check(cmd.Context(), j.Env(1, false, nil, cmd.ErrOrStderr())); err != nil {
-					return fmt.Errorf("check failed after the run: %w", err)
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "check: %s passed\n", j.Spec.Name)
+				return runCheck(cmd, j)
 			}
 			return nil
 		},
