@@ -3,7 +3,10 @@ package servermetrics
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -249,4 +252,123 @@ func TestIntegrationMonitor(t *testing.T) {
 			}
 		})
 	}
+}
+
+// PostgreSQL runs a backend per connection, and the kernel adds an exited backend's disk I/O to
+// the postmaster's own /proc/PID/io when the postmaster reaps it. Backends sampled with their
+// I/O and then gone must be counted once: the sampler's growth must match the kernel's own view
+// of the tree, where every process that left is inside the postmaster's figures, so the growth
+// is the sum over the processes there at the end less the sum over those there at the start.
+func TestIntegrationProcessSamplerBackendsComeAndGo(t *testing.T) {
+	ctx := context.Background()
+	tg := testserver.Database(t, "postgres")
+	pids := serverPIDs(t, "postgres")
+	if pids == nil || len(pids()) == 0 {
+		t.Skip("no local server processes")
+	}
+	s := NewProcessSampler(pids)
+	before := treeIO(t, pids())
+	a, err := s.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var backends []int
+	for i := range 3 {
+		c, err := sqldb.Open(ctx, tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := c.Query(ctx, "SELECT pg_backend_pid()")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, _ := strconv.Atoi(rows[0][0])
+		backends = append(backends, pid)
+		table := fmt.Sprintf("fb_come_and_go_%d", i)
+		if err := c.Exec(ctx, "CREATE TABLE "+table+" (id INT PRIMARY KEY, pad VARCHAR(100) NOT NULL)"); err != nil {
+			t.Fatal(err)
+		}
+		// One commit, so one WAL flush, per statement.
+		for j := range 20 {
+			q := fmt.Sprintf("INSERT INTO %s SELECT g, repeat('x', 90) FROM generate_series(%d, %d) g", table, j*100, j*100+99)
+			if err := c.Exec(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Sample(); err != nil { // sees the backend with its bytes
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range backends {
+		for procExists(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("backend %d did not exit", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	// A reaping that lands just after the postmaster was read shows in the next sample.
+	if _, err := s.Sample(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := treeIO(t, pids())
+	if b.DiskPartial {
+		t.Skip("some /proc/PID/io was unreadable")
+	}
+	var wantRead, wantWrite int64
+	for _, e := range after {
+		wantRead += e.read
+		wantWrite += e.write
+	}
+	for _, e := range before {
+		wantRead -= e.read
+		wantWrite -= e.write
+	}
+	if wantWrite == 0 {
+		t.Skip("the server's writes are not counted in /proc/PID/io (data on tmpfs?)")
+	}
+	t.Logf("sampler read/write %d/%d, kernel %d/%d", b.ReadBytes-a.ReadBytes, b.WriteBytes-a.WriteBytes, wantRead, wantWrite)
+	for _, c := range []struct {
+		name      string
+		got, want int64
+	}{
+		{"written", b.WriteBytes - a.WriteBytes, wantWrite},
+		{"read", b.ReadBytes - a.ReadBytes, wantRead},
+	} {
+		// The floor covers a background process's write landing between the two reads of it.
+		if math.Abs(float64(c.got-c.want)) > max(0.1*float64(c.want), 256<<10) {
+			t.Errorf("bytes %s = %d, want %d ±10%% (%.2fx)", c.name, c.got, c.want, float64(c.got)/float64(max(c.want, 1)))
+		}
+	}
+}
+
+type procIO struct{ read, write int64 }
+
+// treeIO reads each process's disk I/O straight from /proc.
+func treeIO(t *testing.T, pids []int) []procIO {
+	t.Helper()
+	var out []procIO
+	for _, pid := range pids {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
+		if err != nil {
+			continue
+		}
+		r, w, ok := parseIO(b)
+		if !ok {
+			t.Fatalf("cannot parse /proc/%d/io", pid)
+		}
+		out = append(out, procIO{r, w})
+	}
+	return out
+}
+
+func procExists(pid int) bool {
+	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
+	return err == nil
 }

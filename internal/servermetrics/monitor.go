@@ -42,6 +42,12 @@ type Monitor struct {
 // NewMonitor watches the server behind conn, a connection of the monitor's own (a benchmark
 // thread's would have its statements interleaved with the workload). pids lists the server's
 // processes; nil for a remote server, whose process figures cannot be seen.
+// DiskSourceProcIO names where disk figures come from, and what they are: the kernel charges
+// write_bytes per page-cache chunk dirtied, so for buffered writers (PostgreSQL) it can exceed the
+// bytes that reach the disk many times over; InnoDB's O_DIRECT writes are counted byte for byte.
+// The engines' own counters (wal_bytes, pages_written) are the figure to compare across engines.
+const DiskSourceProcIO = "/proc/PID/io (write_bytes counts page-cache chunks dirtied; see wal_bytes and pages_written for bytes the engine wrote)"
+
 func NewMonitor(conn sqldb.Conn, pids func() []int) *Monitor {
 	m := &Monitor{conn: conn}
 	if pids != nil {
@@ -183,7 +189,7 @@ func (m *Monitor) Finish(ctx context.Context, transactions int64) (*result.Serve
 		if !m.diskPartial {
 			srv.DiskReadBytes = end.ReadBytes - m.base.ReadBytes
 			srv.DiskWriteBytes = end.WriteBytes - m.base.WriteBytes
-			srv.DiskSource = "/proc/PID/io"
+			srv.DiskSource = DiskSourceProcIO
 		}
 		if m.sampleErr != nil {
 			errs = append(errs, fmt.Errorf("sampling server processes: %w", m.sampleErr))

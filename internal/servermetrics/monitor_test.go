@@ -90,7 +90,7 @@ func TestMonitorLocal(t *testing.T) {
 	if !srv.Local || srv.CPUUserS+srv.CPUSystemS <= 0 || srv.CPUPct <= 0 || srv.RSSIdleMB <= 0 || srv.RSSPeakMB < srv.RSSIdleMB {
 		t.Errorf("process figures: %+v", srv)
 	}
-	if srv.DiskSource != "/proc/PID/io" {
+	if srv.DiskSource != DiskSourceProcIO {
 		t.Errorf("DiskSource = %q", srv.DiskSource)
 	}
 	if srv.Settings["innodb_buffer_pool_size"] != "134217728" || srv.Settings["transaction_isolation"] != "REPEATABLE-READ" {

@@ -492,3 +492,130 @@ func pidsNamed(names ...string) []int {
 	}
 	return out
 }
+
+// The kernel adds a reaped child's disk I/O to its parent's /proc/PID/io, as it does its CPU to
+// cutime/cstime, so a child seen with its I/O before it exits must not be counted again when it
+// shows up in its parent's figures. Each child (and the dd it runs, one level further down)
+// writes and fsyncs a file, reads it back with O_DIRECT (so the read reaches the disk), and lives
+// on long enough to be sampled with its I/O before it exits.
+func TestProcessSamplerReapedChildDiskIO(t *testing.T) {
+	const children, mb = 4, 4
+	dir := t.TempDir()
+	if !diskIOCounted(t, dir) {
+		t.Skipf("writes to %s are not counted in /proc/self/io (tmpfs?)", dir)
+	}
+	script := `for i in $(seq ` + strconv.Itoa(children) + `); do
+		sh -c 'sleep 0.1
+			dd if=/dev/zero of="$1" bs=1M count=` + strconv.Itoa(mb) + ` conv=fsync status=none || exit 1
+			dd if="$1" of=/dev/null bs=1M iflag=direct status=none || exit 1
+			sleep 0.3' sh "$0/f$i" || exit 1
+	done
+	exec sleep 60`
+	cmd := exec.Command("sh", "-c", script, dir)
+	if err := cmd.Start(); err != nil {
+		t.Skipf("cannot start sh: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
+	root := cmd.Process.Pid
+	s := NewProcessSampler(func() []int { return processTree(root) })
+	first, err := s.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	sawChildIO := false
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		smp, err := s.Sample()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sawChildIO = sawChildIO || (smp.Processes > 1 && smp.WriteBytes > first.WriteBytes)
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(root) + "/comm"); err == nil && strings.TrimSpace(string(b)) == "sleep" {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Skipf("the script failed (no O_DIRECT here?): %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the children did not finish")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !sawChildIO {
+		t.Skip("no child was sampled with its I/O before it exited")
+	}
+	s.Sample()
+	last, err := s.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last.DiskPartial {
+		t.Skip("some /proc/PID/io was unreadable")
+	}
+
+	want := int64(children * mb << 20)
+	for _, c := range []struct {
+		name      string
+		got, want int64
+	}{
+		{"written", last.WriteBytes - first.WriteBytes, want},
+		{"read", last.ReadBytes - first.ReadBytes, want},
+	} {
+		if math.Abs(float64(c.got-c.want)) > 0.1*float64(c.want) {
+			t.Errorf("bytes %s = %d, want %d ±10%% (%.2fx)", c.name, c.got, c.want, float64(c.got)/float64(c.want))
+		}
+	}
+
+	// The same hand-over for CPU: with every child reaped, the totals are the root's own plus
+	// its reaped descendants' CPU.
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(root) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ok := parseStat(b)
+	if !ok {
+		t.Fatal("cannot parse the root's stat")
+	}
+	tck := float64(clockTicks())
+	wantUser, wantSys := float64(st.utime+st.cutime)/tck, float64(st.stime+st.cstime)/tck
+	if math.Abs(last.CPUUser-wantUser) > 1e-9 || math.Abs(last.CPUSystem-wantSys) > 1e-9 {
+		t.Errorf("CPU user/sys = %v/%v, want the root's own+children's %v/%v", last.CPUUser, last.CPUSystem, wantUser, wantSys)
+	}
+}
+
+// diskIOCounted tells whether a write to dir reaches write_bytes in /proc/self/io.
+func diskIOCounted(t *testing.T, dir string) bool {
+	t.Helper()
+	selfWrite := func() int64 {
+		b, err := os.ReadFile("/proc/self/io")
+		if err != nil {
+			t.Skipf("no /proc/self/io: %v", err)
+		}
+		_, w, ok := parseIO(b)
+		if !ok {
+			t.Skip("cannot parse /proc/self/io")
+		}
+		return w
+	}
+	f, err := os.CreateTemp(dir, "probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w0 := selfWrite()
+	if _, err := f.Write(make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return selfWrite()-w0 >= 1<<20
+}
