@@ -341,9 +341,11 @@ func TestIntegrationProcessSamplerBackendsComeAndGo(t *testing.T) {
 		{"written", b.WriteBytes - a.WriteBytes, wantWrite},
 		{"read", b.ReadBytes - a.ReadBytes, wantRead},
 	} {
-		// The floor covers a background process's write landing between the two reads of it.
-		if math.Abs(float64(c.got-c.want)) > max(0.1*float64(c.want), 256<<10) {
-			t.Errorf("bytes %s = %d, want %d ±10%% (%.2fx)", c.name, c.got, c.want, float64(c.got)/float64(max(c.want, 1)))
+		// The server is shared with the package's other tests, whose backends and autovacuum
+		// workers may exit inside this window; ±35% still catches the double count this guards
+		// against (2.2x), and the floor covers a background write between two reads of a process.
+		if math.Abs(float64(c.got-c.want)) > max(0.35*float64(c.want), 256<<10) {
+			t.Errorf("bytes %s = %d, want %d ±35%% (%.2fx)", c.name, c.got, c.want, float64(c.got)/float64(max(c.want, 1)))
 		}
 	}
 }
