@@ -2,13 +2,14 @@
 # Installs what fairbench needs to start throwaway database servers on a Debian machine:
 #   PostgreSQL and MariaDB from Debian's packages, and MySQL from a minimal Debian sid root
 #   (MySQL is not in Debian 12; sid ships it, and mysqld runs under chroot on a loopback port).
-# Also installs the comparison tools the benchmarks and tests use (sysbench, pgbench, chromium).
+# Also installs the comparison tools the benchmarks and tests use (sysbench, pgbench, chromium)
+# and the TPC-H data generator (tpchgen-cli, from PyPI, in /opt/fairbench/venv).
 # Idempotent: when everything is present it does nothing and prints nothing.
 #
 # Environment:
 #   FAIRBENCH_MYSQL_ROOT  where the sid root goes (default /opt/fairbench/mysql-root)
 #   FAIRBENCH_NO_MYSQL=1  skip the MySQL root
-#   FAIRBENCH_NO_EXTRAS=1 skip sysbench and chromium (only the engines)
+#   FAIRBENCH_NO_EXTRAS=1 skip sysbench, chromium and tpchgen-cli (only the engines)
 set -euo pipefail
 
 MYSQL_ROOT=${FAIRBENCH_MYSQL_ROOT:-/opt/fairbench/mysql-root}
@@ -68,4 +69,21 @@ if [ -n "$need_mysql" ]; then
   # Rename last so a half-built root is never mistaken for a finished one.
   $SUDO mv "$tmp" "$MYSQL_ROOT"
   say "MySQL $($SUDO chroot "$MYSQL_ROOT" mysqld --version 2>/dev/null | sed 's/.*Ver //')"
+fi
+
+# tpchgen-cli writes the TPC-H data (the same rows as dbgen); it comes from PyPI. Debian 12's
+# Python refuses pip installs into the system (PEP 668), so it gets a virtual environment of its
+# own, linked onto PATH; the tpch workload also looks for it there.
+TPCHGEN_VENV=/opt/fairbench/venv
+if [ -z "${FAIRBENCH_NO_EXTRAS:-}" ] && ! command -v tpchgen-cli >/dev/null 2>&1 && [ ! -x "$TPCHGEN_VENV/bin/tpchgen-cli" ]; then
+  say "installing tpchgen-cli (the TPC-H data generator) in $TPCHGEN_VENV"
+  # Debian leaves ensurepip, which venv needs, to python3-venv.
+  if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+  fi
+  $SUDO mkdir -p "$(dirname "$TPCHGEN_VENV")"
+  $SUDO python3 -m venv "$TPCHGEN_VENV"
+  $SUDO "$TPCHGEN_VENV/bin/pip" install --quiet --disable-pip-version-check tpchgen-cli
+  $SUDO ln -sf "$TPCHGEN_VENV/bin/tpchgen-cli" /usr/local/bin/tpchgen-cli
 fi

@@ -405,6 +405,10 @@ func newRunCmd() *cobra.Command {
 
 // printSummary is sysbench's end-of-run report, so its users read it without a guide.
 func printSummary(w io.Writer, r *result.Result) {
+	if r.TPCH != nil {
+		printTPCH(w, r)
+		return
+	}
 	per := func(n int64) float64 {
 		if r.DurationS <= 0 {
 			return 0
@@ -445,6 +449,35 @@ func printSummary(w io.Writer, r *result.Result) {
 	}
 	if r.ScheduleLagMS != nil {
 		fmt.Fprintf(w, "Schedule lag (ms): avg: %.2f  p99: %.2f  max: %.2f\n", r.ScheduleLagMS.Avg, r.ScheduleLagMS.P99, r.ScheduleLagMS.Max)
+	}
+}
+
+// printTPCH is the analytical tests' summary: a time per query, and never a time for a wrong or
+// timed-out answer.
+func printTPCH(w io.Writer, r *result.Result) {
+	t := r.TPCH
+	state := ""
+	if !r.Complete {
+		state = " (INCOMPLETE: " + r.Error + ")"
+	}
+	fmt.Fprintf(w, "TPC-H %s test, scale factor %g, on %s%s\n", t.Mode, t.ScaleFactor, r.Engine.Version, state)
+	fmt.Fprintf(w, "answers checked: %s\n", t.AnswersChecked)
+	fmt.Fprintf(w, "%6s %7s %12s %10s  %s\n", "query", "stream", "seconds", "rows", "status")
+	for _, q := range t.Queries {
+		secs := fmt.Sprintf("%.3f", q.Seconds)
+		if q.Status != "ok" {
+			secs = "-"
+		}
+		fmt.Fprintf(w, "%6d %7d %12s %10d  %s %s\n", q.Query, q.Stream, secs, q.Rows, q.Status, q.Detail)
+	}
+	if t.GeoMeanS > 0 {
+		fmt.Fprintf(w, "geometric mean: %.3f s\n", t.GeoMeanS)
+	}
+	if t.QueriesPerHour > 0 {
+		fmt.Fprintf(w, "queries per hour: %.0f (%d streams)\n", t.QueriesPerHour, t.Streams)
+	}
+	if total, ok := t.LoadSeconds["total"]; ok {
+		fmt.Fprintf(w, "load: %.1f s\n", total)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -67,7 +68,7 @@ func Plan(o *Options) ([]engine.Installation, error) {
 	}
 	rnd := randgen.DefaultConfig(o.Suite.RandType)
 	for _, st := range o.Suite.Resolve() {
-		if _, err := newJob(sqldb.Target{Kind: sqldb.Postgres}, st, rnd, 0); err != nil {
+		if _, err := newJob(sqldb.Target{Kind: sqldb.Postgres}, st, rnd, 0, ""); err != nil {
 			return nil, fmt.Errorf("suite %s: %w", o.Suite.Name, err)
 		}
 	}
@@ -75,7 +76,7 @@ func Plan(o *Options) ([]engine.Installation, error) {
 }
 
 // newJob builds a step's job, giving it the suite-wide options that its workload knows.
-func newJob(t sqldb.Target, st suite.Resolved, rnd randgen.Config, seed uint64) (*job.Job, error) {
+func newJob(t sqldb.Target, st suite.Resolved, rnd randgen.Config, seed uint64, answersCache string) (*job.Job, error) {
 	spec, err := workload.Lookup(st.Workload)
 	if err != nil {
 		return nil, err
@@ -85,6 +86,11 @@ func newJob(t sqldb.Target, st suite.Resolved, rnd randgen.Config, seed uint64) 
 		if v, ok := st.Common[o.Name]; ok {
 			set[o.Name] = v
 		}
+	}
+	// Analytical answers are checked across the engines of this comparison, not against
+	// answers cached by an earlier one.
+	if answersCache != "" && hasOption(spec, "answers-cache") {
+		set["answers-cache"] = answersCache
 	}
 	for k, v := range st.Own {
 		set[k] = v
@@ -139,6 +145,15 @@ func Run(ctx context.Context, o *Options) error {
 		runErr = err
 	}
 	return runErr
+}
+
+func hasOption(spec workload.Spec, name string) bool {
+	for _, o := range spec.Options {
+		if o.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func stepCount(s *suite.Suite) int {
@@ -204,7 +219,7 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 	loaded := ""
 	var lastJob *job.Job
 	for _, st := range o.Suite.Resolve() {
-		j, err := newJob(target, st, rnd, o.Seed)
+		j, err := newJob(target, st, rnd, o.Seed, filepath.Join(o.OutDir, "tpch-answers"))
 		if err != nil {
 			return err
 		}
@@ -216,7 +231,7 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 			}
 			c.logf("   %s: preparing %s", inst.Kind, key)
 			t0 := time.Now()
-			if err := j.Workload.Prepare(ctx, j.Env(max(2, len(o.Engines)), false, nil, o.Log)); err != nil {
+			if err := j.Workload.Prepare(ctx, j.Env(max(2, runtime.NumCPU()), false, nil, o.Log)); err != nil {
 				return fmt.Errorf("preparing %s on %s: %w", st.Workload, inst.Kind, err)
 			}
 			c.logf("   %s: prepared in %.1fs", inst.Kind, time.Since(t0).Seconds())

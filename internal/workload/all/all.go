@@ -3,5 +3,10 @@
 package all
 
 import (
-	_ "github.com/fairbench/fairbench/internal/workload/oltp" // sysbench's OLTP family
+	_ "github.com/fairbench/fairbench/internal/workload/events"   // event ingestion and lookup
+	_ "github.com/fairbench/fairbench/internal/workload/oltp"     // sysbench's OLTP family
+	_ "github.com/fairbench/fairbench/internal/workload/payments" // money transfers
+	_ "github.com/fairbench/fairbench/internal/workload/tpcb"     // pgbench's TPC-B-like
+	_ "github.com/fairbench/fairbench/internal/workload/tpcc"     // TPC-C
+	_ "github.com/fairbench/fairbench/internal/workload/tpch"     // TPC-H
 )
