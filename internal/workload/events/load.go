@@ -1,0 +1,317 @@
+package events
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/randgen"
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/workload"
+)
+
+var streets = []string{"Main Street", "Oak Avenue", "Station Road", "Harbour Lane", "Mill Road", "Church Street", "Park Drive", "High Street"}
+var cities = []string{"Springfield", "Riverton", "Lakeside", "Fairview", "Greenville", "Bristol", "Madison", "Georgetown"}
+
+// preloadStart is the created_at of event 1; event i is i-1 seconds later, so the preload reads
+// as a log that grew over the weeks before the run.
+var preloadStart = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// rowBuf writes rows as COPY text (tab-separated lines) or as INSERT value lists; generated
+// strings never hold quotes, tabs or backslashes.
+type rowBuf struct {
+	mysql bool
+	b     []byte
+	n     int // fields in the current row
+	rows  int
+}
+
+func (r *rowBuf) field() {
+	switch {
+	case r.n > 0 && r.mysql:
+		r.b = append(r.b, ',')
+	case r.n > 0:
+		r.b = append(r.b, '\t')
+	case r.mysql:
+		if r.rows > 0 {
+			r.b = append(r.b, ',')
+		}
+		r.b = append(r.b, '(')
+	}
+	r.n++
+}
+
+func (r *rowBuf) int(v int64) {
+	r.field()
+	r.b = strconv.AppendInt(r.b, v, 10)
+}
+
+// text appends a string field that gen writes into the buffer itself (no copy).
+func (r *rowBuf) text(gen func(b []byte) []byte) {
+	r.field()
+	if r.mysql {
+		r.b = append(r.b, '\'')
+	}
+	r.b = gen(r.b)
+	if r.mysql {
+		r.b = append(r.b, '\'')
+	}
+}
+
+func (r *rowBuf) end() {
+	if r.mysql {
+		r.b = append(r.b, ')')
+	} else {
+		r.b = append(r.b, '\n')
+	}
+	r.n = 0
+	r.rows++
+}
+
+// loadChunk is how many rows one loading job writes (a variable so tests can split small
+// tables). Each job seeds its own generator from the job's position, so the data does not
+// depend on how many connections load it.
+var loadChunk = 200000
+
+type loadJob struct {
+	table  string
+	cols   []string
+	lo, hi int
+	chunk  int
+	gen    func(r *rowBuf, i int, rng *randgen.Rand)
+}
+
+func (e *events) jobs() []loadJob {
+	var jobs []loadJob
+	add := func(table string, cols []string, rows int, gen func(r *rowBuf, i int, rng *randgen.Rand)) {
+		for lo := 1; lo <= rows; lo += loadChunk {
+			jobs = append(jobs, loadJob{table: table, cols: cols, lo: lo, hi: min(lo+loadChunk-1, rows), chunk: len(jobs), gen: gen})
+		}
+	}
+	add("customers", []string{"id", "name", "address"}, e.customers, func(r *rowBuf, i int, _ *randgen.Rand) {
+		r.int(int64(i))
+		r.text(func(b []byte) []byte { return strconv.AppendInt(append(b, "Customer "...), int64(i), 10) })
+		r.text(func(b []byte) []byte {
+			b = strconv.AppendInt(b, int64(i%997+1), 10)
+			b = append(append(append(b, ' '), streets[i%len(streets)]...), ", "...)
+			return append(b, cities[i/len(streets)%len(cities)]...)
+		})
+	})
+	customers := uint32(e.customers)
+	add("events", []string{"id", "customer_id", "action", "created_at"}, e.events, func(r *rowBuf, i int, rng *randgen.Rand) {
+		r.int(int64(i))
+		r.int(int64(rng.Uniform(1, customers)))
+		action := actions[rng.Uniform(0, uint32(len(actions)-1))]
+		r.text(func(b []byte) []byte { return append(b, action...) })
+		r.text(func(b []byte) []byte {
+			return preloadStart.Add(time.Duration(i-1)*time.Second).AppendFormat(b, "2006-01-02 15:04:05")
+		})
+	})
+	return jobs
+}
+
+// Prepare creates customers and events, loads them over --load-threads connections (COPY on
+// PostgreSQL, multi-row INSERTs on MySQL and MariaDB), then adds the keys, the customer_id index
+// and the foreign key, and records the preloaded figures in events_meta for Check.
+func (e *events) Prepare(ctx context.Context, env *workload.Env) error {
+	c, err := env.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := workload.ClaimTables(ctx, c, e.mode, tableNames, env.Force); err != nil {
+		return err
+	}
+	mysql := c.Kind().MySQLFamily()
+	ts, serial := "timestamp", "bigserial"
+	if mysql {
+		ts, serial = "datetime", "bigint NOT NULL AUTO_INCREMENT"
+	}
+	// The primary keys are declared up front on InnoDB, where they are the clustered index, and
+	// added after the load on PostgreSQL, where building them once is cheaper.
+	create := []struct{ table, cols, pk string }{
+		{"customers", "id int NOT NULL, name varchar(64) NOT NULL, address varchar(128) NOT NULL", "id"},
+		{"events", "id " + serial + ", customer_id int NOT NULL, action varchar(32) NOT NULL, created_at " + ts + " NOT NULL", "id"},
+		{"events_meta", "name varchar(32) NOT NULL, value varchar(64) NOT NULL", "name"},
+	}
+	for _, t := range create {
+		cols := t.cols
+		if mysql {
+			cols += ", PRIMARY KEY (" + t.pk + ")"
+		}
+		if err := c.Exec(ctx, fmt.Sprintf("CREATE TABLE %s (%s)", t.table, cols)); err != nil {
+			return err
+		}
+		if err := workload.MarkOwned(ctx, c, t.table); err != nil {
+			return err
+		}
+	}
+
+	jobs := e.jobs()
+	total := int64(e.customers + e.events)
+	var done atomic.Int64
+	progress := func(n int64) {
+		if env.Progress != nil {
+			env.Progress(done.Add(n), total)
+		}
+	}
+	if err := runJobs(ctx, env, jobs, func(conn sqldb.Conn, j loadJob) error {
+		rng := env.Rand.New(env.Seed*1000003 + uint64(j.chunk))
+		load := copyRows
+		if mysql {
+			load = insertRows
+		}
+		if err := load(ctx, conn, j, rng, progress); err != nil {
+			return fmt.Errorf("loading %s: %w", j.table, err)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+
+	// Keys and the customer_id index table by table in parallel, then the foreign key, which
+	// needs the customers' key, then the statistics: on PostgreSQL a VACUUM ANALYZE, as pgbench
+	// -i does, so the first run does not pay for setting hint bits on freshly loaded rows.
+	keys := [][]string{{"INSERT INTO events_meta (name, value) VALUES " +
+		fmt.Sprintf("('customers', '%d'), ('preloaded_events', '%d')", e.customers, e.events)}}
+	var fk []string
+	if mysql {
+		keys = append(keys, []string{"CREATE INDEX events_customer_id ON events (customer_id)"})
+		// The rows are consistent by construction; with checks off InnoDB adds the foreign key in
+		// place instead of copying the table to validate it.
+		fk = append(fk, "SET foreign_key_checks = 0")
+	} else {
+		keys[0] = append(keys[0], "ALTER TABLE events_meta ADD PRIMARY KEY (name)", "ALTER TABLE customers ADD PRIMARY KEY (id)")
+		keys = append(keys, []string{"ALTER TABLE events ADD PRIMARY KEY (id)", "CREATE INDEX events_customer_id ON events (customer_id)",
+			// Explicit ids leave the sequence at 1; ingested events continue after the preload.
+			fmt.Sprintf("SELECT setval(pg_get_serial_sequence('events', 'id'), %d)", e.events)})
+	}
+	fk = append(fk, "ALTER TABLE events ADD CONSTRAINT events_customer_fk FOREIGN KEY (customer_id) REFERENCES customers (id)")
+	if err := runJobs(ctx, env, keys, func(conn sqldb.Conn, ddl []string) error { return execAll(ctx, conn, ddl) }); err != nil {
+		return err
+	}
+	if err := execAll(ctx, c, fk); err != nil {
+		return err
+	}
+	return runJobs(ctx, env, tableNames, func(conn sqldb.Conn, t string) error {
+		if mysql {
+			_, err := conn.Query(ctx, "ANALYZE TABLE "+t)
+			return err
+		}
+		return conn.Exec(ctx, "VACUUM ANALYZE "+t)
+	})
+}
+
+// runJobs feeds jobs to up to env.LoadThreads connections of their own and returns the first
+// failure; do names the job in its error.
+func runJobs[J any](ctx context.Context, env *workload.Env, jobs []J, do func(sqldb.Conn, J) error) error {
+	threads := max(1, min(env.LoadThreads, len(jobs)))
+	next := make(chan J)
+	errs := make(chan error, threads)
+	var wg sync.WaitGroup
+	for i := 0; i < threads; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := env.Connect(ctx)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer conn.Close()
+			for j := range next {
+				if err := do(conn, j); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	var firstErr error
+feed:
+	for _, j := range jobs {
+		select {
+		case next <- j:
+		case firstErr = <-errs:
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	if firstErr == nil {
+		firstErr = <-errs
+	}
+	return firstErr
+}
+
+// execAll runs statements in order on c, naming the one that failed.
+func execAll(ctx context.Context, c sqldb.Conn, stmts []string) error {
+	for _, q := range stmts {
+		if err := c.Exec(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+const progressEvery = 10000
+
+func copyRows(ctx context.Context, c sqldb.Conn, j loadJob, rng *randgen.Rand, progress func(int64)) error {
+	pr, pw := io.Pipe()
+	go func() {
+		bw := bufio.NewWriterSize(pw, 256<<10)
+		r := &rowBuf{}
+		for i := j.lo; i <= j.hi; i++ {
+			r.b = r.b[:0]
+			j.gen(r, i, rng)
+			r.end()
+			if _, err := bw.Write(r.b); err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+			if (i-j.lo+1)%progressEvery == 0 {
+				progress(progressEvery)
+			}
+		}
+		progress(int64((j.hi - j.lo + 1) % progressEvery))
+		pw.CloseWithError(bw.Flush())
+	}()
+	_, err := sqldb.CopyFrom(ctx, c, j.table, j.cols, pr)
+	pr.CloseWithError(err) // unblocks the generator if COPY failed
+	return err
+}
+
+// insertRows sends multi-row INSERTs of up to 5,000 rows (a few hundred kB, far below
+// max_allowed_packet).
+func insertRows(ctx context.Context, c sqldb.Conn, j loadJob, rng *randgen.Rand, progress func(int64)) error {
+	const batch = 5000
+	head := "INSERT INTO " + j.table + " ("
+	for i, col := range j.cols {
+		if i > 0 {
+			head += ", "
+		}
+		head += col
+	}
+	head += ") VALUES "
+	r := &rowBuf{mysql: true}
+	for start := j.lo; start <= j.hi; start += batch {
+		end := min(start+batch-1, j.hi)
+		r.b = append(r.b[:0], head...)
+		r.rows = 0
+		for i := start; i <= end; i++ {
+			j.gen(r, i, rng)
+			r.end()
+		}
+		if err := c.Exec(ctx, string(r.b)); err != nil {
+			return err
+		}
+		progress(int64(end - start + 1))
+	}
+	return nil
+}

@@ -1,0 +1,387 @@
+package payments
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/workload"
+)
+
+// rowWriter writes one generator's rows either as COPY text (tab-separated lines) or as the
+// value lists of a multi-row INSERT. Generated strings never hold quotes, tabs or backslashes.
+type rowWriter struct {
+	mysql  bool
+	b      []byte
+	fields int
+	rows   int
+}
+
+func (w *rowWriter) sep() {
+	if w.fields > 0 {
+		if w.mysql {
+			w.b = append(w.b, ',')
+		} else {
+			w.b = append(w.b, '\t')
+		}
+	} else if w.mysql {
+		if w.rows > 0 {
+			w.b = append(w.b, ',')
+		}
+		w.b = append(w.b, '(')
+	}
+	w.fields++
+}
+
+func (w *rowWriter) int(v int64) {
+	w.sep()
+	w.b = strconv.AppendInt(w.b, v, 10)
+}
+
+func (w *rowWriter) str(s string) {
+	w.sep()
+	if w.mysql {
+		w.b = append(w.b, '\'')
+		w.b = append(w.b, s...)
+		w.b = append(w.b, '\'')
+		return
+	}
+	w.b = append(w.b, s...)
+}
+
+// bytes is str for a value built in a scratch buffer.
+func (w *rowWriter) bytes(s []byte) {
+	w.sep()
+	if w.mysql {
+		w.b = append(w.b, '\'')
+		w.b = append(w.b, s...)
+		w.b = append(w.b, '\'')
+		return
+	}
+	w.b = append(w.b, s...)
+}
+
+func (w *rowWriter) end() {
+	if w.mysql {
+		w.b = append(w.b, ')')
+	} else {
+		w.b = append(w.b, '\n')
+	}
+	w.fields = 0
+	w.rows++
+}
+
+// table is one table's DDL and data. Rows are numbered 1..rows; gen writes row i.
+type table struct {
+	name string
+	// cols is the column list; pk the primary key, declared at CREATE on InnoDB (where it is the
+	// clustered index) and added after the load on PostgreSQL (where building it once is cheaper).
+	cols, pk string
+	insert   []string // columns the generator fills
+	rows     int
+	gen      func(w *rowWriter, i int, scratch []byte)
+	// after runs once the table is loaded: secondary indexes, then foreign keys.
+	indexes, fkeys []string
+}
+
+func (p *payments) tables(kind sqldb.Kind) []table {
+	ts, serial := "timestamp", "bigserial"
+	if kind.MySQLFamily() {
+		ts, serial = "datetime", "bigint NOT NULL AUTO_INCREMENT"
+	}
+	initial := money(initialCents)
+	return []table{
+		{name: "banks", cols: "id int NOT NULL, name varchar(64) NOT NULL, swift char(11) NOT NULL", pk: "id",
+			insert: []string{"id", "name", "swift"}, rows: p.banks,
+			gen: func(w *rowWriter, i int, s []byte) {
+				w.int(int64(i))
+				w.bytes(fmt.Appendf(s, "Bank %d", i))
+				w.bytes(fmt.Appendf(s, "FBNK%07d", i))
+			}},
+		{name: "users", cols: "id int NOT NULL, name varchar(64) NOT NULL, email varchar(128) NOT NULL, status varchar(16) NOT NULL", pk: "id",
+			insert: []string{"id", "name", "email", "status"}, rows: p.accounts,
+			gen: func(w *rowWriter, i int, s []byte) {
+				w.int(int64(i))
+				w.bytes(fmt.Appendf(s, "User %d", i))
+				w.bytes(fmt.Appendf(s, "user%d@example.com", i))
+				w.str("active")
+			}},
+		// Every user may view and transfer; the transfer check still reads the row.
+		{name: "permissions", cols: "user_id int NOT NULL, permission varchar(32) NOT NULL", pk: "user_id, permission",
+			insert: []string{"user_id", "permission"}, rows: 2 * p.accounts,
+			gen: func(w *rowWriter, i int, s []byte) {
+				w.int(int64((i + 1) / 2))
+				if i%2 == 1 {
+					w.str("view")
+				} else {
+					w.str("transfer")
+				}
+			},
+			fkeys: []string{"FOREIGN KEY (user_id) REFERENCES users (id)"}},
+		{name: "auth_tokens", cols: "token char(32) NOT NULL, user_id int NOT NULL, expires_at " + ts + " NOT NULL", pk: "token",
+			insert: []string{"token", "user_id", "expires_at"}, rows: p.accounts,
+			gen: func(w *rowWriter, i int, s []byte) {
+				w.bytes(appendToken(s, int64(i)))
+				w.int(int64(i))
+				w.str("2099-12-31 00:00:00")
+			},
+			indexes: []string{"user_id"}, fkeys: []string{"FOREIGN KEY (user_id) REFERENCES users (id)"}},
+		// Account i belongs to user i, so a client knows a user's account without a lookup.
+		{name: "accounts", cols: "id int NOT NULL, user_id int NOT NULL, bank_id int NOT NULL, balance decimal(15,2) NOT NULL", pk: "id",
+			insert: []string{"id", "user_id", "bank_id", "balance"}, rows: p.accounts,
+			gen: func(w *rowWriter, i int, s []byte) {
+				w.int(int64(i))
+				w.int(int64(i))
+				w.int(int64((i-1)%p.banks + 1))
+				w.str(initial)
+			},
+			indexes: []string{"user_id", "bank_id"},
+			fkeys:   []string{"FOREIGN KEY (user_id) REFERENCES users (id)", "FOREIGN KEY (bank_id) REFERENCES banks (id)"}},
+		{name: "cards", cols: "id int NOT NULL, account_id int NOT NULL, number char(16) NOT NULL, expires char(5) NOT NULL, status varchar(16) NOT NULL", pk: "id",
+			insert: []string{"id", "account_id", "number", "expires", "status"}, rows: p.accounts,
+			gen: func(w *rowWriter, i int, s []byte) {
+				w.int(int64(i))
+				w.int(int64(i))
+				w.bytes(fmt.Appendf(s, "4%015d", i))
+				w.str("12/30")
+				w.str("active")
+			},
+			indexes: []string{"account_id"}, fkeys: []string{"FOREIGN KEY (account_id) REFERENCES accounts (id)"}},
+		// (from_account, id) serves the delete of an account's oldest transfers; InnoDB appends the
+		// id to every secondary index anyway, PostgreSQL needs it spelled out.
+		{name: "transfers", cols: "id " + serial + ", from_account int NOT NULL, to_account int NOT NULL, amount decimal(15,2) NOT NULL, created_at " + ts + " NOT NULL", pk: "id",
+			indexes: []string{"from_account, id", "to_account"},
+			fkeys:   []string{"FOREIGN KEY (from_account) REFERENCES accounts (id)", "FOREIGN KEY (to_account) REFERENCES accounts (id)"}},
+		{name: "payments_meta", cols: "name varchar(32) NOT NULL, value varchar(64) NOT NULL", pk: "name"},
+	}
+}
+
+// loadChunk is how many rows one loading job writes: tables are split so several connections
+// share the big ones, and a job's rows do not depend on how many connections there are.
+const loadChunk = 250000
+
+type loadJob struct {
+	t      *table
+	lo, hi int
+}
+
+// Prepare creates the tables, loads them over --load-threads connections (COPY on PostgreSQL,
+// multi-row INSERTs on MySQL and MariaDB), then adds keys, indexes and foreign keys, and records
+// the starting figures Check needs in payments_meta.
+func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
+	c, err := env.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := workload.ClaimTables(ctx, c, name, tableNames, env.Force); err != nil {
+		return err
+	}
+	mysql := c.Kind().MySQLFamily()
+	tables := p.tables(c.Kind())
+	var jobs []loadJob
+	var total int64
+	for i := range tables {
+		t := &tables[i]
+		cols := t.cols
+		if mysql {
+			cols += ", PRIMARY KEY (" + t.pk + ")"
+		}
+		if err := c.Exec(ctx, fmt.Sprintf("CREATE TABLE %s (%s)", t.name, cols)); err != nil {
+			return err
+		}
+		if err := workload.MarkOwned(ctx, c, t.name); err != nil {
+			return err
+		}
+		for lo := 1; lo <= t.rows; lo += loadChunk {
+			jobs = append(jobs, loadJob{t: t, lo: lo, hi: min(lo+loadChunk-1, t.rows)})
+		}
+		total += int64(t.rows)
+	}
+	var done atomic.Int64
+	progress := func(n int64) {
+		if env.Progress != nil {
+			env.Progress(done.Add(n), total)
+		}
+	}
+	if err := runJobs(ctx, env, jobs, func(conn sqldb.Conn, j loadJob) error {
+		load := copyRows
+		if mysql {
+			load = insertRows
+		}
+		if err := load(ctx, conn, j, progress); err != nil {
+			return fmt.Errorf("loading %s: %w", j.t.name, err)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+
+	// Keys and indexes go table by table in parallel, then the foreign keys, which need their
+	// parents' keys, then the statistics: on PostgreSQL a VACUUM ANALYZE, as pgbench -i does, so
+	// the first run does not pay for setting hint bits on freshly loaded rows.
+	phases := []func(sqldb.Conn, table) error{
+		func(conn sqldb.Conn, t table) error {
+			var ddl []string
+			if !mysql {
+				ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s ADD PRIMARY KEY (%s)", t.name, t.pk))
+			}
+			for _, ix := range t.indexes {
+				ddl = append(ddl, fmt.Sprintf("CREATE INDEX %s_%s ON %s (%s)", t.name, indexSuffix(ix), t.name, ix))
+			}
+			return execAll(ctx, conn, ddl)
+		},
+		func(conn sqldb.Conn, t table) error {
+			var ddl []string
+			if mysql {
+				// The rows are consistent by construction; with checks off InnoDB adds a foreign
+				// key in place instead of copying the table to validate it.
+				ddl = append(ddl, "SET foreign_key_checks = 0")
+			}
+			for n, fk := range t.fkeys {
+				ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s_fk%d %s", t.name, t.name, n+1, fk))
+			}
+			return execAll(ctx, conn, ddl)
+		},
+		func(conn sqldb.Conn, t table) error {
+			if mysql {
+				_, err := conn.Query(ctx, "ANALYZE TABLE "+t.name)
+				return err
+			}
+			return conn.Exec(ctx, "VACUUM ANALYZE "+t.name)
+		},
+	}
+	for _, phase := range phases {
+		if err := runJobs(ctx, env, tables, phase); err != nil {
+			return err
+		}
+	}
+	meta := fmt.Sprintf("INSERT INTO payments_meta (name, value) VALUES ('accounts', '%d'), ('banks', '%d'), "+
+		"('initial_balance', '%s'), ('total', '%s'), ('transfers_deleted', '0')",
+		p.accounts, p.banks, money(initialCents), money(int64(p.accounts)*initialCents))
+	return c.Exec(ctx, meta)
+}
+
+func indexSuffix(cols string) string {
+	out := make([]byte, 0, len(cols))
+	for i := 0; i < len(cols); i++ {
+		switch ch := cols[i]; ch {
+		case ' ':
+		case ',':
+			out = append(out, '_')
+		default:
+			out = append(out, ch)
+		}
+	}
+	return string(out)
+}
+
+// runJobs feeds jobs to up to env.LoadThreads connections of their own and returns the first
+// failure; do names the job in its error.
+func runJobs[J any](ctx context.Context, env *workload.Env, jobs []J, do func(sqldb.Conn, J) error) error {
+	threads := max(1, min(env.LoadThreads, len(jobs)))
+	next := make(chan J)
+	errs := make(chan error, threads)
+	var wg sync.WaitGroup
+	for i := 0; i < threads; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := env.Connect(ctx)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer conn.Close()
+			for j := range next {
+				if err := do(conn, j); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	var firstErr error
+feed:
+	for _, j := range jobs {
+		select {
+		case next <- j:
+		case firstErr = <-errs:
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	if firstErr == nil {
+		firstErr = <-errs
+	}
+	return firstErr
+}
+
+// execAll runs statements in order on c, naming the one that failed.
+func execAll(ctx context.Context, c sqldb.Conn, stmts []string) error {
+	for _, q := range stmts {
+		if err := c.Exec(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+const progressEvery = 10000
+
+func copyRows(ctx context.Context, c sqldb.Conn, j loadJob, progress func(int64)) error {
+	pr, pw := io.Pipe()
+	go func() {
+		bw := bufio.NewWriterSize(pw, 256<<10)
+		w := &rowWriter{}
+		scratch := make([]byte, 0, 64)
+		for i := j.lo; i <= j.hi; i++ {
+			w.b = w.b[:0]
+			j.t.gen(w, i, scratch[:0])
+			w.end()
+			if _, err := bw.Write(w.b); err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+			if (i-j.lo+1)%progressEvery == 0 {
+				progress(progressEvery)
+			}
+		}
+		progress(int64((j.hi - j.lo + 1) % progressEvery))
+		pw.CloseWithError(bw.Flush())
+	}()
+	_, err := sqldb.CopyFrom(ctx, c, j.t.name, j.t.insert, pr)
+	pr.CloseWithError(err) // unblocks the generator if COPY failed
+	return err
+}
+
+// insertRows sends multi-row INSERTs of up to 5,000 rows (a few hundred kB, far below
+// max_allowed_packet).
+func insertRows(ctx context.Context, c sqldb.Conn, j loadJob, progress func(int64)) error {
+	const batch = 5000
+	head := fmt.Sprintf("INSERT INTO %s (%s) VALUES ", j.t.name, strings.Join(j.t.insert, ", "))
+	w := &rowWriter{mysql: true}
+	scratch := make([]byte, 0, 64)
+	for start := j.lo; start <= j.hi; start += batch {
+		end := min(start+batch-1, j.hi)
+		w.b = append(w.b[:0], head...)
+		w.rows = 0
+		for i := start; i <= end; i++ {
+			j.t.gen(w, i, scratch[:0])
+			w.end()
+		}
+		if err := c.Exec(ctx, string(w.b)); err != nil {
+			return err
+		}
+		progress(int64(end - start + 1))
+	}
+	return nil
+}

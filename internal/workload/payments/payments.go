@@ -1,0 +1,177 @@
+// Package payments is a money-transfer service's hot path: a transfer authenticates the sender by
+// token, reads both parties' cards and accounts with a permission check, and moves the amount
+// between two DECIMAL balances in one transaction that also records the transfer. The data is
+// built so that money is conserved, and Check proves it was.
+package payments
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/workload"
+)
+
+const name = "payments"
+
+// Tables, parents first (ClaimTables and DropOwned drop in reverse).
+var tableNames = []string{"banks", "users", "permissions", "auth_tokens", "accounts", "cards", "transfers", "payments_meta"}
+
+// Every account starts with the same balance, so the expected balance of any account follows from
+// the transfers alone and no per-account starting figure has to be stored.
+const (
+	initialCents = 100000 // 1000.00
+	minAmount    = 100    // 1.00
+	maxAmount    = 50000  // 500.00: an account can be drained in two transfers, so declines do happen
+	deleteBatch  = 10     // transfers removed by one delete transaction
+	deletePct    = 10
+)
+
+// Transaction kinds, indexes into TransactionKinds.
+const (
+	kindTransfer = iota
+	kindDelete
+)
+
+func init() {
+	workload.Register(workload.Spec{
+		Name: name,
+		Description: "money transfers: authenticate by token, read cards and accounts with a permission check, then debit " +
+			"(declined without funds), credit and record the transfer in BEGIN/COMMIT; money is conserved and checked",
+		Options: []workload.Option{
+			{Name: "accounts", Default: "1000000", Help: "users, each with one account, card and auth token"},
+			{Name: "banks", Default: "50", Help: "banks the accounts are spread over"},
+			{Name: "deletes", Default: "off", Help: fmt.Sprintf("on: %d%% of transactions delete the %d oldest transfers of one account (the per-account check is then no longer possible)", deletePct, deleteBatch)},
+		},
+		Dataset:     "payments",
+		DataOptions: []string{"accounts", "banks"},
+		New: func(o workload.Options) (workload.Workload, error) {
+			p := &payments{}
+			var err error
+			if p.accounts, err = o.Int("accounts", 2); err != nil {
+				return nil, err
+			}
+			if p.banks, err = o.Int("banks", 1); err != nil {
+				return nil, err
+			}
+			if p.deletes, err = o.Bool("deletes"); err != nil {
+				return nil, err
+			}
+			return p, nil
+		},
+	})
+}
+
+type payments struct {
+	accounts, banks int
+	deletes         bool
+}
+
+func (p *payments) TransactionKinds() []string {
+	if p.deletes {
+		return []string{"transfer", "delete"}
+	}
+	return []string{"transfer"}
+}
+
+func (p *payments) missing(err error) error {
+	if sqldb.IsUndefinedTable(err) {
+		return &workload.NotPreparedError{Workload: name, Detail: "payments tables not found"}
+	}
+	return err
+}
+
+// meta reads what Prepare recorded about the data.
+func readMeta(ctx context.Context, c sqldb.Conn) (map[string]string, error) {
+	rows, err := c.Query(ctx, "SELECT name, value FROM payments_meta")
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, r := range rows {
+		m[r[0]] = r[1]
+	}
+	return m, nil
+}
+
+// metaInt reads one whole-number figure from payments_meta.
+func metaInt(m map[string]string, key string) (int64, error) {
+	v, ok := m[key]
+	if !ok {
+		return 0, fmt.Errorf("payments_meta has no %q row: prepare again", key)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("payments_meta %q = %q is not a whole number", key, v)
+	}
+	return n, nil
+}
+
+// Cleanup drops the payments tables fairbench created and leaves any others alone.
+func (p *payments) Cleanup(ctx context.Context, env *workload.Env) error {
+	c, err := env.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return workload.DropOwned(ctx, c, tableNames)
+}
+
+// cents parses a DECIMAL(15,2) as the server prints it ("-12.5", "1000.00", "7") into cents.
+func cents(s string) (int64, error) {
+	if s == "" || s == "-" {
+		return 0, fmt.Errorf("%q is not a decimal number", s)
+	}
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	whole, frac := s, ""
+	for i := 0; i < len(s); i++ {
+		if s[i] == '.' {
+			whole, frac = s[:i], s[i+1:]
+			break
+		}
+	}
+	if len(frac) > 2 {
+		for _, ch := range frac[2:] {
+			if ch != '0' {
+				return 0, fmt.Errorf("%q has fractions of a cent", s)
+			}
+		}
+		frac = frac[:2]
+	}
+	for len(frac) < 2 {
+		frac += "0"
+	}
+	if whole == "" {
+		whole = "0"
+	}
+	w, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a decimal number", s)
+	}
+	f, err := strconv.ParseInt(frac, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a decimal number", s)
+	}
+	v := w*100 + f
+	if neg {
+		v = -v
+	}
+	return v, nil
+}
+
+// appendMoney writes cents as a decimal with two places, the text a DECIMAL(15,2) parameter takes.
+func appendMoney(b []byte, c int64) []byte {
+	if c < 0 {
+		b = append(b, '-')
+		c = -c
+	}
+	b = strconv.AppendInt(b, c/100, 10)
+	b = append(b, '.', byte('0'+c%100/10), byte('0'+c%10))
+	return b
+}
+
+func money(c int64) string { return string(appendMoney(nil, c)) }

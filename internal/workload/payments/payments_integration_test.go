@@ -1,0 +1,275 @@
+package payments
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/job"
+	"github.com/fairbench/fairbench/internal/randgen"
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/testserver"
+)
+
+func TestMain(m *testing.M) { testserver.Main(m) }
+
+func TestMoneyText(t *testing.T) {
+	for _, tc := range []struct {
+		text  string
+		cents int64
+		back  string
+	}{
+		{"1000.00", 100000, "1000.00"}, {"7", 700, "7.00"}, {"-12.5", -1250, "-12.50"}, {"0.05", 5, "0.05"},
+		{"-0.01", -1, "-0.01"}, {".5", 50, "0.50"}, {"10000000000.00", 1000000000000, "10000000000.00"}, {"3.1000", 310, "3.10"},
+	} {
+		c, err := cents(tc.text)
+		if err != nil || c != tc.cents {
+			t.Errorf("cents(%q) = %d, %v; want %d", tc.text, c, err, tc.cents)
+		}
+		if got := money(c); got != tc.back {
+			t.Errorf("money(%d) = %q, want %q", c, got, tc.back)
+		}
+	}
+	for _, bad := range []string{"x", "1.001", "1.2.3", "", "-", "1.x"} {
+		if c, err := cents(bad); err == nil {
+			t.Errorf("cents(%q) = %d, want an error", bad, c)
+		}
+	}
+}
+
+func TestTokens(t *testing.T) {
+	seen := map[string]bool{}
+	for u := int64(1); u <= 1000; u++ {
+		tok := string(appendToken(nil, u))
+		if len(tok) != 32 || strings.Trim(tok, "0123456789abcdef") != "" {
+			t.Fatalf("token of user %d = %q, want 32 hex digits", u, tok)
+		}
+		if seen[tok] {
+			t.Fatalf("token of user %d repeats", u)
+		}
+		seen[tok] = true
+		if again := string(appendToken(nil, u)); again != tok {
+			t.Fatalf("token of user %d is not stable: %q then %q", u, tok, again)
+		}
+	}
+}
+
+func TestOptions(t *testing.T) {
+	for _, tc := range []struct {
+		set     map[string]string
+		wantErr string
+	}{
+		{map[string]string{}, ""},
+		{map[string]string{"accounts": "1"}, "--accounts must be at least 2"},
+		{map[string]string{"banks": "0"}, "--banks must be at least 1"},
+		{map[string]string{"deletes": "maybe"}, "--deletes must be on or off"},
+	} {
+		_, err := job.New(sqldb.Target{Kind: sqldb.Postgres}, name, tc.set, randgen.DefaultConfig("uniform"), 1)
+		if (err == nil) != (tc.wantErr == "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%v: error %v, want %q", tc.set, err, tc.wantErr)
+		}
+	}
+}
+
+func newJob(t *testing.T, tg sqldb.Target, set map[string]string) *job.Job {
+	t.Helper()
+	j, err := job.New(tg, name, set, randgen.DefaultConfig("uniform"), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func query(t *testing.T, c sqldb.Conn, sql string) [][]string {
+	t.Helper()
+	rows, err := c.Query(context.Background(), sql)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return rows
+}
+
+func exec(t *testing.T, c sqldb.Conn, sql string) {
+	t.Helper()
+	if err := c.Exec(context.Background(), sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+func run(t *testing.T, j *job.Job) *result.Result {
+	t.Helper()
+	res, err := j.Run(context.Background(), runner.Config{Threads: 8, Duration: 1500 * time.Millisecond, MaxTries: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete || res.Transactions == 0 {
+		t.Fatalf("complete=%v transactions=%d", res.Complete, res.Transactions)
+	}
+	t.Logf("%d transactions (%.0f tps), %d declined, %d retries, %d errors", res.Transactions, res.TPS, res.Rollbacks, res.Retries, res.Errors)
+	return res
+}
+
+func wantCheckError(t *testing.T, j *job.Job, what string, parts ...string) {
+	t.Helper()
+	err := j.Workload.Check(context.Background(), j.Env(1, false, nil, nil))
+	if err == nil {
+		t.Fatalf("check after %s passed, want it to fail", what)
+	}
+	for _, p := range parts {
+		if !strings.Contains(err.Error(), p) {
+			t.Fatalf("check after %s: %v\nwant it to say %q", what, err, p)
+		}
+	}
+}
+
+func TestPaymentsOnRealServers(t *testing.T) {
+	for _, kind := range testserver.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			tg := testserver.Database(t, kind)
+			ctx := context.Background()
+			j := newJob(t, tg, map[string]string{"accounts": "10000", "banks": "7"})
+			if err := j.Workload.Prepare(ctx, j.Env(2, false, nil, nil)); err != nil {
+				t.Fatal(err)
+			}
+			c, err := sqldb.Open(ctx, tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			for _, tc := range []struct{ sql, want string }{
+				{"SELECT COUNT(*) FROM users", "10000"},
+				{"SELECT COUNT(*) FROM permissions WHERE permission = 'transfer'", "10000"},
+				{"SELECT COUNT(DISTINCT bank_id) FROM accounts", "7"},
+				{"SELECT SUM(balance) FROM accounts", "10000000.00"},
+				{"SELECT COUNT(*) FROM transfers", "0"},
+				{"SELECT value FROM payments_meta WHERE name = 'total'", "10000000.00"},
+				{"SELECT COUNT(*) FROM auth_tokens WHERE user_id = 42 AND token = '" + string(appendToken(nil, 42)) + "'", "1"},
+			} {
+				if got := query(t, c, tc.sql)[0][0]; got != tc.want {
+					t.Fatalf("%s = %s, want %s", tc.sql, got, tc.want)
+				}
+			}
+			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); err != nil {
+				t.Fatalf("check after prepare: %v", err)
+			}
+
+			res := run(t, j)
+			if res.Retries == 0 && res.Errors == 0 && res.Queries.Read != 2*res.Transactions {
+				t.Fatalf("%d reads for %d transfers, want 2 each", res.Queries.Read, res.Transactions)
+			}
+			// Declined transfers are rolled back, so the table holds exactly the others.
+			committed := strconv.FormatInt(res.Transactions-res.Rollbacks, 10)
+			if got := query(t, c, "SELECT COUNT(*) FROM transfers")[0][0]; got != committed {
+				t.Fatalf("transfers has %s rows, want %s (transactions minus declines)", got, committed)
+			}
+			if k := res.ByKind["transfer"]; k == nil || k.Transactions != res.Transactions {
+				t.Fatalf("by kind: %+v, want every transaction a transfer", res.ByKind)
+			}
+			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); err != nil {
+				t.Fatalf("check after the run: %v", err)
+			}
+
+			// Money moved between two accounts without a transfer: the total holds, the
+			// per-account check names both accounts.
+			exec(t, c, "UPDATE accounts SET balance = balance - 5 WHERE id = 11")
+			exec(t, c, "UPDATE accounts SET balance = balance + 5 WHERE id = 12")
+			wantCheckError(t, j, "moving money by hand", "2 accounts do not match their transfers", "account 11 has", "account 12 has")
+			// Money created from nothing.
+			exec(t, c, "UPDATE accounts SET balance = balance + 5 WHERE id = 11")
+			wantCheckError(t, j, "creating money", "money is not conserved", "expected 10000000.00", "1 accounts do not match")
+
+			if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range tableNames {
+				if ok, _ := sqldb.TableExists(ctx, c, n); ok {
+					t.Errorf("%s still exists after cleanup", n)
+				}
+			}
+		})
+	}
+}
+
+// A few hot accounts: transfers conflict, balances run dry and get declined, and deletes
+// remove transfers while others insert them; money must still be conserved.
+func TestDeclinesAndDeletes(t *testing.T) {
+	for _, kind := range testserver.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			tg := testserver.Database(t, kind)
+			ctx := context.Background()
+			j := newJob(t, tg, map[string]string{"accounts": "40", "banks": "2"})
+			if err := j.Workload.Prepare(ctx, j.Env(2, false, nil, nil)); err != nil {
+				t.Fatal(err)
+			}
+			res := run(t, j)
+			if res.Rollbacks == 0 {
+				t.Fatalf("no declined transfer among %d on 40 accounts", res.Transactions)
+			}
+			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); err != nil {
+				t.Fatalf("check after hot transfers: %v", err)
+			}
+
+			jd := newJob(t, tg, map[string]string{"accounts": "40", "banks": "2", "deletes": "on"})
+			res = run(t, jd)
+			del := res.ByKind["delete"]
+			if del == nil || del.Transactions == 0 || res.ByKind["transfer"] == nil {
+				t.Fatalf("by kind: %+v, want transfers and deletes", res.ByKind)
+			}
+			if share := float64(del.Transactions) / float64(res.Transactions); share < 0.05 || share > 0.15 {
+				t.Fatalf("deletes are %.0f%% of transactions, want about 10%%", 100*share)
+			}
+			if err := jd.Workload.Check(ctx, jd.Env(1, false, nil, nil)); err != nil {
+				t.Fatalf("check after deletes: %v", err)
+			}
+			c, err := sqldb.Open(ctx, tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			// Once transfers were deleted the total is what is left to check.
+			exec(t, c, "UPDATE accounts SET balance = balance - 1 WHERE id = 3")
+			wantCheckError(t, jd, "destroying money", "money is not conserved")
+
+			wrong := newJob(t, tg, map[string]string{"accounts": "41"})
+			if _, err := wrong.Run(ctx, runner.Config{Threads: 1, Duration: 100 * time.Millisecond}); err == nil || !strings.Contains(err.Error(), "pass --accounts 40") {
+				t.Fatalf("run with another --accounts: %v, want a refusal", err)
+			}
+		})
+	}
+}
+
+func TestRefusesForeignTables(t *testing.T) {
+	for _, kind := range testserver.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			tg := testserver.Database(t, kind)
+			ctx := context.Background()
+			c, err := sqldb.Open(ctx, tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			exec(t, c, "CREATE TABLE transfers (id int PRIMARY KEY, note varchar(20))")
+			exec(t, c, "INSERT INTO transfers VALUES (1, 'precious')")
+			j := newJob(t, tg, map[string]string{"accounts": "100"})
+			for _, force := range []bool{false, true} {
+				err := j.Workload.Prepare(ctx, j.Env(1, force, nil, nil))
+				if err == nil || !strings.Contains(err.Error(), "transfers exists and was not created by fairbench") {
+					t.Fatalf("prepare (force=%v) over a foreign transfers table: %v, want a refusal", force, err)
+				}
+			}
+			if ok, _ := sqldb.TableExists(ctx, c, "banks"); ok {
+				t.Fatal("prepare created banks before refusing")
+			}
+			if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "left transfers") {
+				t.Fatalf("cleanup: %v, want it to say it left transfers alone", err)
+			}
+			if rows := query(t, c, "SELECT note FROM transfers"); len(rows) != 1 || rows[0][0] != "precious" {
+				t.Fatalf("the user's table was changed: %v", rows)
+			}
+		})
+	}
+}

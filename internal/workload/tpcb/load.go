@@ -1,0 +1,229 @@
+package tpcb
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/workload"
+)
+
+// createSQL is pgbench -i's DDL (initCreateTables), in its order. pgbench adds the primary keys
+// after the load, because building an index once is cheaper than maintaining it per row; on
+// InnoDB the primary key is the clustered index, so adding it afterwards would rebuild the whole
+// table: there the keys are declared up front and rows arrive in key order instead.
+func (w *tpcb) createSQL(kind sqldb.Kind) (names, ddl []string) {
+	// timestamp without time zone is DATETIME in MySQL's terms (TIMESTAMP there converts time zones).
+	mtime := "timestamp"
+	if kind.MySQLFamily() {
+		mtime = "datetime"
+	}
+	tables := []struct{ name, cols, pk string }{
+		{"pgbench_history", "tid int,bid int,aid int,delta int,mtime " + mtime + ",filler char(22)", ""},
+		{"pgbench_tellers", "tid int not null,bid int,tbalance int,filler char(84)", "tid"},
+		{"pgbench_accounts", "aid int not null,bid int,abalance int,filler char(84)", "aid"},
+		{"pgbench_branches", "bid int not null,bbalance int,filler char(88)", "bid"},
+	}
+	for _, t := range tables {
+		names = append(names, t.name)
+		if kind.MySQLFamily() {
+			cols := t.cols
+			if t.pk != "" {
+				cols += ",primary key (" + t.pk + ")"
+			}
+			ddl = append(ddl, fmt.Sprintf("create table %s(%s)", t.name, cols))
+			continue
+		}
+		with := ""
+		if t.pk != "" {
+			with = fmt.Sprintf(" with (fillfactor=%d)", w.fillfactor)
+		}
+		ddl = append(ddl, fmt.Sprintf("create table %s(%s)%s", t.name, t.cols, with))
+	}
+	return names, ddl
+}
+
+// Prepare does what 'pgbench -i' does (create tables, generate data client-side, vacuum, primary
+// keys), with pgbench_accounts loaded over several connections when --load-threads allows.
+func (w *tpcb) Prepare(ctx context.Context, env *workload.Env) error {
+	c, err := env.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := workload.ClaimTables(ctx, c, name, tableNames, env.Force); err != nil {
+		return err
+	}
+	names, ddl := w.createSQL(c.Kind())
+	for i, q := range ddl {
+		if err := c.Exec(ctx, q); err != nil {
+			return err
+		}
+		if err := workload.MarkOwned(ctx, c, names[i]); err != nil {
+			return err
+		}
+	}
+	total := int64(w.branches() + w.tellers() + w.accounts())
+	var done atomic.Int64
+	progress := func(n int64) {
+		if env.Progress != nil {
+			env.Progress(done.Add(n), total)
+		}
+	}
+	// pgbench fills branches and tellers one INSERT per row with a NULL filler; a multi-row INSERT
+	// gives the same rows.
+	if err := insertRows(ctx, c, "pgbench_branches (bid, bbalance)", w.branches(), func(b []byte, i int) []byte {
+		return fmt.Appendf(b, "(%d,0)", i)
+	}, progress); err != nil {
+		return fmt.Errorf("loading pgbench_branches: %w", err)
+	}
+	if err := insertRows(ctx, c, "pgbench_tellers (tid, bid, tbalance)", w.tellers(), func(b []byte, i int) []byte {
+		return fmt.Appendf(b, "(%d,%d,0)", i, (i-1)/tellersPerScale+1)
+	}, progress); err != nil {
+		return fmt.Errorf("loading pgbench_tellers: %w", err)
+	}
+	if err := w.loadAccounts(ctx, env, c.Kind(), progress); err != nil {
+		return fmt.Errorf("loading pgbench_accounts: %w", err)
+	}
+	if c.Kind().MySQLFamily() {
+		for _, t := range tableNames {
+			if _, err := c.Query(ctx, "ANALYZE TABLE "+t); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// pgbench -i's "vacuum" and "primary keys" steps, in its order.
+	for _, t := range []string{"pgbench_branches", "pgbench_tellers", "pgbench_accounts", "pgbench_history"} {
+		if err := c.Exec(ctx, "vacuum analyze "+t); err != nil {
+			return err
+		}
+	}
+	for _, pk := range []string{"pgbench_branches add primary key (bid)", "pgbench_tellers add primary key (tid)",
+		"pgbench_accounts add primary key (aid)"} {
+		if err := c.Exec(ctx, "alter table "+pk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertRows sends rows 1..n as multi-row INSERTs of at most 10,000 rows.
+func insertRows(ctx context.Context, c sqldb.Conn, into string, n int, row func(b []byte, i int) []byte, progress func(int64)) error {
+	const batch = 10000
+	head := "INSERT INTO " + into + " VALUES "
+	var b []byte
+	for start := 1; start <= n; start += batch {
+		end := min(start+batch-1, n)
+		b = append(b[:0], head...)
+		for i := start; i <= end; i++ {
+			if i > start {
+				b = append(b, ',')
+			}
+			b = row(b, i)
+		}
+		if err := c.Exec(ctx, string(b)); err != nil {
+			return err
+		}
+		progress(int64(end - start + 1))
+	}
+	return nil
+}
+
+// loadAccounts splits the accounts into contiguous aid ranges, one per loading connection. Rows
+// are pgbench's: bid = (aid-1)/100000+1, abalance 0, and an empty (not NULL) filler.
+func (w *tpcb) loadAccounts(ctx context.Context, env *workload.Env, kind sqldb.Kind, progress func(int64)) error {
+	parts := max(1, min(env.LoadThreads, w.scale))
+	per := (w.scale + parts - 1) / parts * accountsPerScale
+	var wg sync.WaitGroup
+	errs := make([]error, parts)
+	for p := 0; p < parts; p++ {
+		lo, hi := p*per+1, min((p+1)*per, w.accounts())
+		if lo > hi {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := env.Connect(ctx)
+			if err != nil {
+				errs[p] = err
+				return
+			}
+			defer conn.Close()
+			if kind.MySQLFamily() {
+				errs[p] = insertAccounts(ctx, conn, lo, hi, progress)
+			} else {
+				errs[p] = copyAccounts(ctx, conn, lo, hi, progress)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func appendAccount(b []byte, aid int) []byte {
+	b = strconv.AppendInt(b, int64(aid), 10)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, int64((aid-1)/accountsPerScale+1), 10)
+	return append(b, "\t0\t\n"...)
+}
+
+func copyAccounts(ctx context.Context, c sqldb.Conn, lo, hi int, progress func(int64)) error {
+	const every = 10000
+	pr, pw := io.Pipe()
+	go func() {
+		bw := bufio.NewWriterSize(pw, 256<<10)
+		var line []byte
+		for aid := lo; aid <= hi; aid++ {
+			line = appendAccount(line[:0], aid)
+			if _, err := bw.Write(line); err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+			if (aid-lo+1)%every == 0 {
+				progress(every)
+			}
+		}
+		progress(int64((hi - lo + 1) % every))
+		pw.CloseWithError(bw.Flush())
+	}()
+	_, err := sqldb.CopyFrom(ctx, c, "pgbench_accounts", []string{"aid", "bid", "abalance", "filler"}, pr)
+	pr.CloseWithError(err) // unblocks the generator if COPY failed
+	return err
+}
+
+func insertAccounts(ctx context.Context, c sqldb.Conn, lo, hi int, progress func(int64)) error {
+	const batch = 10000
+	head := "INSERT INTO pgbench_accounts (aid, bid, abalance, filler) VALUES "
+	b := make([]byte, 0, batch*24+len(head))
+	for start := lo; start <= hi; start += batch {
+		end := min(start+batch-1, hi)
+		b = append(b[:0], head...)
+		for aid := start; aid <= end; aid++ {
+			if aid > start {
+				b = append(b, ',')
+			}
+			b = append(b, '(')
+			b = strconv.AppendInt(b, int64(aid), 10)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, int64((aid-1)/accountsPerScale+1), 10)
+			b = append(b, ",0,'')"...)
+		}
+		if err := c.Exec(ctx, string(b)); err != nil {
+			return err
+		}
+		progress(int64(end - start + 1))
+	}
+	return nil
+}

@@ -1,0 +1,206 @@
+package tpcb
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/job"
+	"github.com/fairbench/fairbench/internal/randgen"
+	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/testserver"
+)
+
+func TestMain(m *testing.M) { testserver.Main(m) }
+
+func newJob(t *testing.T, tg sqldb.Target, set map[string]string) *job.Job {
+	t.Helper()
+	j, err := job.New(tg, name, set, randgen.DefaultConfig("uniform"), 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func query(t *testing.T, c sqldb.Conn, sql string) [][]string {
+	t.Helper()
+	rows, err := c.Query(context.Background(), sql)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return rows
+}
+
+func exec(t *testing.T, c sqldb.Conn, sql string) {
+	t.Helper()
+	if err := c.Exec(context.Background(), sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+func TestOptions(t *testing.T) {
+	tg := sqldb.Target{Kind: sqldb.Postgres}
+	for _, tc := range []struct {
+		set     map[string]string
+		wantErr string
+	}{
+		{map[string]string{}, ""},
+		{map[string]string{"scale": "0"}, "--scale must be at least 1"},
+		{map[string]string{"scale": "x"}, "--scale must be a whole number"},
+		{map[string]string{"scale": "30000"}, "at most 20000"},
+		{map[string]string{"fillfactor": "5"}, "--fillfactor must be at least 10"},
+		{map[string]string{"fillfactor": "101"}, "between 10 and 100"},
+	} {
+		_, err := job.New(tg, name, tc.set, randgen.DefaultConfig("uniform"), 1)
+		if (err == nil) != (tc.wantErr == "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%v: error %v, want %q", tc.set, err, tc.wantErr)
+		}
+	}
+}
+
+// The whole life of the pgbench tables on each engine: pgbench -i's rows, pgbench's statements
+// per transaction, the balance invariants after a concurrent run, a check that catches a teller
+// changed by hand, and a cleanup that removes them.
+func TestTPCBOnRealServers(t *testing.T) {
+	for _, kind := range testserver.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			tg := testserver.Database(t, kind)
+			ctx := context.Background()
+			j := newJob(t, tg, map[string]string{"scale": "2"})
+			if err := j.Workload.Prepare(ctx, j.Env(2, false, nil, nil)); err != nil {
+				t.Fatal(err)
+			}
+			c, err := sqldb.Open(ctx, tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			checkLoadedLikePgbench(t, c, 2)
+
+			if err := j.Workload.Prepare(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "already exists") {
+				t.Fatalf("second prepare: %v, want a refusal", err)
+			}
+
+			res, err := j.Run(ctx, runner.Config{Threads: 8, Duration: 1500 * time.Millisecond, MaxTries: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Complete || res.Transactions == 0 {
+				t.Fatalf("complete=%v transactions=%d", res.Complete, res.Transactions)
+			}
+			t.Logf("%d transactions (%.0f tps), %d retries, %d errors", res.Transactions, res.TPS, res.Retries, res.Errors)
+			if res.Retries == 0 && res.Errors == 0 {
+				n := res.Transactions
+				if res.Queries.Read != n || res.Queries.Write != 4*n || res.Queries.Other != 2*n {
+					t.Fatalf("queries r/w/o = %d/%d/%d for %d transactions, want 1/4/2 each",
+						res.Queries.Read, res.Queries.Write, res.Queries.Other, n)
+				}
+			}
+			// Every committed transaction left exactly one history row.
+			if got := query(t, c, "SELECT COUNT(*) FROM pgbench_history")[0][0]; got != strconv.FormatInt(res.Transactions, 10) {
+				t.Fatalf("pgbench_history has %s rows after %d transactions", got, res.Transactions)
+			}
+			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); err != nil {
+				t.Fatalf("check after the run: %v", err)
+			}
+			wrong := newJob(t, tg, map[string]string{"scale": "3"})
+			if _, err := wrong.Run(ctx, runner.Config{Threads: 1, Duration: 100 * time.Millisecond}); err == nil || !strings.Contains(err.Error(), "pass --scale 2") {
+				t.Fatalf("run with another --scale: %v, want a refusal", err)
+			}
+
+			exec(t, c, "UPDATE pgbench_tellers SET tbalance = tbalance + 7 WHERE tid = 3")
+			err = j.Workload.Check(ctx, j.Env(1, false, nil, nil))
+			if err == nil || !strings.Contains(err.Error(), "sum(tbalance)") || strings.Contains(err.Error(), "sum(bbalance)") {
+				t.Fatalf("check after changing a teller: %v, want it to name sum(tbalance) alone", err)
+			}
+			exec(t, c, "DELETE FROM pgbench_accounts WHERE aid = 5")
+			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "pgbench_accounts rows = 199999, expected 200000") {
+				t.Fatalf("check after deleting an account: %v, want the row count named", err)
+			}
+
+			if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range tableNames {
+				if ok, _ := sqldb.TableExists(ctx, c, n); ok {
+					t.Errorf("%s still exists after cleanup", n)
+				}
+			}
+			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "fairbench prepare --workload tpcb") {
+				t.Fatalf("check without tables: %v, want a hint to prepare", err)
+			}
+		})
+	}
+}
+
+func checkLoadedLikePgbench(t *testing.T, c sqldb.Conn, scale int) {
+	t.Helper()
+	for _, tc := range []struct {
+		sql  string
+		want []string
+	}{
+		{"SELECT COUNT(*), MIN(bid), MAX(bid), SUM(bbalance), COUNT(filler) FROM pgbench_branches",
+			[]string{strconv.Itoa(scale), "1", strconv.Itoa(scale), "0", "0"}},
+		{"SELECT COUNT(*), MIN(tid), MAX(tid), SUM(tbalance), COUNT(filler), MAX(bid) FROM pgbench_tellers",
+			[]string{strconv.Itoa(10 * scale), "1", strconv.Itoa(10 * scale), "0", "0", strconv.Itoa(scale)}},
+		{"SELECT COUNT(*), MIN(aid), MAX(aid), SUM(abalance), COUNT(filler), COUNT(DISTINCT bid) FROM pgbench_accounts",
+			[]string{strconv.Itoa(100000 * scale), "1", strconv.Itoa(100000 * scale), "0", strconv.Itoa(100000 * scale), strconv.Itoa(scale)}},
+		// pgbench's bid for an account is (aid-1)/100000+1 and its teller's (tid-1)/10+1.
+		{"SELECT bid FROM pgbench_accounts WHERE aid IN (100000, 100001) ORDER BY aid", []string{"1"}},
+		{"SELECT bid FROM pgbench_tellers WHERE tid = 11", []string{"2"}},
+		{"SELECT COUNT(*) FROM pgbench_history", []string{"0"}},
+	} {
+		rows := query(t, c, tc.sql)
+		for i, w := range tc.want {
+			if rows[0][i] != w {
+				t.Fatalf("%s: got %v, want %v", tc.sql, rows[0], tc.want)
+			}
+		}
+	}
+	var pks [][]string
+	if c.Kind().MySQLFamily() {
+		pks = query(t, c, "SELECT COUNT(*) FROM information_schema.table_constraints WHERE table_schema = DATABASE() "+
+			"AND constraint_type = 'PRIMARY KEY' AND table_name LIKE 'pgbench%'")
+	} else {
+		pks = query(t, c, "SELECT COUNT(*) FROM pg_constraint WHERE contype = 'p' AND conrelid::regclass::text LIKE 'pgbench%'")
+	}
+	if pks[0][0] != "3" {
+		t.Fatalf("%s primary keys on pgbench tables, want 3 (branches, tellers, accounts)", pks[0][0])
+	}
+}
+
+// fairbench never touches pgbench tables it did not create, such as the ones 'pgbench -i' makes.
+func TestRefusesPgbenchsOwnTables(t *testing.T) {
+	for _, kind := range testserver.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			tg := testserver.Database(t, kind)
+			ctx := context.Background()
+			c, err := sqldb.Open(ctx, tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			exec(t, c, "CREATE TABLE pgbench_tellers (tid int NOT NULL, bid int, tbalance int, filler char(84))")
+			exec(t, c, "INSERT INTO pgbench_tellers VALUES (1, 1, 42, NULL)")
+			j := newJob(t, tg, nil)
+			for _, force := range []bool{false, true} {
+				err := j.Workload.Prepare(ctx, j.Env(1, force, nil, nil))
+				if err == nil || !strings.Contains(err.Error(), "pgbench_tellers exists and was not created by fairbench") {
+					t.Fatalf("prepare (force=%v) over a foreign pgbench_tellers: %v, want a refusal", force, err)
+				}
+			}
+			if ok, _ := sqldb.TableExists(ctx, c, "pgbench_branches"); ok {
+				t.Fatal("prepare created pgbench_branches before refusing")
+			}
+			if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "left pgbench_tellers") {
+				t.Fatalf("cleanup: %v, want it to say it left pgbench_tellers alone", err)
+			}
+			if rows := query(t, c, "SELECT tbalance FROM pgbench_tellers"); len(rows) != 1 || rows[0][0] != "42" {
+				t.Fatalf("the user's table was changed: %v", rows)
+			}
+		})
+	}
+}

@@ -1,0 +1,295 @@
+package tpcc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/job"
+	"github.com/fairbench/fairbench/internal/randgen"
+	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/testserver"
+	"github.com/fairbench/fairbench/internal/workload"
+)
+
+func TestMain(m *testing.M) { testserver.Main(m) }
+
+func newJob(t *testing.T, tg sqldb.Target) *job.Job {
+	t.Helper()
+	j, err := job.New(tg, name, map[string]string{"warehouses": "1"}, randgen.DefaultConfig("uniform"), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func query(t *testing.T, c sqldb.Conn, sql string) [][]string {
+	t.Helper()
+	rows, err := c.Query(context.Background(), sql)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return rows
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%q is not a number", s)
+	}
+	return n
+}
+
+func requireAllHold(t *testing.T, vs []Verdict, when string) {
+	t.Helper()
+	if len(vs) != 12 {
+		t.Fatalf("%s: %d verdicts, want 12", when, len(vs))
+	}
+	for i, v := range vs {
+		if v.N != i+1 {
+			t.Fatalf("%s: verdict %d is condition %d, want them in order 1..12", when, i, v.N)
+		}
+		if !v.OK {
+			t.Errorf("%s: condition %d (%s) fails: %s", when, v.N, v.Name, v.Detail)
+		}
+	}
+}
+
+// One warehouse at the spec's full scale on each engine: the population of clause 4.3.3, all
+// twelve consistency conditions right after the load and after a run of the full mix with
+// concurrent threads, and a database broken on purpose failing the conditions it breaks.
+func TestTPCCOnRealServers(t *testing.T) {
+	for _, kind := range testserver.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			tg := testserver.Database(t, kind)
+			ctx := context.Background()
+			j := newJob(t, tg)
+			var prepLog bytes.Buffer
+			if err := j.Workload.Prepare(ctx, j.Env(2, false, nil, &prepLog)); err != nil {
+				t.Fatal(err)
+			}
+			t.Log(strings.TrimSpace(prepLog.String()))
+			c, err := sqldb.Open(ctx, tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			checkPopulation(t, c)
+			requireAllHold(t, Conditions(ctx, c, 1), "after prepare")
+
+			if err := j.Workload.Prepare(ctx, j.Env(2, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "already exists") {
+				t.Fatalf("second prepare: %v, want a refusal", err)
+			}
+
+			runMix(t, j)
+			var log bytes.Buffer
+			if err := j.Workload.Check(ctx, j.Env(1, false, nil, &log)); err != nil {
+				t.Fatalf("check after the run: %v", err)
+			}
+			if n := strings.Count(log.String(), "TPC-C condition"); n != 12 {
+				t.Fatalf("check printed %d verdicts, want 12:\n%s", n, log.String())
+			}
+
+			breakAndCheck(t, c, j)
+
+			if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range tableNames {
+				if ok, _ := sqldb.TableExists(ctx, c, n); ok {
+					t.Errorf("%s still exists after cleanup", n)
+				}
+			}
+		})
+	}
+}
+
+// checkPopulation compares the loaded rows with clause 4.3.3.1.
+func checkPopulation(t *testing.T, c sqldb.Conn) {
+	t.Helper()
+	counts := []struct {
+		table string
+		want  int
+	}{
+		{"warehouse", 1}, {"district", 10}, {"customer", 30000}, {"history", 30000}, {"orders", 30000},
+		{"new_order", 9000}, {"item", 100000}, {"stock", 100000},
+	}
+	for _, tc := range counts {
+		if got := atoi(t, query(t, c, "SELECT COUNT(*) FROM "+tc.table)[0][0]); got != tc.want {
+			t.Errorf("%s: %d rows, want %d", tc.table, got, tc.want)
+		}
+	}
+	// 5..15 lines per order, 10 on average.
+	if ol := atoi(t, query(t, c, "SELECT COUNT(*) FROM order_line")[0][0]); ol < 290000 || ol > 310000 {
+		t.Errorf("order_line: %d rows, want about 300000", ol)
+	}
+	checks := []struct {
+		what, sql string
+		lo, hi    int
+	}{
+		// 10% "ORIGINAL" in I_DATA and S_DATA, 10% bad credit.
+		{"items with ORIGINAL", "SELECT COUNT(*) FROM item WHERE i_data LIKE '%ORIGINAL%'", 9000, 11000},
+		{"stock with ORIGINAL", "SELECT COUNT(*) FROM stock WHERE s_data LIKE '%ORIGINAL%'", 9000, 11000},
+		{"BC customers", "SELECT COUNT(*) FROM customer WHERE c_credit = 'BC'", 2700, 3300},
+		// Lengths of the a-strings.
+		{"shortest C_DATA", "SELECT MIN(LENGTH(c_data)) FROM customer", 300, 310},
+		{"longest C_DATA", "SELECT MAX(LENGTH(c_data)) FROM customer", 490, 500},
+		{"shortest S_DATA", "SELECT MIN(LENGTH(s_data)) FROM stock", 26, 26},
+		{"longest I_DATA", "SELECT MAX(LENGTH(i_data)) FROM item", 50, 50},
+		{"longest S_DIST_01", "SELECT MAX(LENGTH(s_dist_01)) FROM stock", 24, 24},
+		{"shortest I_NAME", "SELECT MIN(LENGTH(i_name)) FROM item", 14, 14},
+		// Money and quantities.
+		{"cheapest item in cents", "SELECT MIN(i_price) * 100 FROM item", 100, 110},
+		{"dearest item in cents", "SELECT MAX(i_price) * 100 FROM item", 9990, 10000},
+		{"S_QUANTITY outside 10..100", "SELECT COUNT(*) FROM stock WHERE s_quantity < 10 OR s_quantity > 100", 0, 0},
+		{"discount above 0.5", "SELECT COUNT(*) FROM customer WHERE c_discount > 0.5", 0, 0},
+		{"balance other than -10", "SELECT COUNT(*) FROM customer WHERE c_balance <> -10", 0, 0},
+		// Every customer has one order, delivered ones have amount 0 and a carrier.
+		{"customers with orders", "SELECT COUNT(DISTINCT o_c_id) FROM orders WHERE o_d_id = 1", 3000, 3000},
+		{"delivered orders", "SELECT COUNT(*) FROM orders WHERE o_carrier_id IS NOT NULL", 21000, 21000},
+		{"delivered lines with an amount", "SELECT COUNT(*) FROM order_line WHERE ol_o_id < 2101 AND ol_amount <> 0", 0, 0},
+		{"customers named BARBARBAR (number 0)", "SELECT COUNT(*) FROM customer WHERE c_last = 'BARBARBAR' AND c_d_id = 1", 1, 40},
+	}
+	for _, ck := range checks {
+		v := query(t, c, ck.sql)[0][0]
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < float64(ck.lo) || f > float64(ck.hi) {
+			t.Errorf("%s: %s, want %d..%d", ck.what, v, ck.lo, ck.hi)
+		}
+	}
+	// The first 1000 customers of a district carry the 1000 last names in order.
+	names := query(t, c, "SELECT c_id, c_last FROM customer WHERE c_w_id = 1 AND c_d_id = 3 AND c_id IN (1, 2, 372, 1000) ORDER BY c_id")
+	want := [][2]string{{"1", "BARBARBAR"}, {"2", "BARBAROUGHT"}, {"372", "PRICALLYOUGHT"}, {"1000", "EINGEINGEING"}}
+	for i, w := range want {
+		if names[i][0] != w[0] || names[i][1] != w[1] {
+			t.Errorf("customer %s is named %s, want %s", names[i][0], names[i][1], w[1])
+		}
+	}
+}
+
+// runMix runs the whole mix with 8 threads on one warehouse for 2 s.
+func runMix(t *testing.T, j *job.Job) {
+	t.Helper()
+	res, err := j.Run(context.Background(), runner.Config{Threads: 8, Duration: 2 * time.Second, MaxTries: 10})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if !res.Complete || res.Errors != 0 {
+		t.Fatalf("run: complete=%v errors=%d (%s)", res.Complete, res.Errors, res.Error)
+	}
+	for _, k := range kinds {
+		ks := res.ByKind[k]
+		if ks == nil || ks.Transactions == 0 {
+			t.Errorf("no %s transaction ran: %+v", k, ks)
+		}
+	}
+	no := res.ByKind["new_order"]
+	share := float64(no.Transactions) / float64(res.Transactions)
+	if share < 0.35 || share > 0.55 {
+		t.Errorf("NewOrder is %.0f%% of the mix, want about 45%%", share*100)
+	}
+	if res.Rollbacks != no.Rollbacks {
+		t.Errorf("%d rollbacks in all, %d of them NewOrders: only NewOrder rolls back", res.Rollbacks, no.Rollbacks)
+	}
+	// About 1% of NewOrders roll back; over 300 the chance of none is below 5%.
+	if no.Transactions > 300 && no.Rollbacks == 0 {
+		t.Errorf("none of %d NewOrders rolled back, want about 1%%", no.Transactions)
+	}
+	if float64(no.Rollbacks) > 0.05*float64(no.Transactions)+3 {
+		t.Errorf("%d of %d NewOrders rolled back, want about 1%%", no.Rollbacks, no.Transactions)
+	}
+	nopm, tpmc := NOPM(res), TpmC(res)
+	if diff := tpmc - nopm - float64(no.Rollbacks)*60/res.DurationS; nopm <= 0 || diff > 1e-6 || diff < -1e-6 {
+		t.Errorf("NOPM %.1f, tpmC %.1f with %d rollbacks: want tpmC - NOPM = the rolled back NewOrders per minute", nopm, tpmc, no.Rollbacks)
+	}
+	t.Logf("%d transactions (%.0f tps, %d retries), %d NewOrders, %d rolled back, NOPM %.0f",
+		res.Transactions, res.TPS, res.Retries, no.Transactions, no.Rollbacks, nopm)
+}
+
+// breakAndCheck adds 1.00 to the warehouse's YTD: conditions 1 and 8 must fail and name
+// themselves, the others must still hold.
+func breakAndCheck(t *testing.T, c sqldb.Conn, j *job.Job) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Exec(ctx, "UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	err := j.Workload.Check(ctx, j.Env(1, false, nil, &log))
+	if err == nil {
+		t.Fatal("check passed on a warehouse whose W_YTD was changed")
+	}
+	for _, want := range []string{"condition 1 (W_YTD = sum(D_YTD))", "condition 8 (W_YTD = sum(H_AMOUNT))", "warehouse 1: W_YTD"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("check error does not name %q:\n%v", want, err)
+		}
+	}
+	// Every verdict is printed, and only 1 and 8 fail.
+	for n := 1; n <= 12; n++ {
+		state := "ok"
+		if n == 1 || n == 8 {
+			state = "FAILED"
+		}
+		if want := fmt.Sprintf("TPC-C condition %2d %s", n, state); !strings.Contains(log.String(), want) {
+			t.Errorf("printed verdicts lack %q:\n%s", want, log.String())
+		}
+	}
+	if err := c.Exec(ctx, "UPDATE warehouse SET w_ytd = w_ytd - 1 WHERE w_id = 1"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fairbench never touches a warehouse table it did not create, with or without --force, and
+// creates none of the other tables beside it.
+func TestForeignWarehouseIsLeftAlone(t *testing.T) {
+	for _, kind := range testserver.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			tg := testserver.Database(t, kind)
+			ctx := context.Background()
+			c, err := sqldb.Open(ctx, tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if err := c.Exec(ctx, "CREATE TABLE warehouse (w_id INTEGER PRIMARY KEY, note VARCHAR(20))"); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Exec(ctx, "INSERT INTO warehouse VALUES (1, 'precious')"); err != nil {
+				t.Fatal(err)
+			}
+			j := newJob(t, tg)
+			for _, force := range []bool{false, true} {
+				err := j.Workload.Prepare(ctx, j.Env(1, force, nil, nil))
+				if err == nil || !strings.Contains(err.Error(), "not created by fairbench") {
+					t.Fatalf("prepare (force=%v) over a foreign warehouse: %v, want a refusal", force, err)
+				}
+			}
+			if ok, _ := sqldb.TableExists(ctx, c, "district"); ok {
+				t.Error("prepare created district beside a foreign warehouse table")
+			}
+			if rows := query(t, c, "SELECT note FROM warehouse"); len(rows) != 1 || rows[0][0] != "precious" {
+				t.Fatalf("the user's table was changed: %v", rows)
+			}
+			// A check on it names the foreign table rather than failing in the conditions' SQL.
+			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "warehouse") ||
+				!strings.Contains(err.Error(), "not created by fairbench") {
+				t.Fatalf("check on a foreign warehouse table: %v", err)
+			}
+			// Without it, a check says to prepare.
+			if err := c.Exec(ctx, "DROP TABLE warehouse"); err != nil {
+				t.Fatal(err)
+			}
+			var np *workload.NotPreparedError
+			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); !errors.As(err, &np) {
+				t.Fatalf("check on an empty database: %v, want a NotPreparedError", err)
+			}
+		})
+	}
+}
