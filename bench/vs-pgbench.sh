@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Side by side: PostgreSQL's pgbench (built-in tpcb-like script, prepared statements) against
+# fairbench's tpcb workload on the same throwaway PostgreSQL server, alternating runs so both see
+# the same machine state. Prints the load time of each, then TPS and the client's own CPU per
+# transaction for every run, and the ratio of the mean TPS. The tool that runs first alternates
+# from round to round.
+#
+# fairbench refuses to touch tables it did not create, so the two tools get one database each on
+# the same server: pgbench the server's default database, fairbench a second one (pgb).
+# pgbench vacuums pgbench_branches and pgbench_tellers before every run; the script does the same
+# for fairbench's tables so both start from the same state. (pgbench also truncates its history;
+# fairbench keeps it, since its check adds it up, and an append-only heap costs the same to
+# insert into whatever its size.)
+#
+# Usage: bench/vs-pgbench.sh
+# Environment: SCALE (default 4), THREADS (4), TIME seconds per run (10), ROUNDS (2)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SCALE=${SCALE:-4}
+THREADS=${THREADS:-4}
+TIME=${TIME:-10}
+ROUNDS=${ROUNDS:-2}
+
+for tool in pgbench psql; do
+  command -v "$tool" >/dev/null || { echo "vs-pgbench: $tool is not installed: run scripts/install-engines.sh" >&2; exit 2; }
+done
+go build -o bin/fairbench ./cmd/fairbench
+FB=bin/fairbench
+
+tmp=$(mktemp -d)
+serve_pid=""
+cleanup() {
+  [ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# cpu_of FILE: user+system seconds that /usr/bin/time -f '%U %S' wrote on the last line.
+cpu_of() { tail -n 1 "$1" | awk '{printf "%.3f", $1 + $2}'; }
+per_txn_us() { awk -v c="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.1f", c * 1e6 / n; else print "-" }'; }
+row() { printf '%-14s %12s %14s %12s\n' "$@"; }
+
+"$FB" serve --engine postgres --buffer-pool 1G >"$tmp/dsn" 2>"$tmp/serve.log" &
+serve_pid=$!
+for _ in $(seq 120); do [ -s "$tmp/dsn" ] && break; sleep 0.5; done
+[ -s "$tmp/dsn" ] || { cat "$tmp/serve.log" >&2; exit 1; }
+dsn=$(head -n 1 "$tmp/dsn")
+# libpq's connection flags for the same server, taken apart from the DSN.
+hostport=${dsn#*@}; hostport=${hostport%%/*}; port=${hostport##*:}; db=${dsn##*/}; db=${db%%\?*}
+userpass=${dsn#*://}; userpass=${userpass%%@*}; user=${userpass%%:*}; pass=""
+[[ $userpass == *:* ]] && pass=${userpass#*:}
+export PGPASSWORD="$pass"
+pg=(-h 127.0.0.1 -p "$port" -U "$user")
+fbdb=pgb
+psql "${pg[@]}" -d "$db" -qAtc "CREATE DATABASE $fbdb" >/dev/null
+base=${dsn%%\?*}; fbdsn="${base%/*}/$fbdb"
+[[ $dsn == *\?* ]] && fbdsn="$fbdsn?${dsn#*\?}"
+
+echo "== pgbench vs fairbench tpcb on $("$FB" engines | awk '$1 == "postgres" {print $1, $2}'), scale $SCALE, $THREADS threads, ${TIME}s per run, $ROUNDS rounds"
+/usr/bin/time -f '%e' -o "$tmp/t" pgbench -i -q -s "$SCALE" "${pg[@]}" "$db" >/dev/null 2>&1
+pg_prep=$(tail -n 1 "$tmp/t")
+/usr/bin/time -f '%e' -o "$tmp/t" "$FB" prepare --target "$fbdsn" --workload tpcb --scale "$SCALE" >/dev/null 2>&1
+fb_prep=$(tail -n 1 "$tmp/t")
+printf 'load scale %d: pgbench -i %ss, fairbench prepare %ss\n' "$SCALE" "$pg_prep" "$fb_prep"
+
+row tool TPS "cpu/txn µs" transactions
+pg_sum=0; fb_sum=0
+run_pgbench() {
+  /usr/bin/time -f '%U %S' -o "$tmp/cpu" pgbench -M prepared -c "$THREADS" -j "$THREADS" -T "$TIME" "${pg[@]}" "$db" >"$tmp/pg.out" 2>/dev/null
+  local n tps
+  n=$(awk '/number of transactions actually processed/ {print $NF}' "$tmp/pg.out")
+  tps=$(awk '/^tps/ {printf "%.2f", $3; exit}' "$tmp/pg.out")
+  pg_sum=$(awk -v a="$pg_sum" -v b="$tps" 'BEGIN { print a + b }')
+  row "pgbench#$1" "$tps" "$(per_txn_us "$(cpu_of "$tmp/cpu")" "$n")" "$n"
+}
+run_fairbench() {
+  psql "${pg[@]}" -d "$fbdb" -qc "VACUUM pgbench_branches" -c "VACUUM pgbench_tellers" >/dev/null
+  /usr/bin/time -f '%U %S' -o "$tmp/cpu" "$FB" run --target "$fbdsn" --workload tpcb --scale "$SCALE" \
+    --threads "$THREADS" --time "${TIME}s" --out "$tmp/fb.json" >"$tmp/fb.out" 2>/dev/null
+  local n tps
+  n=$(awk '/transactions:/ {print $2}' "$tmp/fb.out")
+  tps=$(awk -F'[()]' '/transactions:/ {split($2, a, " "); print a[1]}' "$tmp/fb.out")
+  fb_sum=$(awk -v a="$fb_sum" -v b="$tps" 'BEGIN { print a + b }')
+  row "fairbench#$1" "$tps" "$(per_txn_us "$(cpu_of "$tmp/cpu")" "$n")" "$n"
+}
+# Who goes first alternates, so a drift in machine state (checkpoints, caches) favours neither.
+for round in $(seq "$ROUNDS"); do
+  if (( round % 2 )); then
+    run_pgbench "$round"; run_fairbench "$round"
+  else
+    run_fairbench "$round"; run_pgbench "$round"
+  fi
+done
+"$FB" check --target "$fbdsn" --workload tpcb --scale "$SCALE" 2>&1 | tail -n 1
+awk -v p="$pg_sum" -v f="$fb_sum" -v r="$ROUNDS" 'BEGIN {
+  ratio = (p > 0 ? f / p : 0)
+  printf "mean TPS: pgbench %.1f, fairbench %.1f; fairbench/pgbench = %.3f (%s)\n", p / r, f / r, ratio,
+    (ratio >= 0.85 && ratio <= 1.15 ? "within 15%" : "NOT within 15%")
+}'
