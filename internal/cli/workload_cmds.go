@@ -195,6 +195,24 @@ func newCheckCmd() *cobra.Command {
 
 // runCheck runs the workload's data check and prints its verdict (after run --check too).
 func runCheck(cmd *cobra.Command, j *job.Job) error {
+	if ex, ok := j.Workload.(workload.Explainer); ok {
+		verdicts, err := ex.Verdicts(cmd.Context(), j.Env(1, false, nil, cmd.ErrOrStderr()))
+		if err != nil {
+			return err
+		}
+		var failed []string
+		for _, v := range verdicts {
+			mark := "ok  "
+			if !v.OK {
+				mark = "FAIL"
+				failed = append(failed, v.Name)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "check: %s %s %s\n", mark, v.Name, v.Detail)
+		}
+		if len(failed) > 0 {
+			return fmt.Errorf("check failed: %s", strings.Join(failed, "; "))
+		}
+	}
 	if err := j.Workload.Check(cmd.Context(), j.Env(1, false, nil, cmd.ErrOrStderr())); err != nil {
 		return fmt.Errorf("check failed: %w", err)
 	}
@@ -434,6 +452,16 @@ func printSummary(w io.Writer, r *result.Result) {
 	l := r.LatencyMS
 	fmt.Fprintf(w, "Latency (ms):\n         avg: %.2f  p50: %.2f  p90: %.2f  p95: %.2f  p99: %.2f  p99.9: %.2f  max: %.2f\n",
 		l.Avg, l.P50, l.P90, l.P95, l.P99, l.P999, l.Max)
+	if len(r.Metrics) > 0 {
+		names := make([]string, 0, len(r.Metrics))
+		for k := range r.Metrics {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			fmt.Fprintf(w, "    %-37s%.2f\n", k+":", r.Metrics[k])
+		}
+	}
 	if len(r.ByKind) > 0 {
 		names := make([]string, 0, len(r.ByKind))
 		for k := range r.ByKind {

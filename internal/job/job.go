@@ -107,5 +107,8 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 	}
 	opts["rand-type"] = j.Rand.Type
 	res.Workload = result.Workload{Name: j.Spec.Name, Options: opts}
+	if sm, ok := j.Workload.(workload.Summarizer); ok {
+		res.Metrics = sm.Summarize(res)
+	}
 	return res, runErr
 }

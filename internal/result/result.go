@@ -38,6 +38,8 @@ type Result struct {
 	Errors       int64   `json:"errors"`              // transactions that failed after all tries
 	Retries      int64   `json:"retries"`             // attempts repeated after a retryable error
 	Rollbacks    int64   `json:"rollbacks,omitempty"` // transactions the workload rolled back on purpose (counted in transactions)
+	// Metrics are the workload's own headline figures (TPC-C: nopm, tpmc).
+	Metrics map[string]float64 `json:"metrics,omitempty"`
 	// ByKind splits the figures by transaction type for workloads that have several (TPC-C).
 	ByKind map[string]*KindStats `json:"by_kind,omitempty"`
 

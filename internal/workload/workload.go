@@ -75,6 +75,25 @@ type RunSettings struct {
 	PIDs func() []int
 }
 
+// Summarizer is implemented by workloads with headline figures of their own (TPC-C's NOPM and
+// tpmC); they are stored in the result's metrics.
+type Summarizer interface {
+	Summarize(r *result.Result) map[string]float64
+}
+
+// Verdict is one named condition of a workload's data check.
+type Verdict struct {
+	Name   string
+	OK     bool
+	Detail string
+}
+
+// Explainer is implemented by workloads whose check has several named conditions (TPC-C's
+// consistency conditions 1-12): check prints every verdict, not only the first failure.
+type Explainer interface {
+	Verdicts(ctx context.Context, env *Env) ([]Verdict, error)
+}
+
 // AutoChecked is implemented by workloads whose data check runs after every run (TPC-C).
 type AutoChecked interface {
 	CheckAfterRun() bool
