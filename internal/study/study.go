@@ -1,0 +1,311 @@
+// Package study runs fairbench's built-in studies: fixed experiments that explain a difference
+// between engines rather than just measure it. "mvcc" measures what each engine's multiversion
+// design costs per query (pages requested per SELECT and per UPDATE, with PostgreSQL's vacuum on
+// and off, before and after a VACUUM); "bandwidth" measures throughput with the data directory
+// on a device whose bandwidth is capped, from a trickle up to the device's maximum.
+//
+// Each study starts its own servers (engine.Start) with a small buffer pool, so that the data is
+// larger than the cache on any machine, writes one JSON document of its own (result.WriteJSON)
+// plus the raw run results, and renders report.md and report.html from that document alone.
+package study
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/job"
+	"github.com/fairbench/fairbench/internal/randgen"
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/servermetrics"
+	"github.com/fairbench/fairbench/internal/sqldb"
+	_ "github.com/fairbench/fairbench/internal/workload/oltp" // the studies run sysbench's OLTP workloads
+)
+
+// SchemaVersion of the study documents; it changes only when a field changes meaning.
+const SchemaVersion = 1
+
+// DefaultBufferPool is small on purpose: the data must not fit in it, and a small pool lets a
+// data set three times its size load in seconds.
+const DefaultBufferPool = 64 << 20
+
+// studyRedo keeps checkpoints out of short phases without making MariaDB create a 1 GiB redo
+// file (or the bandwidth study's device hold one).
+const studyRedo = 256 << 20
+
+// bytesPerRow is about what an sbtest row costs with its share of both indexes, on either
+// engine; it only sizes the default data set.
+const bytesPerRow = 250
+
+// Common are the settings both studies share.
+type Common struct {
+	Engines         []string
+	MySQLRoot       string
+	WorkDir         string // where servers' data directories go (mvcc) or the device's backing file (bandwidth)
+	Time            time.Duration
+	Threads         int
+	Tables          int
+	TableSize       int // 0 = sized to DataFactor × the buffer pool
+	BufferPoolBytes int64
+	OutDir          string
+	Seed            uint64
+	Command         string    // the command line, for the report
+	Log             io.Writer // progress lines; nil = silent
+}
+
+// DataFactor is how many times the buffer pool the default data set is.
+const DataFactor = 3
+
+func (c *Common) defaults() error {
+	if len(c.Engines) == 0 {
+		c.Engines = []string{engine.Postgres, engine.MariaDB}
+	}
+	if c.Time <= 0 {
+		c.Time = 20 * time.Second
+	}
+	if c.Threads <= 0 {
+		c.Threads = 4
+	}
+	if c.Tables <= 0 {
+		c.Tables = 4
+	}
+	if c.BufferPoolBytes <= 0 {
+		c.BufferPoolBytes = DefaultBufferPool
+	}
+	if c.BufferPoolBytes < 32<<20 || c.BufferPoolBytes%(1<<20) != 0 {
+		return fmt.Errorf("buffer pool %d bytes: use whole MiB, at least 32M", c.BufferPoolBytes)
+	}
+	if c.TableSize <= 0 {
+		c.TableSize = DefaultTableSize(c.BufferPoolBytes, c.Tables)
+	}
+	if c.Seed == 0 {
+		c.Seed = uint64(time.Now().UnixNano())
+	}
+	if c.OutDir == "" {
+		return errors.New("no output directory")
+	}
+	return nil
+}
+
+// DefaultTableSize sizes tables so the data is DataFactor times the buffer pool, in whole
+// thousands of rows.
+func DefaultTableSize(bufferPool int64, tables int) int {
+	rows := DataFactor * bufferPool / bytesPerRow / int64(max(tables, 1))
+	return int((rows + 999) / 1000 * 1000)
+}
+
+// ParseEngines reads --engines: a comma-separated list of engine kinds, each once.
+func ParseEngines(v string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, k := range strings.Split(v, ",") {
+		k = strings.TrimSpace(strings.ToLower(k))
+		if k == "" {
+			continue
+		}
+		ok := false
+		for _, known := range engine.Kinds {
+			ok = ok || k == known
+		}
+		if !ok {
+			return nil, fmt.Errorf("unknown engine %q in --engines: use %s", k, strings.Join(engine.Kinds, ", "))
+		}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("--engines is empty: name at least one of " + strings.Join(engine.Kinds, ", "))
+	}
+	return out, nil
+}
+
+// EngineInfo identifies a server a study ran on.
+type EngineInfo struct {
+	Kind            string            `json:"kind"`
+	Version         string            `json:"version"`
+	PageSize        int               `json:"page_size"` // bytes per page in the engine's own unit
+	BufferPoolBytes int64             `json:"buffer_pool_bytes"`
+	Settings        map[string]string `json:"settings,omitempty"`
+	Error           string            `json:"error,omitempty"` // why this engine's part is incomplete
+}
+
+func logf(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format+"\n", args...)
+	}
+}
+
+// startServer starts a throwaway server of kind with the study's profile.
+func startServer(ctx context.Context, c *Common, kind, workDir string) (*engine.Server, sqldb.Target, error) {
+	inst, err := engine.Find(kind, c.MySQLRoot)
+	if err != nil {
+		return nil, sqldb.Target{}, err
+	}
+	prof := engine.Profile{BufferPoolBytes: c.BufferPoolBytes, RedoBytes: studyRedo}
+	srv, err := engine.Start(ctx, inst, prof, workDir)
+	if err != nil {
+		return nil, sqldb.Target{}, err
+	}
+	tg, err := sqldb.ParseTarget(srv.DSN)
+	if err != nil {
+		srv.Stop()
+		return nil, sqldb.Target{}, err
+	}
+	return srv, tg, nil
+}
+
+// engineInfo asks the server its version, page size and fairness settings.
+func engineInfo(ctx context.Context, conn sqldb.Conn, srv *engine.Server, bufferPool int64) (EngineInfo, error) {
+	info := EngineInfo{Kind: srv.Kind, Version: srv.Version, BufferPoolBytes: bufferPool}
+	q := "SELECT current_setting('block_size')"
+	if conn.Kind().MySQLFamily() {
+		q = "SELECT @@innodb_page_size"
+	}
+	rows, err := conn.Query(ctx, q)
+	if err != nil || len(rows) != 1 {
+		return info, fmt.Errorf("reading the page size: %v", err)
+	}
+	if info.PageSize, err = strconv.Atoi(rows[0][0]); err != nil {
+		return info, fmt.Errorf("page size %q: %w", rows[0][0], err)
+	}
+	info.Settings, _ = servermetrics.Settings(ctx, conn)
+	return info, nil
+}
+
+// newJob binds an oltp workload to the study's tables.
+func newJob(tg sqldb.Target, c *Common, workloadName string) (*job.Job, error) {
+	opts := map[string]string{"tables": strconv.Itoa(c.Tables), "table-size": strconv.Itoa(c.TableSize)}
+	return job.New(tg, workloadName, opts, randgen.DefaultConfig("uniform"), c.Seed)
+}
+
+// load (re)creates the sbtest tables with fresh data.
+func load(ctx context.Context, tg sqldb.Target, c *Common) (time.Duration, error) {
+	j, err := newJob(tg, c, "oltp_point_select")
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if err := j.Workload.Prepare(ctx, j.Env(2, true, nil, c.Log)); err != nil {
+		return 0, fmt.Errorf("loading %d×%d rows: %w", c.Tables, c.TableSize, err)
+	}
+	return time.Since(start), nil
+}
+
+// measured is one workload run with the server's side of it.
+type measured struct {
+	res *result.Result
+	srv *result.Server
+}
+
+// runMeasured runs a workload for the study's time with a server monitor around it. after, when
+// set, runs once the clients are done and before the closing counters are read, so that work the
+// run caused but the engine defers (writing dirty pages) is counted in it.
+func runMeasured(ctx context.Context, tg sqldb.Target, c *Common, workloadName string, pids func() []int,
+	onInterval func(*result.Interval), after func(context.Context, sqldb.Conn) error) (*measured, error) {
+	j, err := newJob(tg, c, workloadName)
+	if err != nil {
+		return nil, err
+	}
+	j.PIDs = pids
+	mconn, err := sqldb.Open(ctx, tg)
+	if err != nil {
+		return nil, err
+	}
+	defer mconn.Close()
+	mon := servermetrics.NewMonitor(mconn, pids)
+	if err := mon.Start(ctx); err != nil {
+		return nil, err
+	}
+	cfg := runner.Config{Threads: c.Threads, Duration: c.Time, MaxTries: 10,
+		OnInterval: func(iv *result.Interval) {
+			mon.OnInterval(iv)
+			if onInterval != nil {
+				onInterval(iv)
+			}
+		}}
+	res, runErr := j.Run(ctx, cfg)
+	if res == nil {
+		return nil, runErr
+	}
+	var afterErr error
+	if after != nil && runErr == nil {
+		afterErr = after(ctx, mconn)
+	}
+	srv, ferr := mon.Finish(ctx, res.Transactions)
+	res.Server = srv
+	return &measured{res: res, srv: srv}, errors.Join(runErr, afterErr, ferr)
+}
+
+// writeRun stores a raw run result under out/runs, for whoever wants more than the study shows.
+func writeRun(out, name string, r *result.Result) (string, error) {
+	rel := filepath.Join("runs", slug(name)+".json")
+	if err := result.Write(filepath.Join(out, rel), r); err != nil {
+		return "", err
+	}
+	return rel, nil
+}
+
+func slug(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			if b.Len() > 0 && !strings.HasSuffix(b.String(), "-") {
+				b.WriteByte('-')
+			}
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
+}
+
+// pagesRequested is buffer hits plus misses: every page access the engine made, whether the page
+// was cached or not.
+func pagesRequested(counters map[string]int64) (requested, read int64) {
+	return counters[servermetrics.KeyBufferHits] + counters[servermetrics.KeyBufferReads], counters[servermetrics.KeyBufferReads]
+}
+
+// to4K converts a count of the engine's pages to 4 KB pages.
+func to4K(pages float64, pageSize int) float64 { return pages * float64(pageSize) / 4096 }
+
+func perQuery(n int64, queries int64) float64 {
+	if queries <= 0 {
+		return 0
+	}
+	return float64(n) / float64(queries)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// writeOut stores the study document and renders its reports.
+func writeOut(out, docName string, doc any, md, html []byte) error {
+	if err := result.WriteJSON(filepath.Join(out, docName), doc); err != nil {
+		return err
+	}
+	if err := result.WriteFileAtomic(filepath.Join(out, "report.md"), md); err != nil {
+		return err
+	}
+	return result.WriteFileAtomic(filepath.Join(out, "report.html"), html)
+}
+
+// mkOut makes the output directory.
+func mkOut(out string) error { return os.MkdirAll(out, 0o755) }

@@ -1,0 +1,417 @@
+package throttle
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultDeviceSize is the backing file's size. The file is sparse, so it costs only what is
+// written; it has to hold the data set, the WAL or redo log and the probe file.
+const DefaultDeviceSize = 8 << 30
+
+// unmountWait is how long Close retries an unmount that fails because the filesystem is busy
+// (a server process still exiting) before detaching it lazily.
+const unmountWait = 3 * time.Second
+
+// DeviceOptions say where the device's backing file goes and how big it is.
+type DeviceOptions struct {
+	// WorkDir holds the backing file and the mount point (default os.TempDir()). The device is
+	// never faster than this directory's filesystem, so that is what an uncapped step measures.
+	WorkDir   string
+	SizeBytes int64 // default DefaultDeviceSize
+}
+
+// Device is a loop device over a sparse file in a fresh directory, formatted ext4 and mounted at
+// Dir. It is the only user of the loop device, so a cap on it throttles nothing else.
+type Device struct {
+	Path         string // /dev/loopN
+	Major, Minor uint32
+	Dir          string // the mounted filesystem, world-traversable so PostgreSQL's user gets in
+	File         string // the backing file
+	DirectIO     bool   // the loop device bypasses the page cache of the backing file's filesystem
+
+	base      string // directory holding File and Dir, removed by Close
+	mu        sync.Mutex
+	attached  bool
+	mounted   bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// NewDevice attaches, formats and mounts a new device. On failure it tears down what it built.
+func NewDevice(ctx context.Context, opts DeviceOptions) (_ *Device, err error) {
+	if err := RequireRoot(); err != nil {
+		return nil, err
+	}
+	for tool, pkg := range map[string]string{"losetup": "util-linux", "mkfs.ext4": "e2fsprogs"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return nil, fmt.Errorf("%s not found: install %s (apt-get install %s)", tool, pkg, pkg)
+		}
+	}
+	size := opts.SizeBytes
+	if size <= 0 {
+		size = DefaultDeviceSize
+	}
+	work := opts.WorkDir
+	if work == "" {
+		work = os.TempDir()
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return nil, fmt.Errorf("device work dir: %w", err)
+	}
+	base, err := os.MkdirTemp(work, "fairbench-throttle-")
+	if err != nil {
+		return nil, fmt.Errorf("device work dir: %w", err)
+	}
+	base, _ = filepath.Abs(base)
+	d := &Device{base: base, File: filepath.Join(base, "disk.img"), Dir: filepath.Join(base, "mnt")}
+	defer func() {
+		if err != nil {
+			if cerr := d.Close(); cerr != nil {
+				err = fmt.Errorf("%w (and tearing down: %v)", err, cerr)
+			}
+		}
+	}()
+	// MkdirTemp makes 0700; the server may run as another user (postgres) and must reach Dir.
+	if err := os.Chmod(base, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(d.File, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("backing file: %w", err)
+	}
+	err = f.Truncate(size)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("backing file: %w", err)
+	}
+
+	if err := d.attach(ctx); err != nil {
+		return nil, err
+	}
+	if err := inject("mkfs"); err != nil {
+		return nil, err
+	}
+	// Inode tables and the journal are written now rather than by ext4lazyinit in the background,
+	// which would otherwise spend the cap of the first measured steps.
+	mkfs := exec.CommandContext(ctx, "mkfs.ext4", "-q", "-F", "-m", "0", "-L", "fairbench",
+		"-E", "lazy_itable_init=0,lazy_journal_init=0,nodiscard", d.Path)
+	if out, err := mkfs.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("mkfs.ext4 %s: %v: %s", d.Path, err, lastLine(out))
+	}
+	if err := os.Mkdir(d.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := inject("mount"); err != nil {
+		return nil, err
+	}
+	if err := syscall.Mount(d.Path, d.Dir, "ext4", 0, ""); err != nil {
+		return nil, fmt.Errorf("mount %s on %s: %w", d.Path, d.Dir, err)
+	}
+	d.mu.Lock()
+	d.mounted = true
+	d.mu.Unlock()
+	if err := os.Chmod(d.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// attach sets up the loop device, with direct I/O to the backing file where the kernel and the
+// backing filesystem allow it: otherwise every page would be cached twice, and the uncapped
+// device would run at page-cache speed rather than at the disk's.
+func (d *Device) attach(ctx context.Context) error {
+	if err := inject("losetup"); err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, "losetup", "--find", "--show", "--direct-io=on", d.File).CombinedOutput()
+	direct := err == nil
+	if err != nil {
+		// A losetup that attached but could not switch to direct I/O leaves the device behind.
+		if dev := d.findLoop(); dev != "" {
+			_ = exec.Command("losetup", "-d", dev).Run()
+		}
+		out, err = exec.CommandContext(ctx, "losetup", "--find", "--show", d.File).CombinedOutput()
+	}
+	if err != nil {
+		return fmt.Errorf("losetup: %v: %s", err, lastLine(out))
+	}
+	// losetup may print a warning (e.g. direct I/O refused) before the device name.
+	dev := ""
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "/dev/") {
+			dev = l
+		}
+	}
+	if dev == "" {
+		return fmt.Errorf("losetup printed no device: %s", lastLine(out))
+	}
+	d.mu.Lock()
+	d.Path, d.attached = dev, true
+	d.mu.Unlock()
+	var st syscall.Stat_t
+	if err := syscall.Stat(dev, &st); err != nil {
+		return fmt.Errorf("loop device %s: %w", dev, err)
+	}
+	d.Major, d.Minor = devMajor(st.Rdev), devMinor(st.Rdev)
+	if b, err := os.ReadFile(d.sysPath("loop/dio")); err == nil {
+		direct = strings.TrimSpace(string(b)) == "1"
+	}
+	d.DirectIO = direct
+	return nil
+}
+
+// Linux's dev_t encoding (glibc's gnu_dev_major/minor).
+func devMajor(rdev uint64) uint32 { return uint32((rdev>>8)&0xfff | (rdev>>32)&^0xfff) }
+func devMinor(rdev uint64) uint32 { return uint32(rdev&0xff | (rdev>>12)&^0xff) }
+
+// DevNum is the device as cgroup files name it, "MAJ:MIN".
+func (d *Device) DevNum() string { return fmt.Sprintf("%d:%d", d.Major, d.Minor) }
+
+func (d *Device) sysPath(name string) string {
+	return filepath.Join("/sys/block", filepath.Base(d.Path), name)
+}
+
+// findLoop returns the loop device whose backing file is d.File, "" if none.
+func (d *Device) findLoop() string {
+	ents, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+	for _, p := range ents {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		bf := strings.TrimSuffix(strings.TrimSpace(string(b)), " (deleted)")
+		if bf == d.File {
+			return "/dev/" + filepath.Base(filepath.Dir(filepath.Dir(p)))
+		}
+	}
+	return ""
+}
+
+// IOStats are the device's cumulative transfer counters, from /sys/block/loopN/stat: what
+// really reached the device, whoever issued it (the server, or the kernel writing back its
+// dirty pages).
+type IOStats struct {
+	At                    time.Time
+	ReadBytes, WriteBytes int64
+}
+
+// Stats reads the device's counters now.
+func (d *Device) Stats() (IOStats, error) {
+	b, err := os.ReadFile(d.sysPath("stat"))
+	if err != nil {
+		return IOStats{}, err
+	}
+	return parseBlockStat(b, time.Now())
+}
+
+// parseBlockStat reads Documentation/block/stat.rst's format: sectors are 512 bytes whatever
+// the device's block size.
+func parseBlockStat(b []byte, at time.Time) (IOStats, error) {
+	f := strings.Fields(string(b))
+	if len(f) < 7 {
+		return IOStats{}, fmt.Errorf("block stat %q: too few fields", strings.TrimSpace(string(b)))
+	}
+	rs, err1 := strconv.ParseInt(f[2], 10, 64)
+	ws, err2 := strconv.ParseInt(f[6], 10, 64)
+	if err1 != nil || err2 != nil {
+		return IOStats{}, fmt.Errorf("block stat %q: not numbers", strings.TrimSpace(string(b)))
+	}
+	return IOStats{At: at, ReadBytes: rs * 512, WriteBytes: ws * 512}, nil
+}
+
+// DropCache writes the filesystem's dirty pages out and drops its cached ones, so that the next
+// step starts with what a server keeps in its own memory and nothing more. It touches only this
+// device's files, not the machine's whole page cache.
+func (d *Device) DropCache() error {
+	const fadvDontNeed = 4
+	var firstErr error
+	err := filepath.WalkDir(d.Dir, func(p string, de fs.DirEntry, err error) error {
+		if err != nil || !de.Type().IsRegular() {
+			return nil // files come and go under a running server
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		// Dirty pages are not dropped: write them out first (fsync works on a read-only fd).
+		if err := f.Sync(); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("fsync %s: %w", p, err)
+		}
+		if _, _, e := syscall.Syscall6(syscall.SYS_FADVISE64, f.Fd(), 0, 0, fadvDontNeed, 0, 0); e != 0 && firstErr == nil {
+			firstErr = fmt.Errorf("fadvise %s: %w", p, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return firstErr
+}
+
+// Close unmounts, detaches and removes the device. It is safe to call more than once and on a
+// half-built device. A filesystem still busy after a few seconds is detached lazily (gone from
+// the mount table at once, released by the kernel with its last user); the loop device is then
+// set to clear itself on that last close.
+func (d *Device) Close() error {
+	d.closeOnce.Do(func() { d.closeErr = d.close() })
+	return d.closeErr
+}
+
+func (d *Device) close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var errs []error
+	if d.mounted {
+		if err := unmount(d.Dir); err != nil {
+			errs = append(errs, err)
+		} else {
+			d.mounted = false
+		}
+	}
+	// Looked up by backing file rather than trusting d.attached: a losetup that failed half-way
+	// may have attached anyway, and a device number freed earlier may now be someone else's.
+	if d.File != "" {
+		if dev := d.findLoop(); dev != "" {
+			if out, err := exec.Command("losetup", "-d", dev).CombinedOutput(); err != nil {
+				errs = append(errs, fmt.Errorf("losetup -d %s: %v: %s", dev, err, lastLine(out)))
+			}
+		}
+	}
+	d.attached = false
+	// Never RemoveAll through a mount that is still there: it would delete the server's files
+	// and then fail anyway.
+	if !d.mounted && d.base != "" {
+		if err := os.RemoveAll(d.base); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("tear down %s: %w", d.Path, err)
+	}
+	return nil
+}
+
+func unmount(dir string) error {
+	deadline := time.Now().Add(unmountWait)
+	for {
+		err := syscall.Unmount(dir, 0)
+		if err == nil || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOENT) {
+			return nil // EINVAL: not a mount point (any more)
+		}
+		if !errors.Is(err, syscall.EBUSY) {
+			return fmt.Errorf("unmount %s: %w", dir, err)
+		}
+		if time.Now().After(deadline) {
+			if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+				return fmt.Errorf("unmount %s (busy, and lazily: %v): %w", dir, err, syscall.EBUSY)
+			}
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Leftovers lists what of the device is still on the machine; empty once Close has finished
+// (a lazily detached filesystem's loop device lingers until its last user is gone).
+func (d *Device) Leftovers() []string {
+	var out []string
+	if d.Dir != "" && isMountPoint(d.Dir) {
+		out = append(out, "mount "+d.Dir)
+	}
+	if d.File != "" {
+		if dev := d.findLoop(); dev != "" {
+			out = append(out, "loop device "+dev+" over "+d.File)
+		}
+	}
+	if d.base != "" {
+		if _, err := os.Stat(d.base); err == nil {
+			out = append(out, "directory "+d.base)
+		}
+	}
+	return out
+}
+
+// isMountPoint looks dir up in this process's mount table.
+func isMountPoint(dir string) bool {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	for _, m := range parseMountinfo(b) {
+		if m.point == dir {
+			return true
+		}
+	}
+	return false
+}
+
+type mount struct {
+	point, fstype, superOpts string
+}
+
+// parseMountinfo reads proc(5)'s mountinfo: the mount point is field 5, and after the "-"
+// separator come the filesystem type, the source and the superblock options. Paths escape
+// space, tab, newline and backslash as octal.
+func parseMountinfo(b []byte) []mount {
+	var out []mount
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		f := strings.Fields(string(line))
+		if len(f) < 7 {
+			continue
+		}
+		sep := -1
+		for i := 6; i < len(f); i++ {
+			if f[i] == "-" {
+				sep = i
+				break
+			}
+		}
+		if sep < 0 || sep+1 >= len(f) {
+			continue
+		}
+		m := mount{point: unescapeOctal(f[4]), fstype: f[sep+1]}
+		if sep+3 < len(f) {
+			m.superOpts = f[sep+3]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func unescapeOctal(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
