@@ -57,14 +57,13 @@ func (t *tpcc) Prepare(ctx context.Context, env *workload.Env) error {
 		}
 	}
 	now := time.Now().UTC().Format("2006-01-02 15:04:05")
-	// The largest units first so that no thread is left with a big one at the end.
+	// Stock, the biggest unit, first, the small ones last, so that no thread is left alone with a
+	// big one at the end.
 	units := []loadUnit{{"item", func(l *loader) error { return l.items() }}}
 	for w := 1; w <= W; w++ {
-		w := w
 		units = append(units, loadUnit{fmt.Sprintf("stock of warehouse %d", w), func(l *loader) error { return l.stock(w) }})
 	}
 	for w := 1; w <= W; w++ {
-		w := w
 		units = append(units,
 			loadUnit{fmt.Sprintf("orders of warehouse %d", w), func(l *loader) error { return l.orders(w) }},
 			loadUnit{fmt.Sprintf("customers of warehouse %d", w), func(l *loader) error { return l.customers(w) }},
@@ -72,7 +71,6 @@ func (t *tpcc) Prepare(ctx context.Context, env *workload.Env) error {
 	}
 	jobs := make([]func(c sqldb.Conn) error, len(units))
 	for i, u := range units {
-		i, u := i, u
 		jobs[i] = func(c sqldb.Conn) error {
 			l := newLoader(ctx, c, gen{env.Rand.New(env.Seed*1000003 + uint64(i) + 1)}, now, progress)
 			err := u.run(l)

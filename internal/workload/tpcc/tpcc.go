@@ -8,7 +8,6 @@ package tpcc
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 
@@ -71,9 +70,18 @@ type tpcc struct {
 	think      bool
 
 	// One run's NURand constants, shared by all its threads (clause 2.1.6).
-	once sync.Once
-	rc   runConstants
+	mu    sync.Mutex
+	rc    runConstants
+	rcSet bool
 }
+
+// What the runner, job and command line look for in a TPC-C workload.
+var (
+	_ workload.Typed       = (*tpcc)(nil)
+	_ workload.AutoChecked = (*tpcc)(nil)
+	_ workload.Explainer   = (*tpcc)(nil)
+	_ workload.Summarizer  = (*tpcc)(nil)
+)
 
 func (t *tpcc) TransactionKinds() []string { return kinds }
 
@@ -192,20 +200,11 @@ func (t *tpcc) Cleanup(ctx context.Context, env *workload.Env) error {
 	return workload.DropOwned(ctx, c, tableNames)
 }
 
-// Check runs the twelve consistency conditions, prints every verdict to env.Log and fails naming
-// each condition that does not hold.
+// Check runs the twelve consistency conditions and fails naming each one that does not hold.
 func (t *tpcc) Check(ctx context.Context, env *workload.Env) error {
-	c, err := env.Connect(ctx)
+	vs, err := t.conditions(ctx, env)
 	if err != nil {
 		return err
-	}
-	defer c.Close()
-	if err := t.checkPrepared(ctx, c); err != nil {
-		return err
-	}
-	vs := Conditions(ctx, c, t.warehouses)
-	if env.Log != nil {
-		PrintVerdicts(env.Log, vs)
 	}
 	var failed []string
 	for _, v := range vs {
@@ -219,15 +218,35 @@ func (t *tpcc) Check(ctx context.Context, env *workload.Env) error {
 	return nil
 }
 
-// PrintVerdicts writes one line per condition, as the CLI shows them.
-func PrintVerdicts(w io.Writer, vs []Verdict) {
-	for _, v := range vs {
-		state := "ok    "
-		if !v.OK {
-			state = "FAILED"
-		}
-		fmt.Fprintf(w, "  TPC-C condition %2d %s  %s: %s\n", v.N, state, v.Name, v.Detail)
+// Verdicts gives the command line every condition's verdict, held or not, in order.
+func (t *tpcc) Verdicts(ctx context.Context, env *workload.Env) ([]workload.Verdict, error) {
+	vs, err := t.conditions(ctx, env)
+	if err != nil {
+		return nil, err
 	}
+	out := make([]workload.Verdict, len(vs))
+	for i, v := range vs {
+		out[i] = workload.Verdict{Name: fmt.Sprintf("TPC-C condition %d: %s", v.N, v.Name), OK: v.OK, Detail: v.Detail}
+	}
+	return out, nil
+}
+
+// Summarize is the run's headline: NewOrders per minute, committed (nopm) and as the spec counts
+// them (tpmc).
+func (t *tpcc) Summarize(r *result.Result) map[string]float64 {
+	return map[string]float64{"nopm": NOPM(r), "tpmc": TpmC(r)}
+}
+
+func (t *tpcc) conditions(ctx context.Context, env *workload.Env) ([]Verdict, error) {
+	c, err := env.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	if err := t.checkPrepared(ctx, c); err != nil {
+		return nil, err
+	}
+	return Conditions(ctx, c, t.warehouses), nil
 }
 
 // checkPrepared says "run prepare" when the tables are missing, refuses tables of the same names
@@ -250,8 +269,8 @@ func (t *tpcc) checkPrepared(ctx context.Context, c sqldb.Conn) error {
 	}
 	if rows[0][0] != fmt.Sprint(t.warehouses) {
 		return &workload.NotPreparedError{Workload: name, Detail: fmt.Sprintf(
-			"the database holds %s of the warehouses 1..%d asked for (--warehouses): prepare it with --warehouses %d (after cleanup)",
-			rows[0][0], t.warehouses, t.warehouses)}
+			"only %s of the %d warehouses asked for (--warehouses %d) are loaded; after 'fairbench cleanup --workload %s', and with --warehouses %d",
+			rows[0][0], t.warehouses, t.warehouses, name, t.warehouses)}
 	}
 	return nil
 }

@@ -207,5 +207,8 @@ func TestNOPM(t *testing.T) {
 		if got := TpmC(&tc.r); math.Abs(got-tc.tpmc) > 1e-9 {
 			t.Errorf("%s: TpmC = %v, want %v", tc.name, got, tc.tpmc)
 		}
+		if m := (&tpcc{}).Summarize(&tc.r); len(m) != 2 || m["nopm"] != NOPM(&tc.r) || m["tpmc"] != TpmC(&tc.r) {
+			t.Errorf("%s: Summarize = %v", tc.name, m)
+		}
 	}
 }

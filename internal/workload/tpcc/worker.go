@@ -162,7 +162,8 @@ type worker struct {
 }
 
 // NewWorker pins the thread to its home warehouse and prepares its statements. The run's NURand
-// constants are drawn once, by the first worker, and shared.
+// constants are drawn by its thread 0 (the runner builds every run's workers from thread 0 up) and
+// shared by the others, so each run, of a sweep too, has its own.
 func (t *tpcc) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.Rand, thread, threads int) (workload.Worker, error) {
 	if thread == 0 {
 		if err := t.checkPrepared(ctx, conn); err != nil {
@@ -170,8 +171,13 @@ func (t *tpcc) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.Rand
 		}
 	}
 	g := gen{rng}
-	t.once.Do(func() { t.rc = newRunConstants(g) })
-	w := &worker{t: t, conn: conn, mysql: conn.Kind().MySQLFamily(), g: g, rc: t.rc, w: thread%t.warehouses + 1,
+	t.mu.Lock()
+	if thread == 0 || !t.rcSet {
+		t.rc, t.rcSet = newRunConstants(g), true
+	}
+	rc := t.rc
+	t.mu.Unlock()
+	w := &worker{t: t, conn: conn, mysql: conn.Kind().MySQLFamily(), g: g, rc: rc, w: thread%t.warehouses + 1,
 		ol: make([]olInput, 0, 15)}
 	for _, p := range []struct {
 		dst *sqldb.Stmt
@@ -204,6 +210,8 @@ func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 		w.draw()
 		if w.t.think {
 			// The previous transaction's think time, then this one's keying time (clause 5.2.5).
+			// They sleep inside the runner's timing, so latencies include them, and a run ends
+			// only when every thread is through its sleep: Worker has no hook outside the clock.
 			time.Sleep(w.pendingThink + time.Duration(keyingTime[w.kind]*float64(time.Second)))
 			w.pendingThink = time.Duration(w.g.exp(thinkMean[w.kind]) * float64(time.Second))
 		}
