@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,6 +58,20 @@ func options(t *testing.T, kinds []string) *Options {
 	prof.BufferPoolBytes = 256 << 20
 	prof.RedoBytes = 256 << 20
 	return &Options{Engines: kinds, Suite: s, OutDir: t.TempDir(), Profile: prof, WorkDir: workDir(t), Seed: 1, Command: "go test"}
+}
+
+// onLine calls do once, when a progress line containing match is written.
+type onLine struct {
+	match string
+	do    func()
+	once  sync.Once
+}
+
+func (w *onLine) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), w.match) {
+		w.once.Do(w.do)
+	}
+	return len(p), nil
 }
 
 // nothingLeftBehind: no server running and no data directory, whatever happened.
@@ -144,8 +159,10 @@ func TestCompareInterrupted(t *testing.T) {
 	o := options(t, kinds)
 	o.Suite.Steps = o.Suite.Steps[:1]
 	o.Suite.Time = 30 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// Interrupt 1.5 s into the step, however long the server took to start on a busy machine.
+	o.Log = &onLine{match: "threads", do: func() { time.AfterFunc(1500*time.Millisecond, cancel) }}
 	if err := Run(ctx, o); err == nil {
 		t.Fatal("want an error from the interrupted run")
 	}
