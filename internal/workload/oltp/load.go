@@ -38,6 +38,12 @@ func (w *oltp) Prepare(ctx context.Context, env *workload.Env) error {
 	if err := workload.ClaimTables(ctx, c, w.cfg.name, w.tableNames(), env.Force); err != nil {
 		return err
 	}
+	loadData := false
+	if c.Kind().MySQLFamily() {
+		ok, restore, _ := sqldb.EnableLocalInfile(ctx, c)
+		defer restore()
+		loadData = ok
+	}
 	threads := env.LoadThreads
 	if threads < 1 {
 		threads = 1
@@ -67,7 +73,7 @@ func (w *oltp) Prepare(ctx context.Context, env *workload.Env) error {
 			defer conn.Close()
 			for n := range next {
 				rng := env.Rand.New(env.Seed*1000003 + uint64(n))
-				if err := w.loadTable(ctx, conn, n, rng, progress); err != nil {
+				if err := w.loadTable(ctx, conn, n, rng, progress, loadData); err != nil {
 					errs <- fmt.Errorf("loading %s: %w", tableName(n), err)
 					return
 				}
@@ -95,17 +101,29 @@ feed:
 // loadTable creates one table, fills it with sysbench's rows (ids 1..table-size, k drawn with the
 // --rand-type distribution, c and pad from the digit templates) and adds the secondary index
 // afterwards, as sysbench does, because building it once is faster than maintaining it per row.
-func (w *oltp) loadTable(ctx context.Context, c sqldb.Conn, n int, rng *randgen.Rand, progress func(int64)) error {
+func (w *oltp) loadTable(ctx context.Context, c sqldb.Conn, n int, rng *randgen.Rand, progress func(int64), loadData bool) error {
 	for _, q := range w.createTableSQL(c.Kind(), n) {
 		if err := c.Exec(ctx, q); err != nil {
 			return err
 		}
 	}
 	var err error
-	if c.Kind().MySQLFamily() {
+	switch {
+	case !c.Kind().MySQLFamily():
+		err = w.streamRows(rng, progress, func(r io.Reader) error {
+			_, err := sqldb.CopyFrom(ctx, c, tableName(n), columns, r)
+			return err
+		})
+		if err == nil {
+			// Explicit ids leave the SERIAL sequence at 1; oltp_insert's auto-increment rows must not collide.
+			err = c.Exec(ctx, fmt.Sprintf("SELECT setval(pg_get_serial_sequence('%s', 'id'), %d)", tableName(n), w.cfg.tableSize))
+		}
+	case loadData:
+		err = w.streamRows(rng, progress, func(r io.Reader) error {
+			return sqldb.LoadData(ctx, c, tableName(n), columns, r, "\t", "\n")
+		})
+	default:
 		err = w.insertRows(ctx, c, n, rng, progress)
-	} else {
-		err = w.copyRows(ctx, c, n, rng, progress)
 	}
 	if err != nil {
 		return err
@@ -147,7 +165,11 @@ func (w *oltp) appendRow(b []byte, id int, rng *randgen.Rand, cbuf, padbuf []byt
 
 const progressEvery = 10000
 
-func (w *oltp) copyRows(ctx context.Context, c sqldb.Conn, n int, rng *randgen.Rand, progress func(int64)) error {
+var columns = []string{"id", "k", "c", "pad"}
+
+// streamRows generates the table's rows as text (tab-separated, newline-terminated: the format
+// both COPY and LOAD DATA read) into load, which reads them as they are made.
+func (w *oltp) streamRows(rng *randgen.Rand, progress func(int64), load func(io.Reader) error) error {
 	pr, pw := io.Pipe()
 	go func() {
 		bw := bufio.NewWriterSize(pw, 256<<10)
@@ -166,16 +188,12 @@ func (w *oltp) copyRows(ctx context.Context, c sqldb.Conn, n int, rng *randgen.R
 		progress(int64(w.cfg.tableSize % progressEvery))
 		pw.CloseWithError(bw.Flush())
 	}()
-	_, err := sqldb.CopyFrom(ctx, c, tableName(n), []string{"id", "k", "c", "pad"}, pr)
-	pr.CloseWithError(err) // unblocks the generator if COPY failed
-	if err != nil {
-		return err
-	}
-	// Explicit ids leave the SERIAL sequence at 1; oltp_insert's auto-increment rows must not collide.
-	return c.Exec(ctx, fmt.Sprintf("SELECT setval(pg_get_serial_sequence('%s', 'id'), %d)", tableName(n), w.cfg.tableSize))
+	err := load(pr)
+	pr.CloseWithError(err) // unblocks the generator if the load failed
+	return err
 }
 
-// insertRows sends multi-row INSERTs of about 1 MB, well under the default max_allowed_packet
+// insertRows, for servers where LOAD DATA LOCAL is off and cannot be turned on, sends multi-row INSERTs of about 1 MB, well under the default max_allowed_packet
 // (16 MB on MariaDB, 64 MB on MySQL) and large enough that round trips do not dominate.
 func (w *oltp) insertRows(ctx context.Context, c sqldb.Conn, n int, rng *randgen.Rand, progress func(int64)) error {
 	const batch = 5000

@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
@@ -254,26 +253,15 @@ func finishTable(ctx context.Context, c sqldb.Conn, t table) error {
 	return c.Exec(ctx, "VACUUM (ANALYZE) "+t.name)
 }
 
-// enableLocalInfile decides how the MySQL family loads: LOAD DATA LOCAL INFILE, the fastest
-// path, needs local_infile on the server (MariaDB's default; MySQL 8's is off). When it is off
-// and this user may change it, it is turned on for the load only and restored; otherwise rows
-// go in as multi-row INSERTs.
+// enableLocalInfile decides how the MySQL family loads: LOAD DATA LOCAL INFILE when the server
+// allows it (or lets this user allow it for the load), else multi-row INSERTs.
 func enableLocalInfile(ctx context.Context, c sqldb.Conn, logf func(string, ...any)) (string, func()) {
-	nothing := func() {}
-	rows, err := c.Query(ctx, "SELECT @@GLOBAL.local_infile")
-	if err == nil && len(rows) == 1 && (rows[0][0] == "1" || strings.EqualFold(rows[0][0], "ON")) {
-		return "LOAD DATA LOCAL INFILE", nothing
-	}
-	if err := c.Exec(ctx, "SET GLOBAL local_infile = 1"); err != nil {
+	ok, restore, err := sqldb.EnableLocalInfile(ctx, c)
+	if !ok {
 		logf("local_infile is off on the server and cannot be turned on (%v): loading with multi-row INSERTs", err)
-		return "INSERT", nothing
+		return "INSERT", restore
 	}
-	logf("local_infile was off on the server: turned on for the load, off again after it")
-	return "LOAD DATA LOCAL INFILE", func() {
-		if err := c.Exec(context.WithoutCancel(ctx), "SET GLOBAL local_infile = 0"); err != nil {
-			logf("could not turn local_infile back off: %v", err)
-		}
-	}
+	return "LOAD DATA LOCAL INFILE", restore
 }
 
 // countingReader counts the lines (rows) it passes on and reports them as progress.
@@ -296,7 +284,6 @@ func (cr *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-var readerSeq atomic.Int64
 
 func loadTable(ctx context.Context, c sqldb.Conn, t table, path, method string, progress func(int64)) (int64, error) {
 	f, err := os.Open(path)
@@ -375,28 +362,9 @@ func appendCopyLine(out, line []byte) []byte {
 	return append(out, '\n')
 }
 
-// loadDataRows streams the file through LOAD DATA LOCAL INFILE with the driver's reader handler,
-// which needs no allowAllFiles on the connection (sqldb's connections are its own).
+// loadDataRows streams dbgen's '|'-terminated rows through LOAD DATA LOCAL INFILE.
 func loadDataRows(ctx context.Context, c sqldb.Conn, t table, r io.Reader) error {
-	name := fmt.Sprintf("fairbench_tpch_%s_%d", t.name, readerSeq.Add(1))
-	mysql.RegisterReaderHandler(name, func() io.Reader { return r })
-	defer mysql.DeregisterReaderHandler(name)
-	q := fmt.Sprintf("LOAD DATA LOCAL INFILE 'Reader::%s' INTO TABLE %s CHARACTER SET utf8mb4 "+
-		"FIELDS TERMINATED BY '|' LINES TERMINATED BY '|\\n' (%s)", name, t.name, strings.Join(t.columnNames(), ", "))
-	if err := c.Exec(ctx, q); err != nil {
-		return err
-	}
-	// LOCAL implies IGNORE: a malformed field is a warning and a truncated value, not an error.
-	rows, err := c.Query(ctx, "SHOW WARNINGS LIMIT 10")
-	if err != nil {
-		return err
-	}
-	for _, r := range rows {
-		if len(r) >= 3 && !strings.EqualFold(r[0], "Note") {
-			return fmt.Errorf("LOAD DATA: %s %s: %s", r[0], r[1], r[2])
-		}
-	}
-	return nil
+	return sqldb.LoadData(ctx, c, t.name, t.columnNames(), r, "|", "|\n")
 }
 
 // insertRows sends multi-row INSERTs of about 1 MB, well under max_allowed_packet (16 MB on
