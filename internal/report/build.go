@@ -242,7 +242,8 @@ func rangeSeconds(set map[float64]bool) string {
 		vs = append(vs, v)
 	}
 	sort.Float64s(vs)
-	if len(vs) == 1 {
+	// Measured windows differ by microseconds; they are one duration when they print the same.
+	if len(vs) == 1 || fmtSeconds(vs[0]) == fmtSeconds(vs[len(vs)-1]) {
 		return fmtSeconds(vs[0])
 	}
 	return strings.TrimSuffix(fmtSeconds(vs[0]), " s") + "–" + fmtSeconds(vs[len(vs)-1])

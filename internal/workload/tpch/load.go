@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
@@ -283,7 +282,6 @@ func (cr *countingReader) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
 
 func loadTable(ctx context.Context, c sqldb.Conn, t table, path, method string, progress func(int64)) (int64, error) {
 	f, err := os.Open(path)

@@ -458,7 +458,7 @@ func (w *tpch) warmUp(ctx context.Context, env *workload.Env) error {
 	}
 	defer s.Close()
 	for _, q := range w.cfg.queries {
-		stmts, err := queryText(env.Kind, q, params(q, w.cfg.sf, w.cfg.seed, 0), 0)
+		stmts, err := queryText(q, params(q, w.cfg.sf, w.cfg.seed, 0), 0)
 		if err != nil {
 			return err
 		}
@@ -488,7 +488,7 @@ func (w *tpch) powerTest(ctx context.Context, env *workload.Env, mc sqldb.Conn, 
 		if ctx.Err() != nil {
 			return out, ctx.Err()
 		}
-		stmts, err := queryText(env.Kind, q, params(q, w.cfg.sf, w.cfg.seed, 0), 0)
+		stmts, err := queryText(q, params(q, w.cfg.sf, w.cfg.seed, 0), 0)
 		if err != nil {
 			return out, err
 		}
@@ -592,7 +592,7 @@ func (w *tpch) throughputTest(ctx context.Context, env *workload.Env, ck *checke
 				if ctx.Err() != nil {
 					return
 				}
-				stmts, err := queryText(env.Kind, q, params(q, w.cfg.sf, w.cfg.seed, stream), stream)
+				stmts, err := queryText(q, params(q, w.cfg.sf, w.cfg.seed, stream), stream)
 				if err != nil {
 					errs[i] = err
 					return

@@ -7,11 +7,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
-// The 22 queries are kept as data, one file per query and dialect, with the substitution
+// The 22 queries are kept as data, one file per query for every engine, with the substitution
 // parameters of the specification's clause 2.4 as [NAME] placeholders (the spec's own notation).
 //
 //go:embed queries
@@ -19,18 +17,12 @@ var queryFiles embed.FS
 
 const numQueries = 22
 
-// dialect is the query directory for an engine: MySQL and MariaDB share one.
-func dialect(k sqldb.Kind) string {
-	if k.MySQLFamily() {
-		return "mysql"
-	}
-	return "postgres"
-}
-
 // queryText returns the query's statements with params substituted. Q15 has three (create view,
 // select, drop view); the others one. stream names Q15's view so concurrent streams do not collide.
-func queryText(k sqldb.Kind, q int, params map[string]string, stream int) ([]string, error) {
-	b, err := queryFiles.ReadFile(fmt.Sprintf("queries/%s/q%d.sql", dialect(k), q))
+func queryText(q int, params map[string]string, stream int) ([]string, error) {
+	// One text serves every engine: interval '3' month and aliased derived-table columns are
+	// accepted by PostgreSQL, MySQL and MariaDB alike.
+	b, err := queryFiles.ReadFile(fmt.Sprintf("queries/q%d.sql", q))
 	if err != nil {
 		return nil, fmt.Errorf("no text for Q%d: %w", q, err)
 	}

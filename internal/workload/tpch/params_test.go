@@ -23,12 +23,12 @@ func TestValidationSubstitution(t *testing.T) {
 		want []string
 	}{
 		{sqldb.Postgres, 1, 1, []string{"l_shipdate <= date '1998-12-01' - interval '90' day"}},
-		{sqldb.MariaDB, 1, 1, []string{"l_shipdate <= date '1998-12-01' - interval 90 day"}},
+		{sqldb.MariaDB, 1, 1, []string{"l_shipdate <= date '1998-12-01' - interval '90' day"}},
 		{sqldb.Postgres, 2, 1, []string{"p_size = 15", "p_type like '%BRASS'", "r_name = 'EUROPE'", "limit 100"}},
-		{sqldb.MySQL, 6, 1, []string{"l_discount between 0.06 - 0.01 and 0.06 + 0.01", "l_quantity < 24", "date '1994-01-01' + interval 1 year"}},
+		{sqldb.MySQL, 6, 1, []string{"l_discount between 0.06 - 0.01 and 0.06 + 0.01", "l_quantity < 24", "date '1994-01-01' + interval '1' year"}},
 		{sqldb.Postgres, 11, 1, []string{"* 0.0001000000", "n_name = 'GERMANY'"}},
 		{sqldb.Postgres, 11, 0.01, []string{"* 0.0100000000"}},
-		{sqldb.Postgres, 13, 1, []string{"o_comment not like '%special%requests%'", "as c_orders (c_custkey, c_count)"}},
+		{sqldb.Postgres, 13, 1, []string{"o_comment not like '%special%requests%'", "count(o_orderkey) as c_count"}},
 		{sqldb.MySQL, 13, 1, []string{"count(o_orderkey) as c_count", ") as c_orders group by"}},
 		{sqldb.Postgres, 15, 1, []string{"create view fb_revenue0 (supplier_no, total_revenue)", "from supplier, fb_revenue0 where", "; drop view fb_revenue0"}},
 		{sqldb.Postgres, 16, 1, []string{"p_brand <> 'Brand#45'", "p_type not like 'MEDIUM POLISHED%'", "p_size in (49, 14, 23, 45, 19, 3, 36, 9)"}},
@@ -37,7 +37,7 @@ func TestValidationSubstitution(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.kind)+"/Q"+strconv.Itoa(tc.q), func(t *testing.T) {
-			stmts, err := queryText(tc.kind, tc.q, params(tc.q, tc.sf, 0, 0), 0)
+			stmts, err := queryText(tc.q, params(tc.q, tc.sf, 0, 0), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestEveryQuerySubstitutes(t *testing.T) {
 	for _, kind := range []sqldb.Kind{sqldb.Postgres, sqldb.MySQL} {
 		for q := 1; q <= numQueries; q++ {
 			for _, seed := range []uint64{0, 1, 99} {
-				stmts, err := queryText(kind, q, params(q, 1, seed, 3), 3)
+				stmts, err := queryText(q, params(q, 1, seed, 3), 3)
 				if err != nil {
 					t.Fatalf("%s Q%d seed %d: %v", kind, q, seed, err)
 				}
