@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -160,7 +159,7 @@ func (e *events) Prepare(ctx context.Context, env *workload.Env) error {
 			env.Progress(done.Add(n), total)
 		}
 	}
-	if err := runJobs(ctx, env, jobs, func(conn sqldb.Conn, j loadJob) error {
+	if err := workload.OnConnections(ctx, env, env.LoadThreads, jobs, func(conn sqldb.Conn, j loadJob) error {
 		rng := env.Rand.New(env.Seed*1000003 + uint64(j.chunk))
 		load := copyRows
 		if mysql {
@@ -192,72 +191,19 @@ func (e *events) Prepare(ctx context.Context, env *workload.Env) error {
 			fmt.Sprintf("SELECT setval(pg_get_serial_sequence('events', 'id'), %d)", e.events)})
 	}
 	fk = append(fk, "ALTER TABLE events ADD CONSTRAINT events_customer_fk FOREIGN KEY (customer_id) REFERENCES customers (id)")
-	if err := runJobs(ctx, env, keys, func(conn sqldb.Conn, ddl []string) error { return execAll(ctx, conn, ddl) }); err != nil {
+	if err := workload.OnConnections(ctx, env, env.LoadThreads, keys, func(conn sqldb.Conn, ddl []string) error { return workload.ExecAll(ctx, conn, ddl) }); err != nil {
 		return err
 	}
-	if err := execAll(ctx, c, fk); err != nil {
+	if err := workload.ExecAll(ctx, c, fk); err != nil {
 		return err
 	}
-	return runJobs(ctx, env, tableNames, func(conn sqldb.Conn, t string) error {
+	return workload.OnConnections(ctx, env, env.LoadThreads, tableNames, func(conn sqldb.Conn, t string) error {
 		if mysql {
 			_, err := conn.Query(ctx, "ANALYZE TABLE "+t)
 			return err
 		}
 		return conn.Exec(ctx, "VACUUM ANALYZE "+t)
 	})
-}
-
-// runJobs feeds jobs to up to env.LoadThreads connections of their own and returns the first
-// failure; do names the job in its error.
-func runJobs[J any](ctx context.Context, env *workload.Env, jobs []J, do func(sqldb.Conn, J) error) error {
-	threads := max(1, min(env.LoadThreads, len(jobs)))
-	next := make(chan J)
-	errs := make(chan error, threads)
-	var wg sync.WaitGroup
-	for i := 0; i < threads; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := env.Connect(ctx)
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer conn.Close()
-			for j := range next {
-				if err := do(conn, j); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	var firstErr error
-feed:
-	for _, j := range jobs {
-		select {
-		case next <- j:
-		case firstErr = <-errs:
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	if firstErr == nil {
-		firstErr = <-errs
-	}
-	return firstErr
-}
-
-// execAll runs statements in order on c, naming the one that failed.
-func execAll(ctx context.Context, c sqldb.Conn, stmts []string) error {
-	for _, q := range stmts {
-		if err := c.Exec(ctx, q); err != nil {
-			return fmt.Errorf("%s: %w", q, err)
-		}
-	}
-	return nil
 }
 
 const progressEvery = 10000

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"sync"
 	"sync/atomic"
 
 	"github.com/fairbench/fairbench/internal/randgen"
@@ -44,13 +43,6 @@ func (w *oltp) Prepare(ctx context.Context, env *workload.Env) error {
 		defer restore()
 		loadData = ok
 	}
-	threads := env.LoadThreads
-	if threads < 1 {
-		threads = 1
-	}
-	if threads > w.cfg.tables {
-		threads = w.cfg.tables
-	}
 	total := int64(w.cfg.tables) * int64(w.cfg.tableSize)
 	var done atomic.Int64
 	progress := func(n int64) {
@@ -58,44 +50,17 @@ func (w *oltp) Prepare(ctx context.Context, env *workload.Env) error {
 			env.Progress(done.Add(n), total)
 		}
 	}
-	next := make(chan int)
-	errs := make(chan error, threads)
-	var wg sync.WaitGroup
-	for i := 0; i < threads; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := env.Connect(ctx)
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer conn.Close()
-			for n := range next {
-				rng := env.Rand.New(env.Seed*1000003 + uint64(n))
-				if err := w.loadTable(ctx, conn, n, rng, progress, loadData); err != nil {
-					errs <- fmt.Errorf("loading %s: %w", tableName(n), err)
-					return
-				}
-			}
-		}()
+	tables := make([]int, w.cfg.tables)
+	for i := range tables {
+		tables[i] = i + 1
 	}
-	var firstErr error
-feed:
-	for n := 1; n <= w.cfg.tables; n++ {
-		select {
-		case next <- n:
-		case firstErr = <-errs:
-			break feed
+	return workload.OnConnections(ctx, env, env.LoadThreads, tables, func(conn sqldb.Conn, n int) error {
+		rng := env.Rand.New(env.Seed*1000003 + uint64(n))
+		if err := w.loadTable(ctx, conn, n, rng, progress, loadData); err != nil {
+			return fmt.Errorf("loading %s: %w", tableName(n), err)
 		}
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	if firstErr == nil {
-		firstErr = <-errs
-	}
-	return firstErr
+		return nil
+	})
 }
 
 // loadTable creates one table, fills it with sysbench's rows (ids 1..table-size, k drawn with the

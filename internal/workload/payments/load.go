@@ -7,7 +7,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/fairbench/fairbench/internal/sqldb"
@@ -210,7 +209,7 @@ func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
 			env.Progress(done.Add(n), total)
 		}
 	}
-	if err := runJobs(ctx, env, jobs, func(conn sqldb.Conn, j loadJob) error {
+	if err := workload.OnConnections(ctx, env, env.LoadThreads, jobs, func(conn sqldb.Conn, j loadJob) error {
 		load := copyRows
 		if mysql {
 			load = insertRows
@@ -235,7 +234,7 @@ func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
 			for _, ix := range t.indexes {
 				ddl = append(ddl, fmt.Sprintf("CREATE INDEX %s_%s ON %s (%s)", t.name, indexSuffix(ix), t.name, ix))
 			}
-			return execAll(ctx, conn, ddl)
+			return workload.ExecAll(ctx, conn, ddl)
 		},
 		func(conn sqldb.Conn, t table) error {
 			var ddl []string
@@ -247,7 +246,7 @@ func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
 			for n, fk := range t.fkeys {
 				ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s_fk%d %s", t.name, t.name, n+1, fk))
 			}
-			return execAll(ctx, conn, ddl)
+			return workload.ExecAll(ctx, conn, ddl)
 		},
 		func(conn sqldb.Conn, t table) error {
 			if mysql {
@@ -258,7 +257,7 @@ func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
 		},
 	}
 	for _, phase := range phases {
-		if err := runJobs(ctx, env, tables, phase); err != nil {
+		if err := workload.OnConnections(ctx, env, env.LoadThreads, tables, phase); err != nil {
 			return err
 		}
 	}
@@ -280,59 +279,6 @@ func indexSuffix(cols string) string {
 		}
 	}
 	return string(out)
-}
-
-// runJobs feeds jobs to up to env.LoadThreads connections of their own and returns the first
-// failure; do names the job in its error.
-func runJobs[J any](ctx context.Context, env *workload.Env, jobs []J, do func(sqldb.Conn, J) error) error {
-	threads := max(1, min(env.LoadThreads, len(jobs)))
-	next := make(chan J)
-	errs := make(chan error, threads)
-	var wg sync.WaitGroup
-	for i := 0; i < threads; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := env.Connect(ctx)
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer conn.Close()
-			for j := range next {
-				if err := do(conn, j); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	var firstErr error
-feed:
-	for _, j := range jobs {
-		select {
-		case next <- j:
-		case firstErr = <-errs:
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	if firstErr == nil {
-		firstErr = <-errs
-	}
-	return firstErr
-}
-
-// execAll runs statements in order on c, naming the one that failed.
-func execAll(ctx context.Context, c sqldb.Conn, stmts []string) error {
-	for _, q := range stmts {
-		if err := c.Exec(ctx, q); err != nil {
-			return fmt.Errorf("%s: %w", q, err)
-		}
-	}
-	return nil
 }
 
 const progressEvery = 10000

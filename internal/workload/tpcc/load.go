@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -127,61 +126,15 @@ func (t *tpcc) afterLoad(ctx context.Context, kind sqldb.Kind) []func(c sqldb.Co
 			stmts = append(stmts, "VACUUM ANALYZE "+td.name)
 		}
 		jobs = append(jobs, func(c sqldb.Conn) error {
-			for _, s := range stmts {
-				if err := c.Exec(ctx, s); err != nil {
-					return fmt.Errorf("%s: %w", s, err)
-				}
-			}
-			return nil
+			return workload.ExecAll(ctx, c, stmts)
 		})
 	}
 	return jobs
 }
 
-// parallel runs jobs on up to threads connections and returns the first error, after which the
-// remaining jobs are not started.
+// parallel runs jobs on up to threads connections; see workload.OnConnections.
 func parallel(ctx context.Context, env *workload.Env, threads int, jobs []func(c sqldb.Conn) error) error {
-	threads = min(threads, len(jobs))
-	next := make(chan func(c sqldb.Conn) error)
-	errs := make(chan error, threads)
-	var wg sync.WaitGroup
-	for i := 0; i < threads; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := env.Connect(ctx)
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer c.Close()
-			for job := range next {
-				if err := job(c); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	var firstErr error
-feed:
-	for _, j := range jobs {
-		select {
-		case next <- j:
-		case firstErr = <-errs:
-			break feed
-		case <-ctx.Done():
-			firstErr = ctx.Err()
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	if firstErr == nil {
-		firstErr = <-errs
-	}
-	return firstErr
+	return workload.OnConnections(ctx, env, threads, jobs, func(c sqldb.Conn, job func(sqldb.Conn) error) error { return job(c) })
 }
 
 // loader generates one unit's rows and hands full batches to a sender goroutine that runs them on

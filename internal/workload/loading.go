@@ -1,0 +1,67 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/fairbench/fairbench/internal/sqldb"
+)
+
+// OnConnections runs do for every job on up to threads connections of its own (at least one)
+// and returns the first failure; no job starts after one has failed or ctx is done. Loading is
+// where workloads spend their setup time, and one table, warehouse or chunk per job keeps every
+// connection busy.
+func OnConnections[J any](ctx context.Context, env *Env, threads int, jobs []J, do func(sqldb.Conn, J) error) error {
+	threads = max(1, min(threads, len(jobs)))
+	next := make(chan J)
+	errs := make(chan error, threads)
+	var wg sync.WaitGroup
+	for i := 0; i < threads; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := env.Connect(ctx)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer conn.Close()
+			for j := range next {
+				if err := do(conn, j); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	var firstErr error
+feed:
+	for _, j := range jobs {
+		select {
+		case next <- j:
+		case firstErr = <-errs:
+			break feed
+		case <-ctx.Done():
+			firstErr = ctx.Err()
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	if firstErr == nil {
+		firstErr = <-errs
+	}
+	return firstErr
+}
+
+// ExecAll runs statements in order on c, naming the one that failed.
+func ExecAll(ctx context.Context, c sqldb.Conn, stmts []string) error {
+	for _, q := range stmts {
+		if err := c.Exec(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
+}
