@@ -283,6 +283,16 @@ func (c *comparison) step(ctx context.Context, srv *engine.Server, monConn sqldb
 	} else if runErr == nil {
 		runErr = err
 	}
+	if ac, ok := j.Workload.(workload.AutoChecked); ok && ac.CheckAfterRun() && runErr == nil {
+		// A run that broke the data's invariants must not be reported as a clean result.
+		if err := j.Workload.Check(ctx, j.Env(1, false, nil, o.Log)); err != nil {
+			res.Complete = false
+			res.Error = "data check failed after the run: " + err.Error()
+			runErr = fmt.Errorf("%s on %s: %s", st.Workload, srv.Kind, res.Error)
+		} else {
+			c.logf("   %s: %s: data check passed", srv.Kind, st.Workload)
+		}
+	}
 	name := srv.Kind + "-" + st.Workload
 	if len(st.Threads) > 1 {
 		name += fmt.Sprintf("-t%d", threads)
