@@ -14,6 +14,7 @@ import (
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
 	"github.com/fairbench/fairbench/internal/workload"
+	"github.com/fairbench/fairbench/internal/workload/workloadtest"
 )
 
 func TestMain(m *testing.M) { testserver.Main(m) }
@@ -24,27 +25,7 @@ var small = map[string]string{"customers": strconv.Itoa(testCustomers), "events"
 
 func newJob(t *testing.T, tg sqldb.Target, wl string, set map[string]string) *job.Job {
 	t.Helper()
-	j, err := job.New(tg, wl, set, randgen.DefaultConfig("uniform"), 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return j
-}
-
-func query(t *testing.T, c sqldb.Conn, sql string) [][]string {
-	t.Helper()
-	rows, err := c.Query(context.Background(), sql)
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return rows
-}
-
-func exec(t *testing.T, c sqldb.Conn, sql string) {
-	t.Helper()
-	if err := c.Exec(context.Background(), sql); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
+	return workloadtest.Job(t, tg, wl, set, 3)
 }
 
 func TestOptionsAndSharedDataset(t *testing.T) {
@@ -76,15 +57,7 @@ func TestOptionsAndSharedDataset(t *testing.T) {
 
 func run(t *testing.T, j *job.Job) *result.Result {
 	t.Helper()
-	res, err := j.Run(context.Background(), runner.Config{Threads: 8, Duration: 1500 * time.Millisecond, MaxTries: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Complete || res.Transactions == 0 {
-		t.Fatalf("complete=%v transactions=%d", res.Complete, res.Transactions)
-	}
-	t.Logf("%s: %d transactions (%.0f tps), %d retries, %d errors", j.Spec.Name, res.Transactions, res.TPS, res.Retries, res.Errors)
-	return res
+	return workloadtest.Run(t, j, 8, 1500*time.Millisecond)
 }
 
 func TestEventsOnRealServers(t *testing.T) {
@@ -96,15 +69,9 @@ func TestEventsOnRealServers(t *testing.T) {
 			tg := testserver.Database(t, kind)
 			ctx := context.Background()
 			jj := newJob(t, tg, join, small)
-			if err := jj.Workload.Prepare(ctx, jj.Env(3, false, nil, nil)); err != nil {
-				t.Fatal(err)
-			}
-			c, err := sqldb.Open(ctx, tg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			loaded := query(t, c, "SELECT COUNT(*), MIN(id), MAX(id), MIN(customer_id), MAX(customer_id), COUNT(DISTINCT action) FROM events")[0]
+			workloadtest.Prepare(t, jj, 3)
+			c := workloadtest.Conn(t, tg)
+			loaded := workloadtest.Rows(t, c, "SELECT COUNT(*), MIN(id), MAX(id), MIN(customer_id), MAX(customer_id), COUNT(DISTINCT action) FROM events")[0]
 			if want := []string{strconv.Itoa(testEvents), "1", strconv.Itoa(testEvents)}; strings.Join(loaded[:3], " ") != strings.Join(want, " ") {
 				t.Fatalf("events count/min/max id = %v, want %v", loaded[:3], want)
 			}
@@ -114,13 +81,11 @@ func TestEventsOnRealServers(t *testing.T) {
 				t.Fatalf("customer ids %s..%s and %s actions, want within 1..%d and all %d", loaded[3], loaded[4], loaded[5], testCustomers, len(actions))
 			}
 			// The same seed gives the same events on every engine.
-			fingerprints[kind] = strings.Join(query(t, c, "SELECT SUM(customer_id), SUM(CASE WHEN action = 'login' THEN id ELSE 0 END) FROM events")[0], " ")
-			if got := query(t, c, "SELECT COUNT(*) FROM customers")[0][0]; got != strconv.Itoa(testCustomers) {
+			fingerprints[kind] = strings.Join(workloadtest.Rows(t, c, "SELECT SUM(customer_id), SUM(CASE WHEN action = 'login' THEN id ELSE 0 END) FROM events")[0], " ")
+			if got := workloadtest.Rows(t, c, "SELECT COUNT(*) FROM customers")[0][0]; got != strconv.Itoa(testCustomers) {
 				t.Fatalf("customers: %s rows", got)
 			}
-			if err := jj.Workload.Prepare(ctx, jj.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "already exists") {
-				t.Fatalf("second prepare: %v, want a refusal", err)
-			}
+			workloadtest.PrepareAgainRefused(t, jj, 1)
 			if err := jj.Workload.Check(ctx, jj.Env(1, false, nil, nil)); err != nil {
 				t.Fatalf("check after prepare: %v", err)
 			}
@@ -134,7 +99,7 @@ func TestEventsOnRealServers(t *testing.T) {
 			if res.Errors == 0 && res.Queries.Write != res.Transactions {
 				t.Fatalf("%d writes for %d inserts", res.Queries.Write, res.Transactions)
 			}
-			after := query(t, c, "SELECT COUNT(*), MAX(id) FROM events")[0]
+			after := workloadtest.Rows(t, c, "SELECT COUNT(*), MAX(id) FROM events")[0]
 			if want := strconv.FormatInt(testEvents+res.Transactions, 10); after[0] != want {
 				t.Fatalf("events has %s rows after %d inserts on %d preloaded, want %s", after[0], res.Transactions, testEvents, want)
 			}
@@ -154,32 +119,25 @@ func TestEventsOnRealServers(t *testing.T) {
 
 			// A customer deleted behind the foreign key's back.
 			if c.Kind().MySQLFamily() {
-				exec(t, c, "SET foreign_key_checks = 0")
+				workloadtest.Exec(t, c, "SET foreign_key_checks = 0")
 			} else {
-				exec(t, c, "SET session_replication_role = replica") // the test server's user is a superuser
+				workloadtest.Exec(t, c, "SET session_replication_role = replica") // the test server's user is a superuser
 			}
-			victim := query(t, c, "SELECT customer_id FROM events WHERE id = 7")[0][0]
-			exec(t, c, "DELETE FROM customers WHERE id = "+victim)
-			err = ji.Workload.Check(ctx, ji.Env(1, false, nil, nil))
+			victim := workloadtest.Rows(t, c, "SELECT customer_id FROM events WHERE id = 7")[0][0]
+			workloadtest.Exec(t, c, "DELETE FROM customers WHERE id = "+victim)
+			err := ji.Workload.Check(ctx, ji.Env(1, false, nil, nil))
 			if err == nil || !strings.Contains(err.Error(), "reference a customer that does not exist") ||
 				!strings.Contains(err.Error(), "customers has 1999 rows, prepared with 2000") {
 				t.Fatalf("check after deleting customer %s: %v, want the orphaned events and the count named", victim, err)
 			}
-			exec(t, c, "DELETE FROM events WHERE customer_id = "+victim)
-			exec(t, c, "INSERT INTO customers (id, name, address) VALUES ("+victim+", 'back', 'again')")
+			workloadtest.Exec(t, c, "DELETE FROM events WHERE customer_id = "+victim)
+			workloadtest.Exec(t, c, "INSERT INTO customers (id, name, address) VALUES ("+victim+", 'back', 'again')")
 			err = ji.Workload.Check(ctx, ji.Env(1, false, nil, nil))
 			if err == nil || !strings.Contains(err.Error(), "of the 20000 preloaded events (ids 1..20000) are there") || strings.Contains(err.Error(), "does not exist") {
 				t.Fatalf("check after deleting preloaded events: %v, want the preload named alone", err)
 			}
 
-			if err := ji.Workload.Cleanup(ctx, ji.Env(1, false, nil, nil)); err != nil {
-				t.Fatal(err)
-			}
-			for _, n := range tableNames {
-				if ok, _ := sqldb.TableExists(ctx, c, n); ok {
-					t.Errorf("%s still exists after cleanup", n)
-				}
-			}
+			workloadtest.Cleanup(t, ji, c, tableNames...)
 		})
 	}
 	for _, fp := range fingerprints {
@@ -198,15 +156,9 @@ func TestLoadDoesNotDependOnThreads(t *testing.T) {
 	for _, threads := range []int{1, 4} {
 		tg := testserver.Database(t, "postgres")
 		j := newJob(t, tg, ingest, map[string]string{"customers": "300", "events": "6000"})
-		if err := j.Workload.Prepare(context.Background(), j.Env(threads, false, nil, nil)); err != nil {
-			t.Fatal(err)
-		}
-		c, err := sqldb.Open(context.Background(), tg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sums = append(sums, strings.Join(query(t, c, "SELECT SUM(customer_id * id), COUNT(DISTINCT customer_id) FROM events")[0], " "))
-		c.Close()
+		workloadtest.Prepare(t, j, threads)
+		c := workloadtest.Conn(t, tg)
+		sums = append(sums, strings.Join(workloadtest.Rows(t, c, "SELECT SUM(customer_id * id), COUNT(DISTINCT customer_id) FROM events")[0], " "))
 	}
 	if sums[0] != sums[1] {
 		t.Fatalf("1 and 4 loading connections gave different events: %v", sums)
@@ -218,13 +170,9 @@ func TestRefusesForeignTables(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			tg := testserver.Database(t, kind)
 			ctx := context.Background()
-			c, err := sqldb.Open(ctx, tg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			exec(t, c, "CREATE TABLE events (id int PRIMARY KEY, note varchar(20))")
-			exec(t, c, "INSERT INTO events VALUES (1, 'precious')")
+			c := workloadtest.Conn(t, tg)
+			workloadtest.Exec(t, c, "CREATE TABLE events (id int PRIMARY KEY, note varchar(20))")
+			workloadtest.Exec(t, c, "INSERT INTO events VALUES (1, 'precious')")
 			j := newJob(t, tg, ingest, small)
 			for _, force := range []bool{false, true} {
 				err := j.Workload.Prepare(ctx, j.Env(1, force, nil, nil))
@@ -238,7 +186,7 @@ func TestRefusesForeignTables(t *testing.T) {
 			if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "left events") {
 				t.Fatalf("cleanup: %v, want it to say it left events alone", err)
 			}
-			if rows := query(t, c, "SELECT note FROM events"); len(rows) != 1 || rows[0][0] != "precious" {
+			if rows := workloadtest.Rows(t, c, "SELECT note FROM events"); len(rows) != 1 || rows[0][0] != "precious" {
 				t.Fatalf("the user's table was changed: %v", rows)
 			}
 		})

@@ -9,36 +9,24 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/job"
-	"github.com/fairbench/fairbench/internal/randgen"
-	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
+	"github.com/fairbench/fairbench/internal/workload/workloadtest"
 )
 
 func TestMain(m *testing.M) { testserver.Main(m) }
 
 const testTables, testRows = 2, 2000
 
+// newJob sizes every job to the small test tables, so that all workloads run on what one
+// prepare loaded.
 func newJob(t *testing.T, tg sqldb.Target, name string, extra map[string]string) *job.Job {
 	t.Helper()
 	set := map[string]string{"tables": strconv.Itoa(testTables), "table-size": strconv.Itoa(testRows)}
 	for k, v := range extra {
 		set[k] = v
 	}
-	j, err := job.New(tg, name, set, randgen.DefaultConfig("uniform"), 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return j
-}
-
-func query(t *testing.T, c sqldb.Conn, sql string) [][]string {
-	t.Helper()
-	rows, err := c.Query(context.Background(), sql)
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return rows
+	return workloadtest.Job(t, tg, name, set, 7)
 }
 
 // The whole life of the sysbench tables on each real engine: prepare gives sysbench's rows,
@@ -47,22 +35,13 @@ func TestOLTPOnRealServers(t *testing.T) {
 	for _, kind := range testserver.Kinds() {
 		t.Run(kind, func(t *testing.T) {
 			tg := testserver.Database(t, kind)
-			ctx := context.Background()
 			j := newJob(t, tg, "oltp_read_write", nil)
-			if err := j.Workload.Prepare(ctx, j.Env(2, false, nil, nil)); err != nil {
-				t.Fatal(err)
-			}
-			c, err := sqldb.Open(ctx, tg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			workloadtest.Prepare(t, j, 2)
+			c := workloadtest.Conn(t, tg)
 			checkLoadedLikeSysbench(t, c)
 
 			// Preparing again must refuse rather than touch the tables.
-			if err := j.Workload.Prepare(ctx, j.Env(2, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "already exists") {
-				t.Fatalf("second prepare: %v, want a refusal", err)
-			}
+			workloadtest.PrepareAgainRefused(t, j, 2)
 
 			// Workloads that keep the row count first; delete and insert last.
 			for _, name := range []string{"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select",
@@ -71,14 +50,11 @@ func TestOLTPOnRealServers(t *testing.T) {
 				t.Run(name, func(t *testing.T) { runAndCountQueries(t, tg, name) })
 			}
 
-			if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err != nil {
-				t.Fatal(err)
-			}
+			var tables []string
 			for n := 1; n <= testTables; n++ {
-				if ok, _ := sqldb.TableExists(ctx, c, tableName(n)); ok {
-					t.Errorf("%s still exists after cleanup", tableName(n))
-				}
+				tables = append(tables, tableName(n))
 			}
+			workloadtest.Cleanup(t, j, c, tables...)
 		})
 	}
 }
@@ -88,7 +64,7 @@ func checkLoadedLikeSysbench(t *testing.T, c sqldb.Conn) {
 	cShape := regexp.MustCompile(`^([0-9]{11}-){9}[0-9]{11}$`)
 	padShape := regexp.MustCompile(`^([0-9]{11}-){4}[0-9]{11}$`)
 	for n := 1; n <= testTables; n++ {
-		rows := query(t, c, "SELECT COUNT(*), MIN(id), MAX(id), MIN(k), MAX(k) FROM "+tableName(n))
+		rows := workloadtest.Rows(t, c, "SELECT COUNT(*), MIN(id), MAX(id), MIN(k), MAX(k) FROM "+tableName(n))
 		want := []string{strconv.Itoa(testRows), "1", strconv.Itoa(testRows)}
 		for i, w := range want {
 			if rows[0][i] != w {
@@ -98,7 +74,7 @@ func checkLoadedLikeSysbench(t *testing.T, c sqldb.Conn) {
 		if k, _ := strconv.Atoi(rows[0][4]); k < 1 || k > testRows {
 			t.Fatalf("%s: k outside 1..table-size: %v", tableName(n), rows[0][3:])
 		}
-		for _, r := range query(t, c, "SELECT c, pad FROM "+tableName(n)+" WHERE id IN (1, 1000, 2000)") {
+		for _, r := range workloadtest.Rows(t, c, "SELECT c, pad FROM "+tableName(n)+" WHERE id IN (1, 1000, 2000)") {
 			// CHAR(n) values come back blank-padded on PostgreSQL; sysbench's strings are 119 and 59 chars.
 			if cv, pv := strings.TrimRight(r[0], " "), strings.TrimRight(r[1], " "); !cShape.MatchString(cv) || !padShape.MatchString(pv) {
 				t.Fatalf("%s: c=%q pad=%q do not have sysbench's digit-group shape", tableName(n), cv, pv)
@@ -108,9 +84,9 @@ func checkLoadedLikeSysbench(t *testing.T, c sqldb.Conn) {
 	// The secondary index on k exists, created after the load as sysbench does.
 	var idx [][]string
 	if c.Kind().MySQLFamily() {
-		idx = query(t, c, "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND index_name LIKE 'k\\_%'")
+		idx = workloadtest.Rows(t, c, "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND index_name LIKE 'k\\_%'")
 	} else {
-		idx = query(t, c, "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'k\\_%'")
+		idx = workloadtest.Rows(t, c, "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'k\\_%'")
 	}
 	if idx[0][0] != strconv.Itoa(testTables) {
 		t.Fatalf("secondary indexes k_N: %s, want %d", idx[0][0], testTables)
@@ -124,13 +100,7 @@ func runAndCountQueries(t *testing.T, tg sqldb.Target, name string) {
 		extra["tables"] = "1"
 	}
 	j := newJob(t, tg, name, extra)
-	res, err := j.Run(context.Background(), runner.Config{Threads: 2, Duration: 600 * time.Millisecond, MaxTries: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Complete || res.Transactions == 0 {
-		t.Fatalf("complete=%v transactions=%d", res.Complete, res.Transactions)
-	}
+	res := workloadtest.Run(t, j, 2, 600*time.Millisecond)
 	r, w, o := j.Workload.(*oltp).QueriesPerTransaction()
 	if res.Retries == 0 && res.Errors == 0 {
 		n := res.Transactions
@@ -158,17 +128,9 @@ func TestForeignTablesAreLeftAlone(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			tg := testserver.Database(t, kind)
 			ctx := context.Background()
-			c, err := sqldb.Open(ctx, tg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if err := c.Exec(ctx, "CREATE TABLE sbtest1 (id INTEGER PRIMARY KEY, note VARCHAR(20))"); err != nil {
-				t.Fatal(err)
-			}
-			if err := c.Exec(ctx, "INSERT INTO sbtest1 VALUES (1, 'precious')"); err != nil {
-				t.Fatal(err)
-			}
+			c := workloadtest.Conn(t, tg)
+			workloadtest.Exec(t, c, "CREATE TABLE sbtest1 (id INTEGER PRIMARY KEY, note VARCHAR(20))")
+			workloadtest.Exec(t, c, "INSERT INTO sbtest1 VALUES (1, 'precious')")
 			j := newJob(t, tg, "oltp_point_select", nil)
 			for _, force := range []bool{false, true} {
 				err := j.Workload.Prepare(ctx, j.Env(1, force, nil, nil))
@@ -179,7 +141,7 @@ func TestForeignTablesAreLeftAlone(t *testing.T) {
 			if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "left sbtest1") {
 				t.Fatalf("cleanup: %v, want it to say it left sbtest1 alone", err)
 			}
-			if rows := query(t, c, "SELECT note FROM sbtest1"); len(rows) != 1 || rows[0][0] != "precious" {
+			if rows := workloadtest.Rows(t, c, "SELECT note FROM sbtest1"); len(rows) != 1 || rows[0][0] != "precious" {
 				t.Fatalf("the user's table was changed: %v", rows)
 			}
 		})

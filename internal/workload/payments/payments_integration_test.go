@@ -13,6 +13,7 @@ import (
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
+	"github.com/fairbench/fairbench/internal/workload/workloadtest"
 )
 
 func TestMain(m *testing.M) { testserver.Main(m) }
@@ -77,40 +78,13 @@ func TestOptions(t *testing.T) {
 
 func newJob(t *testing.T, tg sqldb.Target, set map[string]string) *job.Job {
 	t.Helper()
-	j, err := job.New(tg, name, set, randgen.DefaultConfig("uniform"), 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return j
+	return workloadtest.Job(t, tg, name, set, 5)
 }
 
-func query(t *testing.T, c sqldb.Conn, sql string) [][]string {
-	t.Helper()
-	rows, err := c.Query(context.Background(), sql)
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return rows
-}
-
-func exec(t *testing.T, c sqldb.Conn, sql string) {
-	t.Helper()
-	if err := c.Exec(context.Background(), sql); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-}
-
+// run uses 8 threads so that transfers on hot accounts conflict and get declined.
 func run(t *testing.T, j *job.Job) *result.Result {
 	t.Helper()
-	res, err := j.Run(context.Background(), runner.Config{Threads: 8, Duration: 1500 * time.Millisecond, MaxTries: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Complete || res.Transactions == 0 {
-		t.Fatalf("complete=%v transactions=%d", res.Complete, res.Transactions)
-	}
-	t.Logf("%d transactions (%.0f tps), %d declined, %d retries, %d errors", res.Transactions, res.TPS, res.Rollbacks, res.Retries, res.Errors)
-	return res
+	return workloadtest.Run(t, j, 8, 1500*time.Millisecond)
 }
 
 func wantCheckError(t *testing.T, j *job.Job, what string, parts ...string) {
@@ -132,14 +106,8 @@ func TestPaymentsOnRealServers(t *testing.T) {
 			tg := testserver.Database(t, kind)
 			ctx := context.Background()
 			j := newJob(t, tg, map[string]string{"accounts": "10000", "banks": "7"})
-			if err := j.Workload.Prepare(ctx, j.Env(2, false, nil, nil)); err != nil {
-				t.Fatal(err)
-			}
-			c, err := sqldb.Open(ctx, tg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			workloadtest.Prepare(t, j, 2)
+			c := workloadtest.Conn(t, tg)
 			for _, tc := range []struct{ sql, want string }{
 				{"SELECT COUNT(*) FROM users", "10000"},
 				{"SELECT COUNT(*) FROM permissions WHERE permission = 'transfer'", "10000"},
@@ -149,7 +117,7 @@ func TestPaymentsOnRealServers(t *testing.T) {
 				{"SELECT value FROM payments_meta WHERE name = 'total'", "10000000.00"},
 				{"SELECT COUNT(*) FROM auth_tokens WHERE user_id = 42 AND token = '" + string(appendToken(nil, 42)) + "'", "1"},
 			} {
-				if got := query(t, c, tc.sql)[0][0]; got != tc.want {
+				if got := workloadtest.Rows(t, c, tc.sql)[0][0]; got != tc.want {
 					t.Fatalf("%s = %s, want %s", tc.sql, got, tc.want)
 				}
 			}
@@ -163,7 +131,7 @@ func TestPaymentsOnRealServers(t *testing.T) {
 			}
 			// Declined transfers are rolled back, so the table holds exactly the others.
 			committed := strconv.FormatInt(res.Transactions-res.Rollbacks, 10)
-			if got := query(t, c, "SELECT COUNT(*) FROM transfers")[0][0]; got != committed {
+			if got := workloadtest.Rows(t, c, "SELECT COUNT(*) FROM transfers")[0][0]; got != committed {
 				t.Fatalf("transfers has %s rows, want %s (transactions minus declines)", got, committed)
 			}
 			if k := res.ByKind["transfer"]; k == nil || k.Transactions != res.Transactions {
@@ -175,21 +143,14 @@ func TestPaymentsOnRealServers(t *testing.T) {
 
 			// Money moved between two accounts without a transfer: the total holds, the
 			// per-account check names both accounts.
-			exec(t, c, "UPDATE accounts SET balance = balance - 5 WHERE id = 11")
-			exec(t, c, "UPDATE accounts SET balance = balance + 5 WHERE id = 12")
+			workloadtest.Exec(t, c, "UPDATE accounts SET balance = balance - 5 WHERE id = 11")
+			workloadtest.Exec(t, c, "UPDATE accounts SET balance = balance + 5 WHERE id = 12")
 			wantCheckError(t, j, "moving money by hand", "2 accounts do not match their transfers", "account 11 has", "account 12 has")
 			// Money created from nothing.
-			exec(t, c, "UPDATE accounts SET balance = balance + 5 WHERE id = 11")
+			workloadtest.Exec(t, c, "UPDATE accounts SET balance = balance + 5 WHERE id = 11")
 			wantCheckError(t, j, "creating money", "money is not conserved", "expected 10000000.00", "1 accounts do not match")
 
-			if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err != nil {
-				t.Fatal(err)
-			}
-			for _, n := range tableNames {
-				if ok, _ := sqldb.TableExists(ctx, c, n); ok {
-					t.Errorf("%s still exists after cleanup", n)
-				}
-			}
+			workloadtest.Cleanup(t, j, c, tableNames...)
 		})
 	}
 }
@@ -202,9 +163,7 @@ func TestDeclinesAndDeletes(t *testing.T) {
 			tg := testserver.Database(t, kind)
 			ctx := context.Background()
 			j := newJob(t, tg, map[string]string{"accounts": "40", "banks": "2"})
-			if err := j.Workload.Prepare(ctx, j.Env(2, false, nil, nil)); err != nil {
-				t.Fatal(err)
-			}
+			workloadtest.Prepare(t, j, 2)
 			res := run(t, j)
 			if res.Rollbacks == 0 {
 				t.Fatalf("no declined transfer among %d on 40 accounts", res.Transactions)
@@ -225,13 +184,9 @@ func TestDeclinesAndDeletes(t *testing.T) {
 			if err := jd.Workload.Check(ctx, jd.Env(1, false, nil, nil)); err != nil {
 				t.Fatalf("check after deletes: %v", err)
 			}
-			c, err := sqldb.Open(ctx, tg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := workloadtest.Conn(t, tg)
 			// Once transfers were deleted the total is what is left to check.
-			exec(t, c, "UPDATE accounts SET balance = balance - 1 WHERE id = 3")
+			workloadtest.Exec(t, c, "UPDATE accounts SET balance = balance - 1 WHERE id = 3")
 			wantCheckError(t, jd, "destroying money", "money is not conserved")
 
 			wrong := newJob(t, tg, map[string]string{"accounts": "41"})
@@ -247,13 +202,9 @@ func TestRefusesForeignTables(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			tg := testserver.Database(t, kind)
 			ctx := context.Background()
-			c, err := sqldb.Open(ctx, tg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			exec(t, c, "CREATE TABLE transfers (id int PRIMARY KEY, note varchar(20))")
-			exec(t, c, "INSERT INTO transfers VALUES (1, 'precious')")
+			c := workloadtest.Conn(t, tg)
+			workloadtest.Exec(t, c, "CREATE TABLE transfers (id int PRIMARY KEY, note varchar(20))")
+			workloadtest.Exec(t, c, "INSERT INTO transfers VALUES (1, 'precious')")
 			j := newJob(t, tg, map[string]string{"accounts": "100"})
 			for _, force := range []bool{false, true} {
 				err := j.Workload.Prepare(ctx, j.Env(1, force, nil, nil))
@@ -267,7 +218,7 @@ func TestRefusesForeignTables(t *testing.T) {
 			if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "left transfers") {
 				t.Fatalf("cleanup: %v, want it to say it left transfers alone", err)
 			}
-			if rows := query(t, c, "SELECT note FROM transfers"); len(rows) != 1 || rows[0][0] != "precious" {
+			if rows := workloadtest.Rows(t, c, "SELECT note FROM transfers"); len(rows) != 1 || rows[0][0] != "precious" {
 				t.Fatalf("the user's table was changed: %v", rows)
 			}
 		})

@@ -12,33 +12,14 @@ import (
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
+	"github.com/fairbench/fairbench/internal/workload/workloadtest"
 )
 
 func TestMain(m *testing.M) { testserver.Main(m) }
 
 func newJob(t *testing.T, tg sqldb.Target, set map[string]string) *job.Job {
 	t.Helper()
-	j, err := job.New(tg, name, set, randgen.DefaultConfig("uniform"), 11)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return j
-}
-
-func query(t *testing.T, c sqldb.Conn, sql string) [][]string {
-	t.Helper()
-	rows, err := c.Query(context.Background(), sql)
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return rows
-}
-
-func exec(t *testing.T, c sqldb.Conn, sql string) {
-	t.Helper()
-	if err := c.Exec(context.Background(), sql); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
+	return workloadtest.Job(t, tg, name, set, 11)
 }
 
 func TestOptions(t *testing.T) {
@@ -70,28 +51,13 @@ func TestTPCBOnRealServers(t *testing.T) {
 			tg := testserver.Database(t, kind)
 			ctx := context.Background()
 			j := newJob(t, tg, map[string]string{"scale": "2"})
-			if err := j.Workload.Prepare(ctx, j.Env(2, false, nil, nil)); err != nil {
-				t.Fatal(err)
-			}
-			c, err := sqldb.Open(ctx, tg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			workloadtest.Prepare(t, j, 2)
+			c := workloadtest.Conn(t, tg)
 			checkLoadedLikePgbench(t, c, 2)
 
-			if err := j.Workload.Prepare(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "already exists") {
-				t.Fatalf("second prepare: %v, want a refusal", err)
-			}
+			workloadtest.PrepareAgainRefused(t, j, 1)
 
-			res, err := j.Run(ctx, runner.Config{Threads: 8, Duration: 1500 * time.Millisecond, MaxTries: 10})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !res.Complete || res.Transactions == 0 {
-				t.Fatalf("complete=%v transactions=%d", res.Complete, res.Transactions)
-			}
-			t.Logf("%d transactions (%.0f tps), %d retries, %d errors", res.Transactions, res.TPS, res.Retries, res.Errors)
+			res := workloadtest.Run(t, j, 8, 1500*time.Millisecond)
 			if res.Retries == 0 && res.Errors == 0 {
 				n := res.Transactions
 				if res.Queries.Read != n || res.Queries.Write != 4*n || res.Queries.Other != 2*n {
@@ -100,7 +66,7 @@ func TestTPCBOnRealServers(t *testing.T) {
 				}
 			}
 			// Every committed transaction left exactly one history row.
-			if got := query(t, c, "SELECT COUNT(*) FROM pgbench_history")[0][0]; got != strconv.FormatInt(res.Transactions, 10) {
+			if got := workloadtest.Rows(t, c, "SELECT COUNT(*) FROM pgbench_history")[0][0]; got != strconv.FormatInt(res.Transactions, 10) {
 				t.Fatalf("pgbench_history has %s rows after %d transactions", got, res.Transactions)
 			}
 			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); err != nil {
@@ -111,24 +77,17 @@ func TestTPCBOnRealServers(t *testing.T) {
 				t.Fatalf("run with another --scale: %v, want a refusal", err)
 			}
 
-			exec(t, c, "UPDATE pgbench_tellers SET tbalance = tbalance + 7 WHERE tid = 3")
-			err = j.Workload.Check(ctx, j.Env(1, false, nil, nil))
+			workloadtest.Exec(t, c, "UPDATE pgbench_tellers SET tbalance = tbalance + 7 WHERE tid = 3")
+			err := j.Workload.Check(ctx, j.Env(1, false, nil, nil))
 			if err == nil || !strings.Contains(err.Error(), "sum(tbalance)") || strings.Contains(err.Error(), "sum(bbalance)") {
 				t.Fatalf("check after changing a teller: %v, want it to name sum(tbalance) alone", err)
 			}
-			exec(t, c, "DELETE FROM pgbench_accounts WHERE aid = 5")
+			workloadtest.Exec(t, c, "DELETE FROM pgbench_accounts WHERE aid = 5")
 			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "pgbench_accounts rows = 199999, expected 200000") {
 				t.Fatalf("check after deleting an account: %v, want the row count named", err)
 			}
 
-			if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err != nil {
-				t.Fatal(err)
-			}
-			for _, n := range tableNames {
-				if ok, _ := sqldb.TableExists(ctx, c, n); ok {
-					t.Errorf("%s still exists after cleanup", n)
-				}
-			}
+			workloadtest.Cleanup(t, j, c, tableNames...)
 			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "fairbench prepare --workload tpcb") {
 				t.Fatalf("check without tables: %v, want a hint to prepare", err)
 			}
@@ -153,7 +112,7 @@ func checkLoadedLikePgbench(t *testing.T, c sqldb.Conn, scale int) {
 		{"SELECT bid FROM pgbench_tellers WHERE tid = 11", []string{"2"}},
 		{"SELECT COUNT(*) FROM pgbench_history", []string{"0"}},
 	} {
-		rows := query(t, c, tc.sql)
+		rows := workloadtest.Rows(t, c, tc.sql)
 		for i, w := range tc.want {
 			if rows[0][i] != w {
 				t.Fatalf("%s: got %v, want %v", tc.sql, rows[0], tc.want)
@@ -162,10 +121,10 @@ func checkLoadedLikePgbench(t *testing.T, c sqldb.Conn, scale int) {
 	}
 	var pks [][]string
 	if c.Kind().MySQLFamily() {
-		pks = query(t, c, "SELECT COUNT(*) FROM information_schema.table_constraints WHERE table_schema = DATABASE() "+
+		pks = workloadtest.Rows(t, c, "SELECT COUNT(*) FROM information_schema.table_constraints WHERE table_schema = DATABASE() "+
 			"AND constraint_type = 'PRIMARY KEY' AND table_name LIKE 'pgbench%'")
 	} else {
-		pks = query(t, c, "SELECT COUNT(*) FROM pg_constraint WHERE contype = 'p' AND conrelid::regclass::text LIKE 'pgbench%'")
+		pks = workloadtest.Rows(t, c, "SELECT COUNT(*) FROM pg_constraint WHERE contype = 'p' AND conrelid::regclass::text LIKE 'pgbench%'")
 	}
 	if pks[0][0] != "3" {
 		t.Fatalf("%s primary keys on pgbench tables, want 3 (branches, tellers, accounts)", pks[0][0])
@@ -178,13 +137,9 @@ func TestRefusesPgbenchsOwnTables(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			tg := testserver.Database(t, kind)
 			ctx := context.Background()
-			c, err := sqldb.Open(ctx, tg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			exec(t, c, "CREATE TABLE pgbench_tellers (tid int NOT NULL, bid int, tbalance int, filler char(84))")
-			exec(t, c, "INSERT INTO pgbench_tellers VALUES (1, 1, 42, NULL)")
+			c := workloadtest.Conn(t, tg)
+			workloadtest.Exec(t, c, "CREATE TABLE pgbench_tellers (tid int NOT NULL, bid int, tbalance int, filler char(84))")
+			workloadtest.Exec(t, c, "INSERT INTO pgbench_tellers VALUES (1, 1, 42, NULL)")
 			j := newJob(t, tg, nil)
 			for _, force := range []bool{false, true} {
 				err := j.Workload.Prepare(ctx, j.Env(1, force, nil, nil))
@@ -198,7 +153,7 @@ func TestRefusesPgbenchsOwnTables(t *testing.T) {
 			if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "left pgbench_tellers") {
 				t.Fatalf("cleanup: %v, want it to say it left pgbench_tellers alone", err)
 			}
-			if rows := query(t, c, "SELECT tbalance FROM pgbench_tellers"); len(rows) != 1 || rows[0][0] != "42" {
+			if rows := workloadtest.Rows(t, c, "SELECT tbalance FROM pgbench_tellers"); len(rows) != 1 || rows[0][0] != "42" {
 				t.Fatalf("the user's table was changed: %v", rows)
 			}
 		})

@@ -11,31 +11,17 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/job"
-	"github.com/fairbench/fairbench/internal/randgen"
-	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
 	"github.com/fairbench/fairbench/internal/workload"
+	"github.com/fairbench/fairbench/internal/workload/workloadtest"
 )
 
 func TestMain(m *testing.M) { testserver.Main(m) }
 
 func newJob(t *testing.T, tg sqldb.Target) *job.Job {
 	t.Helper()
-	j, err := job.New(tg, name, map[string]string{"warehouses": "1"}, randgen.DefaultConfig("uniform"), 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return j
-}
-
-func query(t *testing.T, c sqldb.Conn, sql string) [][]string {
-	t.Helper()
-	rows, err := c.Query(context.Background(), sql)
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	return rows
+	return workloadtest.Job(t, tg, name, map[string]string{"warehouses": "1"}, 7)
 }
 
 func atoi(t *testing.T, s string) int {
@@ -76,17 +62,11 @@ func TestTPCCOnRealServers(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Log(strings.TrimSpace(prepLog.String()))
-			c, err := sqldb.Open(ctx, tg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := workloadtest.Conn(t, tg)
 			checkPopulation(t, c)
 			requireAllHold(t, Conditions(ctx, c, 1), "after prepare")
 
-			if err := j.Workload.Prepare(ctx, j.Env(2, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "already exists") {
-				t.Fatalf("second prepare: %v, want a refusal", err)
-			}
+			workloadtest.PrepareAgainRefused(t, j, 2)
 
 			runMix(t, j)
 			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); err != nil {
@@ -95,14 +75,7 @@ func TestTPCCOnRealServers(t *testing.T) {
 
 			breakAndCheck(t, c, j)
 
-			if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err != nil {
-				t.Fatal(err)
-			}
-			for _, n := range tableNames {
-				if ok, _ := sqldb.TableExists(ctx, c, n); ok {
-					t.Errorf("%s still exists after cleanup", n)
-				}
-			}
+			workloadtest.Cleanup(t, j, c, tableNames...)
 		})
 	}
 }
@@ -118,12 +91,12 @@ func checkPopulation(t *testing.T, c sqldb.Conn) {
 		{"new_order", 9000}, {"item", 100000}, {"stock", 100000},
 	}
 	for _, tc := range counts {
-		if got := atoi(t, query(t, c, "SELECT COUNT(*) FROM "+tc.table)[0][0]); got != tc.want {
+		if got := atoi(t, workloadtest.Rows(t, c, "SELECT COUNT(*) FROM "+tc.table)[0][0]); got != tc.want {
 			t.Errorf("%s: %d rows, want %d", tc.table, got, tc.want)
 		}
 	}
 	// 5..15 lines per order, 10 on average.
-	if ol := atoi(t, query(t, c, "SELECT COUNT(*) FROM order_line")[0][0]); ol < 290000 || ol > 310000 {
+	if ol := atoi(t, workloadtest.Rows(t, c, "SELECT COUNT(*) FROM order_line")[0][0]); ol < 290000 || ol > 310000 {
 		t.Errorf("order_line: %d rows, want about 300000", ol)
 	}
 	checks := []struct {
@@ -154,14 +127,14 @@ func checkPopulation(t *testing.T, c sqldb.Conn) {
 		{"customers named BARBARBAR (number 0)", "SELECT COUNT(*) FROM customer WHERE c_last = 'BARBARBAR' AND c_d_id = 1", 1, 40},
 	}
 	for _, ck := range checks {
-		v := query(t, c, ck.sql)[0][0]
+		v := workloadtest.Rows(t, c, ck.sql)[0][0]
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f < float64(ck.lo) || f > float64(ck.hi) {
 			t.Errorf("%s: %s, want %d..%d", ck.what, v, ck.lo, ck.hi)
 		}
 	}
 	// The first 1000 customers of a district carry the 1000 last names in order.
-	names := query(t, c, "SELECT c_id, c_last FROM customer WHERE c_w_id = 1 AND c_d_id = 3 AND c_id IN (1, 2, 372, 1000) ORDER BY c_id")
+	names := workloadtest.Rows(t, c, "SELECT c_id, c_last FROM customer WHERE c_w_id = 1 AND c_d_id = 3 AND c_id IN (1, 2, 372, 1000) ORDER BY c_id")
 	want := [][2]string{{"1", "BARBARBAR"}, {"2", "BARBAROUGHT"}, {"372", "PRICALLYOUGHT"}, {"1000", "EINGEINGEING"}}
 	for i, w := range want {
 		if names[i][0] != w[0] || names[i][1] != w[1] {
@@ -173,10 +146,7 @@ func checkPopulation(t *testing.T, c sqldb.Conn) {
 // runMix runs the whole mix with 8 threads on one warehouse for 2 s.
 func runMix(t *testing.T, j *job.Job) {
 	t.Helper()
-	res, err := j.Run(context.Background(), runner.Config{Threads: 8, Duration: 2 * time.Second, MaxTries: 10})
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
+	res := workloadtest.Run(t, j, 8, 2*time.Second)
 	if !res.Complete || res.Errors != 0 {
 		t.Fatalf("run: complete=%v errors=%d (%s)", res.Complete, res.Errors, res.Error)
 	}
@@ -252,17 +222,9 @@ func TestForeignWarehouseIsLeftAlone(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			tg := testserver.Database(t, kind)
 			ctx := context.Background()
-			c, err := sqldb.Open(ctx, tg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if err := c.Exec(ctx, "CREATE TABLE warehouse (w_id INTEGER PRIMARY KEY, note VARCHAR(20))"); err != nil {
-				t.Fatal(err)
-			}
-			if err := c.Exec(ctx, "INSERT INTO warehouse VALUES (1, 'precious')"); err != nil {
-				t.Fatal(err)
-			}
+			c := workloadtest.Conn(t, tg)
+			workloadtest.Exec(t, c, "CREATE TABLE warehouse (w_id INTEGER PRIMARY KEY, note VARCHAR(20))")
+			workloadtest.Exec(t, c, "INSERT INTO warehouse VALUES (1, 'precious')")
 			j := newJob(t, tg)
 			for _, force := range []bool{false, true} {
 				err := j.Workload.Prepare(ctx, j.Env(1, force, nil, nil))
@@ -273,7 +235,7 @@ func TestForeignWarehouseIsLeftAlone(t *testing.T) {
 			if ok, _ := sqldb.TableExists(ctx, c, "district"); ok {
 				t.Error("prepare created district beside a foreign warehouse table")
 			}
-			if rows := query(t, c, "SELECT note FROM warehouse"); len(rows) != 1 || rows[0][0] != "precious" {
+			if rows := workloadtest.Rows(t, c, "SELECT note FROM warehouse"); len(rows) != 1 || rows[0][0] != "precious" {
 				t.Fatalf("the user's table was changed: %v", rows)
 			}
 			// A check on it names the foreign table rather than failing in the conditions' SQL.
@@ -282,9 +244,7 @@ func TestForeignWarehouseIsLeftAlone(t *testing.T) {
 				t.Fatalf("check on a foreign warehouse table: %v", err)
 			}
 			// Without it, a check says to prepare.
-			if err := c.Exec(ctx, "DROP TABLE warehouse"); err != nil {
-				t.Fatal(err)
-			}
+			workloadtest.Exec(t, c, "DROP TABLE warehouse")
 			var np *workload.NotPreparedError
 			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); !errors.As(err, &np) {
 				t.Fatalf("check on an empty database: %v, want a NotPreparedError", err)

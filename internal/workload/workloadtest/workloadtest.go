@@ -1,0 +1,115 @@
+// Package workloadtest holds the steps every workload family's integration tests take against
+// a real server: build a job, open a connection, read rows, prepare, run, clean up. Each test
+// then keeps only the assertions that are about its own workload, and every family goes
+// through the same job.New and runner path the command line uses, so a change there is
+// exercised by all of them alike.
+package workloadtest
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/job"
+	"github.com/fairbench/fairbench/internal/randgen"
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/sqldb"
+)
+
+// Job builds the job the command line would for --workload name with options. Keys are drawn
+// uniformly so that a test's counts do not depend on a skewed distribution; the seed is the
+// caller's so that each family keeps the data its assertions were written against.
+func Job(t testing.TB, target sqldb.Target, name string, options map[string]string, seed uint64) *job.Job {
+	t.Helper()
+	j, err := job.New(target, name, options, randgen.DefaultConfig("uniform"), seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// Conn opens a connection of the test's own, beside the workload's, to look at and tamper with
+// the tables. It is closed by t.Cleanup, which runs before testserver drops the database it
+// was registered after.
+func Conn(t testing.TB, target sqldb.Target) sqldb.Conn {
+	t.Helper()
+	c, err := sqldb.Open(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Rows runs a query whose failure leaves nothing to assert on, so it ends the test and names
+// the SQL that failed.
+func Rows(t testing.TB, c sqldb.Conn, sql string, args ...any) [][]string {
+	t.Helper()
+	rows, err := c.Query(context.Background(), sql, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return rows
+}
+
+// Exec runs a statement a test relies on (a foreign table, data changed by hand), naming the
+// SQL when it fails.
+func Exec(t testing.TB, c sqldb.Conn, sql string) {
+	t.Helper()
+	if err := c.Exec(context.Background(), sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// Prepare loads the workload's tables with loadThreads connections, as `fairbench prepare`
+// does without --force.
+func Prepare(t testing.TB, j *job.Job, loadThreads int) {
+	t.Helper()
+	if err := j.Workload.Prepare(context.Background(), j.Env(loadThreads, false, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Run measures the job with threads for duration through the real runner. A run that fails,
+// stops early or commits nothing says nothing about the workload, so it ends the test; the
+// figures are logged to tell a slow engine from a broken one.
+func Run(t testing.TB, j *job.Job, threads int, duration time.Duration) *result.Result {
+	t.Helper()
+	res, err := j.Run(context.Background(), runner.Config{Threads: threads, Duration: duration, MaxTries: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete || res.Transactions == 0 {
+		t.Fatalf("complete=%v transactions=%d", res.Complete, res.Transactions)
+	}
+	t.Logf("%s: %d transactions (%.0f tps), %d rolled back, %d retries, %d errors",
+		j.Spec.Name, res.Transactions, res.TPS, res.Rollbacks, res.Retries, res.Errors)
+	return res
+}
+
+// Cleanup removes the workload's tables as `fairbench cleanup` does and checks through c that
+// none of tables is left, since a cleanup that quietly leaves tables would make the next
+// prepare refuse.
+func Cleanup(t testing.TB, j *job.Job, c sqldb.Conn, tables ...string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range tables {
+		if ok, _ := sqldb.TableExists(ctx, c, n); ok {
+			t.Errorf("%s still exists after cleanup", n)
+		}
+	}
+}
+
+// PrepareAgainRefused prepares a second time over the tables the first prepare made: it must
+// refuse rather than load on top of, or drop, data a run may have changed.
+func PrepareAgainRefused(t testing.TB, j *job.Job, loadThreads int) {
+	t.Helper()
+	if err := j.Workload.Prepare(context.Background(), j.Env(loadThreads, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("second prepare: %v, want a refusal", err)
+	}
+}
