@@ -48,12 +48,16 @@ type cell struct {
 	// Saturation marks the step of a ramp where its engine saturated: bold in Markdown, its own
 	// class in HTML.
 	Saturation bool
+	// Failed marks a figure that is not a valid measurement, such as a TPC-H query whose answer
+	// was wrong; its text says so in Markdown, HTML also colours it.
+	Failed bool
 }
 
 // figGroup is a set of figures shown side by side under an optional sub-heading.
 type figGroup struct {
 	Title   string
 	Figures []figure
+	Wide    bool // one figure across the page: too much detail for half its width
 }
 
 type figure struct {
@@ -87,6 +91,9 @@ func build(in *Input) (*document, error) {
 		d.Sections = append(d.Sections, s)
 	}
 	if s := m.saturationSection(); s != nil {
+		d.Sections = append(d.Sections, s)
+	}
+	if s := m.tpchSection(); s != nil {
 		d.Sections = append(d.Sections, s)
 	}
 	if s := m.serverSection(); s != nil {
@@ -132,15 +139,24 @@ func (m *model) summary() string {
 	}
 	// Ramp runs have no one thread count or measured duration to state; they get a sentence of
 	// their own.
+	// TPC-H runs neither: their tests are described by mode and scale factor.
 	var fixed []*result.Result
 	for _, r := range m.Results {
-		if r.Ramp == nil {
+		if r.Ramp == nil && r.TPCH == nil {
 			fixed = append(fixed, r)
 		}
 	}
 	ramps := m.rampSettings(m.RampWorkloads)
+	tpch := m.tpchSummary()
 	if len(fixed) == 0 {
-		return fmt.Sprintf("Compared %s on %s in ramp runs: %s.", joinAnd(engines), joinAnd(m.RampWorkloads), strings.Join(ramps, "; "))
+		var parts []string
+		if len(m.RampWorkloads) > 0 {
+			parts = append(parts, fmt.Sprintf("on %s in ramp runs: %s", joinAnd(m.RampWorkloads), strings.Join(ramps, "; ")))
+		}
+		if len(tpch) > 0 {
+			parts = append(parts, "in the "+joinAnd(tpch))
+		}
+		return fmt.Sprintf("Compared %s %s.", joinAnd(engines), strings.Join(parts, "; "))
 	}
 	threads := map[int]bool{}
 	durations := map[float64]bool{}
@@ -186,6 +202,9 @@ func (m *model) summary() string {
 	s += "."
 	if len(ramps) > 0 {
 		s += " Ramp runs on " + joinAnd(m.RampWorkloads) + ": " + strings.Join(ramps, "; ") + "."
+	}
+	if len(tpch) > 0 {
+		s += " Analytical queries: " + joinAnd(tpch) + "."
 	}
 	return s
 }
@@ -267,11 +286,14 @@ func threadsText(n int) string {
 
 func (m *model) decisionSection() *section {
 	t := &table{Header: []string{"Use case", "Best pick", "Why"}}
-	anyRamp := false
+	anyRamp, anyOLTP, anyTPCH := false, false, false
 	for _, d := range m.decisions() {
 		anyRamp = anyRamp || d.Ramp
+		anyTPCH = anyTPCH || d.TPCH
+		anyOLTP = anyOLTP || !d.TPCH
 		uc := d.UseCase
 		switch {
+		case d.TPCH:
 		case d.Ramp && uc == strings.TrimSuffix(d.Workload, " (ramp)"):
 			uc = d.Workload
 		case uc != d.Workload:
@@ -279,8 +301,11 @@ func (m *model) decisionSection() *section {
 		}
 		t.Rows = append(t.Rows, []cell{{Text: uc, Head: true}, {Text: d.Pick, Best: d.Winner != nil}, {Text: d.Why}})
 	}
-	t.Foot = []string{
-		fmt.Sprintf("Best pick is the highest TPS at the thread count every engine ran. A gap smaller than the larger of both engines' repeat spread and %s counts as a tie. Incomplete runs are never picked.", fmtPct(minNoise)),
+	if anyOLTP {
+		t.Foot = append(t.Foot, fmt.Sprintf("Best pick is the highest TPS at the thread count every engine ran. A gap smaller than the larger of both engines' repeat spread and %s counts as a tie. Incomplete runs are never picked.", fmtPct(minNoise)))
+	}
+	if anyTPCH {
+		t.Foot = append(t.Foot, fmt.Sprintf("Analytics rows pick the lowest TPC-H geometric mean (throughput test: the most queries per hour) among engines that answered every query correctly: an engine with a wrong answer, a timeout or an error is never picked, however fast. A gap below %s (or the repeat spread) counts as a tie.", fmtPct(minNoise)))
 	}
 	if anyRamp {
 		t.Foot = append(t.Foot, "Rows marked (ramp) rank each engine's ramp by its throughput at its own saturation point, whatever the thread count there, with the same tie rule; ramps are never compared with fixed-thread runs.")
@@ -955,9 +980,13 @@ func (m *model) runsSection() *section {
 				if !r.StartedAt.IsZero() {
 					started = r.StartedAt.UTC().Format("2006-01-02 15:04:05")
 				}
+				tps := fmtRate(r.TPS)
+				if r.TPCH != nil {
+					tps = "—" // TPC-H measures query times, which its own section shows
+				}
 				t.Rows = append(t.Rows, []cell{
 					{Text: v.Name, Head: true}, {Text: w}, {Text: threads}, {Text: orDash(r.Label)},
-					{Text: started}, {Text: fmtSeconds(r.DurationS)}, {Text: fmtRate(r.TPS), Incomplete: !r.Complete}, {Text: status, Incomplete: !r.Complete},
+					{Text: started}, {Text: fmtSeconds(r.DurationS)}, {Text: tps, Incomplete: !r.Complete}, {Text: status, Incomplete: !r.Complete},
 				})
 			}
 		}

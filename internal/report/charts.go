@@ -151,13 +151,17 @@ func lineChart(spec lineSpec) (out template.HTML, err error) {
 	if err := c.Render(chart.SVG, &buf); err != nil {
 		return "", fmt.Errorf("chart %q: %w", spec.Title, err)
 	}
-	svg := buf.String()
-	// An accessible name for screen readers, and a title browsers show on hover.
-	svg = strings.Replace(svg, "<svg ", `<svg role="img" aria-label="`+html.EscapeString(spec.Title)+`" `, 1)
+	return labelSVG(buf.String(), spec.Title), nil
+}
+
+// labelSVG gives a chart an accessible name for screen readers, and a title browsers show on
+// hover.
+func labelSVG(svg, title string) template.HTML {
+	svg = strings.Replace(svg, "<svg ", `<svg role="img" aria-label="`+html.EscapeString(title)+`" `, 1)
 	if i := strings.Index(svg, ">"); i >= 0 {
-		svg = svg[:i+1] + "<title>" + html.EscapeString(spec.Title) + "</title>" + svg[i+1:]
+		svg = svg[:i+1] + "<title>" + html.EscapeString(title) + "</title>" + svg[i+1:]
 	}
-	return template.HTML(svg), nil
+	return template.HTML(svg)
 }
 
 // legend draws a key above the plot. go-chart's own legends measure text in Roboto, which the
@@ -183,6 +187,18 @@ func legend(series []chart.Series) chart.Renderable {
 					continue
 				}
 				drawRing(r, x+11, y, drawing.ColorFromHex("333333"))
+			case barSeries:
+				c := drawing.ColorFromHex(strings.TrimPrefix(cs.Color, "#"))
+				r.SetStrokeDashArray(nil)
+				r.SetFillColor(c)
+				r.SetStrokeColor(c)
+				r.SetStrokeWidth(0.5)
+				r.MoveTo(x+5, y-6)
+				r.LineTo(x+17, y-6)
+				r.LineTo(x+17, y+6)
+				r.LineTo(x+5, y+6)
+				r.Close()
+				r.FillStroke()
 			default:
 				continue
 			}

@@ -37,6 +37,9 @@ type decision struct {
 	// Ramp marks a decision between ramp runs, by saturation throughput; Workload then carries
 	// " (ramp)" and Threads is the winner's saturation point.
 	Ramp bool
+	// TPCH marks a decision between TPC-H runs, by geometric mean or queries per hour; UseCase
+	// then names the test and scale factor.
+	TPCH bool
 }
 
 // noise is the relative TPS gap below which two groups cannot be told apart.
@@ -188,8 +191,8 @@ func gapOf(best, g *group) float64 {
 	return (best.TPS - g.TPS) / best.TPS
 }
 
-// decisions gives one row per workload with fixed-thread runs and one more per workload with
-// ramp runs.
+// decisions gives one row per workload with fixed-thread runs, one more per workload with ramp
+// runs and one per TPC-H comparison.
 func (m *model) decisions() []decision {
 	var out []decision
 	for _, w := range m.AllWorkloads {
@@ -205,6 +208,9 @@ func (m *model) decisions() []decision {
 		}
 		if gs := m.rampGroupsFor(w); len(gs) > 0 {
 			out = append(out, decideRamp(w, gs))
+		}
+		for _, s := range m.tpchSetsFor(w) {
+			out = append(out, decideTPCH(s))
 		}
 	}
 	return out

@@ -261,7 +261,79 @@ func fixture(t testing.TB) *Input {
 		seed++
 		in.Results = append(in.Results, makeRampResult(t, rs))
 	}
+	for _, ts := range fixtureTPCH() {
+		ts.seed = seed
+		seed++
+		in.Results = append(in.Results, makeTPCHResult(ts))
+	}
 	return in
+}
+
+// tpchSpec is a TPC-H power test at SF 1: seconds per query Q1..Q22 (index 0 is Q1) and the
+// queries that did not answer correctly, by number.
+type tpchSpec struct {
+	kind    string
+	seconds []float64
+	failed  map[int]string // query -> wrong | timeout | error
+	checked string
+	seed    int64
+}
+
+// makeTPCHResult builds a power test's result as the tpch workload writes it: a failed query
+// has Seconds 0 and its status, and the geometric mean covers the ok queries only.
+func makeTPCHResult(s tpchSpec) *result.Result {
+	tp := &result.TPCH{Mode: "power", ScaleFactor: 1, AnswersChecked: s.checked,
+		LoadSeconds: map[string]float64{"lineitem": 61.5, "orders": 14.25, "total": 97.5 + float64(len(s.kind))*3}}
+	sum, n, total := 0.0, 0, 0.0
+	for i, sec := range s.seconds {
+		q := result.TPCHQuery{Query: i + 1, Seconds: sec, Rows: int64(4 + i*3), Status: "ok"}
+		if st, bad := s.failed[i+1]; bad {
+			q.Seconds, q.Rows, q.Status = 0, 0, st
+			q.Detail = map[string]string{
+				"wrong":   "row 3 differs from the official answer: revenue 4129.73 vs 4129.74",
+				"timeout": "cancelled after 300 s",
+				"error":   "out of memory",
+			}[st]
+		} else {
+			sum += math.Log(sec)
+			n++
+		}
+		total += sec
+		tp.Queries = append(tp.Queries, q)
+	}
+	tp.GeoMeanS = math.Round(math.Exp(sum/float64(n))*1000) / 1000
+	version := map[string]string{"postgres": pgVersion, "mysql": mysqlVersion, "mariadb": mariadbVersion}[s.kind]
+	return &result.Result{
+		Schema:      result.SchemaVersion,
+		ToolVersion: "0.1.0-test",
+		Complete:    true,
+		StartedAt:   fixtureStart.Add(time.Duration(s.seed) * 2 * time.Minute),
+		Engine:      result.Engine{Kind: s.kind, Version: version, Target: s.kind + "://bench@127.0.0.1/bench"},
+		Workload:    result.Workload{Name: "tpch", Options: map[string]string{"scale": "1", "mode": "power"}},
+		Threads:     1,
+		DurationS:   math.Round(total*10) / 10,
+		TPCH:        tp,
+	}
+}
+
+// fixtureTPCH is a power test at SF 1 on three engines: postgres has the lowest geometric
+// mean of the engines that answered everything; mariadb would be faster still but has one wrong
+// answer (Q9) and one timeout (Q18), so it must never be picked.
+func fixtureTPCH() []tpchSpec {
+	base := []float64{4.21, 0.38, 1.12, 0.74, 1.05, 0.61, 1.33, 0.92, 2.48, 1.16, 0.29, 0.88, 1.71, 0.55, 0.97, 0.63, 0.12, 3.85, 0.07, 0.81, 2.14, 0.42}
+	scale := func(fs ...float64) []float64 {
+		out := make([]float64, len(base))
+		for i, b := range base {
+			out[i] = math.Round(b*fs[i%len(fs)]*1000) / 1000
+		}
+		return out
+	}
+	return []tpchSpec{
+		{kind: "mysql", checked: "official SF1 answers", seconds: scale(1.9, 1.2, 0.8, 2.6, 1.4, 1.1, 3.2)},
+		{kind: "postgres", checked: "official SF1 answers", seconds: scale(1, 1, 1, 1, 1, 1.3, 0.9)},
+		{kind: "mariadb", checked: "official SF1 answers", seconds: scale(0.7, 0.9, 0.8, 0.85, 1.1, 0.6, 0.9),
+			failed: map[int]string{9: "wrong", 18: "timeout"}},
+	}
 }
 
 func itoa(n int) string { return fmtInt(int64(n)) }

@@ -32,8 +32,10 @@ td.rowhead { font-weight: 600; background: #fcfcfc; }
 td.best { font-weight: 700; background: #e7f5e9; color: #11632a; }
 td.saturation { font-weight: 700; background: #fff3d6; color: #7a4a00; }
 td.incomplete { color: #999; font-style: italic; }
+td.failed { color: #b00020; font-weight: 600; background: #fdecee; }
 .foot { color: #555; font-size: 0.88em; margin: 0.2em 0; }
 .figs { display: grid; grid-template-columns: repeat(auto-fill, minmax(460px, 1fr)); gap: 16px 24px; }
+.figs.wide { grid-template-columns: 1fr; }
 figure { margin: 0.5em 0 1em; }
 figure svg { width: 100%; height: auto; display: block; border: 1px solid #eee; }
 figcaption { font-weight: 600; margin-bottom: 0.3em; }
@@ -63,7 +65,7 @@ pre { background: #f5f5f5; padding: 0.8em 1em; overflow-x: auto; border-radius: 
 {{end}}</ul>
 {{end}}{{if .Code}}<pre><code>{{.Code}}</code></pre>
 {{end}}{{range .Figures}}{{if .Title}}<h3>{{.Title}}</h3>
-{{end}}<div class="figs">
+{{end}}<div class="figs{{if .Wide}} wide{{end}}">
 {{range .Figures}}<figure>
 <figcaption>{{.Title}}</figcaption>
 {{.SVG}}
@@ -103,6 +105,9 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		if c.Incomplete {
 			add("incomplete")
+		}
+		if c.Failed {
+			add("failed")
 		}
 		return string(cls)
 	},

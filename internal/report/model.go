@@ -68,7 +68,7 @@ type model struct {
 	Variants []*variant
 	// Workloads are those with fixed-thread runs, which the Results, Charts, Scalability and
 	// Server sections compare; RampWorkloads those with ramp runs, which only the Saturation
-	// section and their own decision rows show; AllWorkloads both, in report order.
+	// section and their own decision rows show; AllWorkloads these and TPC-H, in report order.
 	Workloads     []string
 	RampWorkloads []string
 	AllWorkloads  []string
@@ -78,6 +78,10 @@ type model struct {
 	rampGroups map[groupKey]*group
 	// Threads lists the thread counts measured for each workload, ascending.
 	Threads map[string][]int
+	// TPCHSets are the TPC-H comparisons, one per workload, test mode and scale factor; their
+	// runs are in no other group.
+	TPCHSets   []*tpchSet
+	tpchGroups map[tpchKey]*tpchGroup
 	// Headline is the thread count a workload's main table and decision use: the largest count
 	// every engine ran, so columns compare like with like.
 	Headline map[string]int
@@ -152,6 +156,10 @@ func newModel(in *Input) *model {
 			v.Version = r.Engine.Version
 		}
 		allWorkloads[r.Workload.Name] = true
+		if r.TPCH != nil {
+			m.addTPCH(v, r)
+			continue
+		}
 		if r.Ramp != nil {
 			rampWorkloads[r.Workload.Name] = true
 			k := groupKey{vk[0], vk[1], r.Workload.Name, 0}
@@ -208,6 +216,7 @@ func newModel(in *Input) *model {
 	for _, w := range m.Workloads {
 		m.Headline[w] = m.headline(w)
 	}
+	m.buildTPCHSets()
 	return m
 }
 
