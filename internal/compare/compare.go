@@ -311,7 +311,17 @@ func (c *comparison) step(ctx context.Context, srv *engine.Server, monConn sqldb
 	if !res.Complete {
 		state = " INCOMPLETE"
 	}
-	c.logf("   %s: %s: %.1f TPS, p95 %.2f ms, %d errors%s", srv.Kind, st.Workload, res.TPS, res.LatencyMS.P95, res.Errors, state)
+	if t := res.TPCH; t != nil {
+		ok := 0
+		for _, q := range t.Queries {
+			if q.Status == "ok" {
+				ok++
+			}
+		}
+		c.logf("   %s: %s: %d/%d answers ok, geometric mean %.3f s%s", srv.Kind, st.Workload, ok, len(t.Queries), t.GeoMeanS, state)
+	} else {
+		c.logf("   %s: %s: %.1f TPS, p95 %.2f ms, %d errors%s", srv.Kind, st.Workload, res.TPS, res.LatencyMS.P95, res.Errors, state)
+	}
 	return runErr
 }
 
