@@ -13,6 +13,7 @@ import (
 	"github.com/wcharczuk/go-chart/v2/drawing"
 
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/svgchart"
 )
 
 // palette gives each engine one colour across every chart and the tables' swatches.
@@ -63,7 +64,7 @@ func lineChart(spec lineSpec) (out template.HTML, err error) {
 		}
 		var xs, ys []float64
 		for i := range s.X {
-			if i >= len(s.Y) || !finite(s.X[i]) || !finite(s.Y[i]) {
+			if i >= len(s.Y) || !svgchart.Finite(s.X[i]) || !svgchart.Finite(s.Y[i]) {
 				continue
 			}
 			xs = append(xs, s.X[i])
@@ -83,7 +84,7 @@ func lineChart(spec lineSpec) (out template.HTML, err error) {
 			style.DotWidth = 3
 			style.DotColor = style.StrokeColor
 		}
-		series = append(series, chart.ContinuousSeries{Name: svgText(s.Name), Style: style, XValues: xs, YValues: ys})
+		series = append(series, chart.ContinuousSeries{Name: svgchart.Text(s.Name), Style: style, XValues: xs, YValues: ys})
 	}
 	if len(series) == 0 {
 		return "", nil
@@ -100,14 +101,14 @@ func lineChart(spec lineSpec) (out template.HTML, err error) {
 				xmin, xmax = 0, xmax+1
 			}
 		}
-		xticks = niceTicks(xmin, xmax)
+		xticks = svgchart.NiceTicks(xmin, xmax, fmtFixed)
 	}
 	// Throughput, latency and resource axes start at zero so bar-less lines are not read as
 	// differences bigger than they are.
 	if ymax <= 0 {
 		ymax = 1
 	}
-	yticks := niceTicks(0, ymax)
+	yticks := svgchart.NiceTicks(0, ymax, fmtFixed)
 
 	grid := chart.Style{StrokeColor: drawing.ColorFromHex("e5e5e5"), StrokeWidth: 1}
 	var gridLines []chart.GridLine
@@ -123,9 +124,9 @@ func lineChart(spec lineSpec) (out template.HTML, err error) {
 		cs.YAxis = chart.YAxisSecondary
 		series[i] = cs
 	}
-	if ms := (markerSeries{Name: svgText(spec.MarkerName)}); len(spec.Markers) > 0 {
+	if ms := (markerSeries{Name: svgchart.Text(spec.MarkerName)}); len(spec.Markers) > 0 {
 		for _, p := range spec.Markers {
-			if finite(p.X) && finite(p.Y) {
+			if svgchart.Finite(p.X) && svgchart.Finite(p.Y) {
 				ms.Points = append(ms.Points, p)
 			}
 		}
@@ -137,10 +138,10 @@ func lineChart(spec lineSpec) (out template.HTML, err error) {
 		Width:      640,
 		Height:     300,
 		Background: chart.Style{Padding: chart.Box{Top: 40, Left: 16, Right: 24, Bottom: 10}},
-		XAxis:      chart.XAxis{Name: svgText(spec.XName), Style: axisStyle, Ticks: xticks},
+		XAxis:      chart.XAxis{Name: svgchart.Text(spec.XName), Style: axisStyle, Ticks: xticks},
 		YAxis:      chart.YAxis{Style: chart.Hidden(), Ticks: yticks},
 		YAxisSecondary: chart.YAxis{
-			Name: svgText(spec.YName), Style: axisStyle, Ticks: yticks,
+			Name: svgchart.Text(spec.YName), Style: axisStyle, Ticks: yticks,
 			GridLines: gridLines, GridMajorStyle: grid,
 		},
 		Series: series,
@@ -241,49 +242,6 @@ func drawRing(r chart.Renderer, x, y int, c drawing.Color) {
 	r.SetFillColor(c)
 	r.SetStrokeWidth(1)
 	r.Circle(2, x, y)
-}
-
-// svgText escapes text for go-chart, which writes text nodes into the SVG verbatim.
-func svgText(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
-
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-// niceTicks spans [lo, hi] with about five ticks at round steps (1, 2, 2.5, 5 × 10^n).
-func niceTicks(lo, hi float64) []chart.Tick {
-	if !finite(lo) || !finite(hi) || hi <= lo {
-		lo, hi = 0, 1
-	}
-	raw := (hi - lo) / 5
-	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := mag * 10
-	for _, f := range []float64{1, 2, 2.5, 5, 10} {
-		if raw <= f*mag {
-			step = f * mag
-			break
-		}
-	}
-	decimals := 0
-	if step < 1 {
-		decimals = int(math.Ceil(-math.Log10(step)))
-		if step*math.Pow(10, float64(decimals)) != math.Trunc(step*math.Pow(10, float64(decimals))) {
-			decimals++
-		}
-	}
-	start := math.Floor(lo/step) * step
-	end := math.Ceil(hi/step) * step
-	var ticks []chart.Tick
-	for i := 0; ; i++ {
-		v := start + float64(i)*step
-		if v > end+step/2 || i > 50 {
-			break
-		}
-		// Avoid "-0" and float noise such as 0.30000000000000004 in labels.
-		v = math.Round(v/step) * step
-		ticks = append(ticks, chart.Tick{Value: v, Label: fmtFixed(v, decimals)})
-	}
-	return ticks
 }
 
 // intervalChart plots one per-interval figure over time, one line per engine, from the run that

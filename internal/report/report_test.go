@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/svgchart"
 )
 
 // xmlnsAttr matches the namespace declarations go-chart puts on <svg>: URIs that name a
@@ -231,11 +232,11 @@ func TestNiceTicks(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var labels []string
-		for _, tk := range niceTicks(tc.lo, tc.hi) {
+		for _, tk := range svgchart.NiceTicks(tc.lo, tc.hi, fmtFixed) {
 			labels = append(labels, tk.Label)
 		}
 		if got := strings.Join(labels, " "); got != tc.want {
-			t.Errorf("niceTicks(%v, %v) = %q, want %q", tc.lo, tc.hi, got, tc.want)
+			t.Errorf("svgchart.NiceTicks(%v, %v, fmtFixed) = %q, want %q", tc.lo, tc.hi, got, tc.want)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/wcharczuk/go-chart/v2/drawing"
 
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/svgchart"
 )
 
 // tpchGroup is every TPC-H run of one variant, workload, test mode and scale factor. TPC-H
@@ -708,7 +709,7 @@ func tpchChart(s *tpchSet) (out template.HTML, err error) {
 		}
 		base = a
 	} else {
-		yticks = niceTicks(0, hi)
+		yticks = svgchart.NiceTicks(0, hi, fmtFixed)
 	}
 	pos := map[int]float64{}
 	xticks := []chart.Tick{{Value: 0.5}}
@@ -720,7 +721,7 @@ func tpchChart(s *tpchSet) (out template.HTML, err error) {
 
 	var series []chart.Series
 	for i, g := range s.Groups {
-		bs := barSeries{Name: svgText(g.V.Name), Color: colorOf(g.V), Index: i, Count: len(s.Groups), Base: base}
+		bs := barSeries{Name: svgchart.Text(g.V.Name), Color: colorOf(g.V), Index: i, Count: len(s.Groups), Base: base}
 		if g.Incomplete {
 			bs.Name += " (incomplete)"
 		}
@@ -751,7 +752,7 @@ func tpchChart(s *tpchSet) (out template.HTML, err error) {
 		XAxis:      chart.XAxis{Name: "query", Style: axisStyle, Ticks: xticks},
 		YAxis:      chart.YAxis{Style: chart.Hidden(), Ticks: yticks},
 		YAxisSecondary: chart.YAxis{
-			Name: svgText(yName), Style: axisStyle, Ticks: yticks,
+			Name: svgchart.Text(yName), Style: axisStyle, Ticks: yticks,
 			GridLines: gridLines, GridMajorStyle: grid,
 		},
 		Series: series,

@@ -10,6 +10,8 @@ import (
 
 	chart "github.com/wcharczuk/go-chart/v2"
 	"github.com/wcharczuk/go-chart/v2/drawing"
+
+	"github.com/fairbench/fairbench/internal/svgchart"
 )
 
 // The same engine colours as the comparison report: PostgreSQL blue, MariaDB orange, MySQL green.
@@ -58,7 +60,7 @@ func (s categorySeries) Render(r chart.Renderer, cb chart.Box, xr, yr chart.Rang
 		group := float64(unit) * 0.8
 		w := group / float64(max(s.slots, 1))
 		for i, v := range s.values {
-			if !finite(v) {
+			if !svgchart.Finite(v) {
 				continue
 			}
 			left := float64(cb.Left+xr.Translate(float64(i))) - group/2 + float64(s.slot)*w
@@ -83,7 +85,7 @@ func (s categorySeries) Render(r chart.Renderer, cb chart.Box, xr, yr chart.Rang
 	r.SetFillColor(drawing.ColorTransparent)
 	started := false
 	for i, v := range s.values {
-		if !finite(v) {
+		if !svgchart.Finite(v) {
 			started = false
 			continue
 		}
@@ -97,7 +99,7 @@ func (s categorySeries) Render(r chart.Renderer, cb chart.Box, xr, yr chart.Rang
 	}
 	r.Stroke()
 	for i, v := range s.values {
-		if finite(v) {
+		if svgchart.Finite(v) {
 			r.SetFillColor(s.color)
 			r.Circle(3.5, cb.Left+xr.Translate(float64(i)), cb.Bottom-yr.Translate(v))
 		}
@@ -121,7 +123,7 @@ func categoryChart(title, yName string, cats []string, series []barSeries, bar b
 	for _, s := range series {
 		has := false
 		for _, v := range s.Values {
-			if finite(v) {
+			if svgchart.Finite(v) {
 				has = true
 				ymax = math.Max(ymax, v)
 			}
@@ -129,7 +131,7 @@ func categoryChart(title, yName string, cats []string, series []barSeries, bar b
 		if !has {
 			continue
 		}
-		cs = append(cs, categorySeries{name: svgText(s.Name), color: drawing.ColorFromHex(strings.TrimPrefix(s.Color, "#")),
+		cs = append(cs, categorySeries{name: svgchart.Text(s.Name), color: drawing.ColorFromHex(strings.TrimPrefix(s.Color, "#")),
 			values: s.Values, bar: bar, slot: slot})
 		slot++
 	}
@@ -144,11 +146,11 @@ func categoryChart(title, yName string, cats []string, series []barSeries, bar b
 	if ymax <= 0 {
 		ymax = 1
 	}
-	yticks := niceTicks(0, ymax)
+	yticks := svgchart.NiceTicks(0, ymax, nil)
 	// Invisible end ticks leave half a category of room either side.
 	xticks := []chart.Tick{{Value: -0.5, Label: ""}}
 	for i, c := range cats {
-		xticks = append(xticks, chart.Tick{Value: float64(i), Label: svgText(c)})
+		xticks = append(xticks, chart.Tick{Value: float64(i), Label: svgchart.Text(c)})
 	}
 	xticks = append(xticks, chart.Tick{Value: float64(len(cats)) - 0.5, Label: ""})
 
@@ -166,7 +168,7 @@ func categoryChart(title, yName string, cats []string, series []barSeries, bar b
 		// The primary axis is hidden: readers look for the y axis on the left, where go-chart
 		// puts the secondary one. Both need the ticks, since ranges come from them.
 		YAxis: chart.YAxis{Style: chart.Hidden(), Ticks: yticks},
-		YAxisSecondary: chart.YAxis{Name: svgText(yName), Style: axisStyle, Ticks: yticks,
+		YAxisSecondary: chart.YAxis{Name: svgchart.Text(yName), Style: axisStyle, Ticks: yticks,
 			GridLines: gridLines, GridMajorStyle: grid},
 		Series: cs,
 	}
@@ -215,44 +217,4 @@ func legend(series []chart.Series) chart.Renderable {
 			x += w
 		}
 	}
-}
-
-func svgText(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
-
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-// niceTicks spans [lo, hi] with about five ticks at round steps (1, 2, 2.5, 5 × 10^n).
-func niceTicks(lo, hi float64) []chart.Tick {
-	if !finite(lo) || !finite(hi) || hi <= lo {
-		lo, hi = 0, 1
-	}
-	raw := (hi - lo) / 5
-	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := mag * 10
-	for _, f := range []float64{1, 2, 2.5, 5, 10} {
-		if raw <= f*mag {
-			step = f * mag
-			break
-		}
-	}
-	decimals := 0
-	if step < 1 {
-		decimals = int(math.Ceil(-math.Log10(step)))
-		if s := step * math.Pow(10, float64(decimals)); s != math.Trunc(s) {
-			decimals++
-		}
-	}
-	var ticks []chart.Tick
-	end := math.Ceil(hi/step) * step
-	for i := 0; i <= 50; i++ {
-		v := math.Floor(lo/step)*step + float64(i)*step
-		if v > end+step/2 {
-			break
-		}
-		v = math.Round(v/step) * step
-		ticks = append(ticks, chart.Tick{Value: v, Label: fmt.Sprintf("%.*f", decimals, v)})
-	}
-	return ticks
 }
