@@ -49,7 +49,11 @@ func openTest(t *testing.T, env string) sqldb.Conn {
 	return c
 }
 
-// doWork writes and reads 1000 rows in a table of its own, on its own connection, and closes it.
+// workRows is enough work that the server's CPU, counted in 10 ms clock ticks, visibly moves on
+// a fast machine: 1,000 rows took under one tick and made the CPU assertions flaky.
+const workRows = 20000
+
+// doWork writes and reads workRows rows in a table of its own, on its own connection, and closes it.
 // The table is a regular one, not TEMPORARY: temporary tables skip the WAL (PostgreSQL) and the
 // redo log (InnoDB), which is half of what is being checked.
 func doWork(t *testing.T, env string) {
@@ -69,15 +73,15 @@ func doWork(t *testing.T, env string) {
 		}
 	})
 	var sb strings.Builder
-	for i := range 1000 {
-		if i%100 == 0 {
+	for i := range workRows {
+		if i%1000 == 0 {
 			sb.Reset()
 			sb.WriteString("INSERT INTO " + q + " (id, pad) VALUES ")
 		} else {
 			sb.WriteString(", ")
 		}
 		fmt.Fprintf(&sb, "(%d, '%s')", i, strings.Repeat("x", 90))
-		if i%100 == 99 {
+		if i%1000 == 999 {
 			if err := c.Exec(ctx, sb.String()); err != nil {
 				t.Fatal(err)
 			}
@@ -87,8 +91,8 @@ func doWork(t *testing.T, env string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1000 {
-		t.Fatalf("read %d rows, want 1000", len(rows))
+	if len(rows) != workRows {
+		t.Fatalf("read %d rows, want %d", len(rows), workRows)
 	}
 	// DataSize must see the table while it exists.
 	size, err := DataSize(ctx, c)
