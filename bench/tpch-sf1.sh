@@ -24,24 +24,8 @@ if [ -z "${TBL_DIR:-}" ] && ! command -v tpchgen-cli >/dev/null && [ ! -x /opt/f
   echo "tpch-sf1: tpchgen-cli is not installed: run scripts/install-engines.sh" >&2
   exit 2
 fi
-go build -o bin/fairbench ./cmd/fairbench
-FB=bin/fairbench
+. bench/lib.sh
 mkdir -p "$OUT"
-
-tmp=$(mktemp -d)
-serve_pid=""
-stop_server() {
-  if [ -n "$serve_pid" ]; then
-    kill "$serve_pid" 2>/dev/null || true
-    wait "$serve_pid" 2>/dev/null || true
-    serve_pid=""
-  fi
-}
-cleanup() {
-  stop_server
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
 
 serve_args=()
 [ -n "${BUFFER_POOL:-}" ] && serve_args+=(--buffer-pool "$BUFFER_POOL")
@@ -50,18 +34,11 @@ data_args=(--scale-factor "$SF")
 
 failed=0
 for engine in "${ENGINES[@]}"; do
-  rm -f "$tmp/dsn"
-  "$FB" serve --engine "$engine" "${serve_args[@]}" >"$tmp/dsn" 2>"$OUT/serve-$engine.log" &
-  serve_pid=$!
-  for _ in $(seq 240); do [ -s "$tmp/dsn" ] && break; sleep 0.5; done
-  if [ ! -s "$tmp/dsn" ]; then
-    echo "== $engine: the server did not start:" >&2
-    tail -n 20 "$OUT/serve-$engine.log" >&2
+  if ! start_server "$engine" "$OUT/serve-$engine.log" "${serve_args[@]}"; then
     stop_server
     failed=1
     continue
   fi
-  dsn=$(head -n 1 "$tmp/dsn")
 
   echo "== $engine: prepare --scale-factor $SF"
   if ! /usr/bin/time -f '%e' -o "$tmp/t" "$FB" prepare --target "$dsn" --workload tpch "${data_args[@]}" >"$OUT/prepare-$engine.log" 2>&1; then

@@ -25,31 +25,11 @@ ROUNDS=${ROUNDS:-2}
 for tool in pgbench psql; do
   command -v "$tool" >/dev/null || { echo "vs-pgbench: $tool is not installed: run scripts/install-engines.sh" >&2; exit 2; }
 done
-go build -o bin/fairbench ./cmd/fairbench
-FB=bin/fairbench
+. bench/lib.sh
 
-tmp=$(mktemp -d)
-serve_pid=""
-cleanup() {
-  [ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-# cpu_of FILE: user+system seconds that /usr/bin/time -f '%U %S' wrote on the last line.
-cpu_of() { tail -n 1 "$1" | awk '{printf "%.3f", $1 + $2}'; }
-per_txn_us() { awk -v c="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.1f", c * 1e6 / n; else print "-" }'; }
 row() { printf '%-14s %12s %14s %12s\n' "$@"; }
 
-"$FB" serve --engine postgres --buffer-pool 1G >"$tmp/dsn" 2>"$tmp/serve.log" &
-serve_pid=$!
-for _ in $(seq 120); do [ -s "$tmp/dsn" ] && break; sleep 0.5; done
-[ -s "$tmp/dsn" ] || { cat "$tmp/serve.log" >&2; exit 1; }
-dsn=$(head -n 1 "$tmp/dsn")
-# libpq's connection flags for the same server, taken apart from the DSN.
-hostport=${dsn#*@}; hostport=${hostport%%/*}; port=${hostport##*:}; db=${dsn##*/}; db=${db%%\?*}
-userpass=${dsn#*://}; userpass=${userpass%%@*}; user=${userpass%%:*}; pass=""
-[[ $userpass == *:* ]] && pass=${userpass#*:}
+start_server postgres "$tmp/serve.log" --buffer-pool 1G || exit 1
 export PGPASSWORD="$pass"
 pg=(-h 127.0.0.1 -p "$port" -U "$user")
 fbdb=pgb

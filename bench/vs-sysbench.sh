@@ -22,33 +22,12 @@ ENGINES=("$@")
 [ ${#ENGINES[@]} -gt 0 ] || ENGINES=(postgres mariadb)
 
 command -v sysbench >/dev/null || { echo "vs-sysbench: sysbench is not installed: run scripts/install-engines.sh" >&2; exit 2; }
-go build -o bin/fairbench ./cmd/fairbench
-FB=bin/fairbench
-
-tmp=$(mktemp -d)
-serve_pid=""
-cleanup() {
-  [ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-# cpu_of FILE: user+system seconds that /usr/bin/time -f '%U %S' wrote on the last line.
-cpu_of() { tail -n 1 "$1" | awk '{printf "%.3f", $1 + $2}'; }
-per_txn_us() { awk -v c="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.1f", c * 1e6 / n; else print "-" }'; }
+. bench/lib.sh
 
 row() { printf '%-10s %-20s %-10s %12s %12s %16s\n' "$@"; }
 
 for engine in "${ENGINES[@]}"; do
-  "$FB" serve --engine "$engine" --buffer-pool 1G >"$tmp/dsn" 2>"$tmp/serve.log" &
-  serve_pid=$!
-  for _ in $(seq 120); do [ -s "$tmp/dsn" ] && break; sleep 0.5; done
-  [ -s "$tmp/dsn" ] || { cat "$tmp/serve.log" >&2; exit 1; }
-  dsn=$(head -n 1 "$tmp/dsn")
-  # sysbench's connection flags for the same server, taken apart from the DSN.
-  hostport=${dsn#*@}; hostport=${hostport%%/*}; port=${hostport##*:}; db=${dsn##*/}; db=${db%%\?*}
-  userpass=${dsn#*://}; userpass=${userpass%%@*}; user=${userpass%%:*}; pass=""
-  [[ $userpass == *:* ]] && pass=${userpass#*:}
+  start_server "$engine" "$tmp/serve.log" --buffer-pool 1G || exit 1
   if [ "$engine" = postgres ]; then
     sb=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$port" --pgsql-user="$user" --pgsql-password="$pass" --pgsql-db="$db")
   else
@@ -91,5 +70,5 @@ for engine in "${ENGINES[@]}"; do
     tps=$(awk '/^tps/ {print $3; exit}' "$tmp/pg.out")
     row "$engine" "select-only (-S)" "pgbench" "$tps" "$(per_txn_us "$(cpu_of "$tmp/cpu")" "$n")" "1.0"
   fi
-  kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=""
+  stop_server
 done

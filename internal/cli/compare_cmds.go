@@ -99,14 +99,9 @@ func newCompareCmd() *cobra.Command {
 			if err != nil {
 				return badInput(err)
 			}
-			prof := engine.DefaultProfile()
-			prof.Binlog = binlog
-			if bufferPool != "" {
-				n, err := parseBytes(bufferPool)
-				if err != nil {
-					return badInputf("--buffer-pool %q: use a size like 512M or 2G", bufferPool)
-				}
-				prof.BufferPoolBytes = n
+			prof, err := profileFromFlags(bufferPool, binlog)
+			if err != nil {
+				return err
 			}
 			if out == "" {
 				out = filepath.Join("out", "compare-"+time.Now().Format("20060102-150405"))
@@ -170,6 +165,21 @@ func checkOutDir(out string, force bool) error {
 	return nil
 }
 
+// profileFromFlags is the fairness profile with --buffer-pool and --binlog applied, the same for
+// compare and serve so both start identical servers.
+func profileFromFlags(bufferPool string, binlog bool) (engine.Profile, error) {
+	prof := engine.DefaultProfile()
+	prof.Binlog = binlog
+	if bufferPool != "" {
+		n, err := parseBytes(bufferPool)
+		if err != nil {
+			return prof, badInputf("--buffer-pool %q: use a size like 512M or 2G", bufferPool)
+		}
+		prof.BufferPoolBytes = n
+	}
+	return prof, nil
+}
+
 func parseBytes(v string) (int64, error) {
 	v = strings.TrimSpace(strings.ToUpper(v))
 	mult := int64(1)
@@ -223,14 +233,9 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return badInput(err)
 			}
-			prof := engine.DefaultProfile()
-			prof.Binlog = binlog
-			if bufferPool != "" {
-				n, err := parseBytes(bufferPool)
-				if err != nil {
-					return badInputf("--buffer-pool %q: use a size like 512M or 2G", bufferPool)
-				}
-				prof.BufferPoolBytes = n
+			prof, err := profileFromFlags(bufferPool, binlog)
+			if err != nil {
+				return err
 			}
 			srv, err := engine.Start(cmd.Context(), inst, prof, workDir)
 			if err != nil {

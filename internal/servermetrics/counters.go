@@ -41,7 +41,7 @@ func Counters(ctx context.Context, c sqldb.Conn) (map[string]int64, error) {
 
 func pgCounters(ctx context.Context, c sqldb.Conn) (map[string]int64, error) {
 	out := map[string]int64{}
-	ver, err := queryInts(ctx, c, "SELECT current_setting('server_version_num')::int")
+	ver, err := QueryInts(ctx, c, "SELECT current_setting('server_version_num')::int")
 	if err != nil {
 		return nil, fmt.Errorf("reading server_version_num: %w", err)
 	}
@@ -49,7 +49,7 @@ func pgCounters(ctx context.Context, c sqldb.Conn) (map[string]int64, error) {
 
 	cols := []string{"blks_read", "blks_hit", "xact_commit", "xact_rollback", "tup_inserted",
 		"tup_updated", "tup_deleted", "deadlocks", "temp_bytes"}
-	vals, err := queryInts(ctx, c, "SELECT "+strings.Join(cols, ", ")+" FROM pg_stat_database WHERE datname = current_database()")
+	vals, err := QueryInts(ctx, c, "SELECT "+strings.Join(cols, ", ")+" FROM pg_stat_database WHERE datname = current_database()")
 	if err != nil {
 		return nil, fmt.Errorf("reading pg_stat_database: %w", err)
 	}
@@ -74,15 +74,15 @@ func pgCounters(ctx context.Context, c sqldb.Conn) (map[string]int64, error) {
 			+ (SELECT COALESCE(SUM(writes), 0) FROM pg_stat_io
 			   WHERE object = 'relation' AND backend_type NOT IN ('checkpointer', 'background writer'))`
 	}
-	if r, err := queryInts(ctx, c, written); err == nil {
+	if r, err := QueryInts(ctx, c, written); err == nil {
 		out[KeyPagesWritten] = r[0]
 	}
 	if v >= 140000 {
-		if r, err := queryInts(ctx, c, "SELECT wal_bytes FROM pg_stat_wal"); err == nil {
+		if r, err := QueryInts(ctx, c, "SELECT wal_bytes FROM pg_stat_wal"); err == nil {
 			out[KeyWALBytes] = r[0]
 		}
 	}
-	if r, err := queryInts(ctx, c, "SELECT COALESCE(SUM(n_dead_tup), 0), COALESCE(SUM(autovacuum_count), 0) FROM pg_stat_user_tables"); err == nil {
+	if r, err := QueryInts(ctx, c, "SELECT COALESCE(SUM(n_dead_tup), 0), COALESCE(SUM(autovacuum_count), 0) FROM pg_stat_user_tables"); err == nil {
 		out[KeyDeadTuples] = r[0]
 		out["autovacuum_count"] = r[1]
 	}
@@ -168,8 +168,9 @@ func mysqlCounters(ctx context.Context, c sqldb.Conn) (map[string]int64, error) 
 	return out, nil
 }
 
-// queryInts runs a one-row query and parses every column as an integer.
-func queryInts(ctx context.Context, c sqldb.Conn, q string) ([]int64, error) {
+// QueryInts runs a one-row query and parses every column as an integer (NULL as 0): the shape
+// of every statistics query the engines answer.
+func QueryInts(ctx context.Context, c sqldb.Conn, q string) ([]int64, error) {
 	rows, err := c.Query(ctx, q)
 	if err != nil {
 		return nil, err

@@ -439,7 +439,7 @@ func readTableState(ctx context.Context, c sqldb.Conn, tables int) (tableState, 
 			}
 		}
 		_ = c.Exec(ctx, "SET SESSION information_schema_stats_expiry = 0") // MySQL 8 caches them otherwise
-		v, err := queryInts(ctx, c, "SELECT COALESCE(SUM(data_length), 0), COALESCE(SUM(index_length), 0) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE 'sbtest%'")
+		v, err := servermetrics.QueryInts(ctx, c, "SELECT COALESCE(SUM(data_length), 0), COALESCE(SUM(index_length), 0) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE 'sbtest%'")
 		if err != nil {
 			return st, fmt.Errorf("reading table sizes: %w", err)
 		}
@@ -449,14 +449,14 @@ func readTableState(ctx context.Context, c sqldb.Conn, tables int) (tableState, 
 		}
 		return st, nil
 	}
-	v, err := queryInts(ctx, c, `SELECT COALESCE(SUM(pg_table_size(c.oid)), 0), COALESCE(SUM(pg_indexes_size(c.oid)), 0)
+	v, err := servermetrics.QueryInts(ctx, c, `SELECT COALESCE(SUM(pg_table_size(c.oid)), 0), COALESCE(SUM(pg_indexes_size(c.oid)), 0)
 		FROM pg_class c WHERE c.relkind = 'r' AND c.relname LIKE 'sbtest%'
 		AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())`)
 	if err != nil {
 		return st, fmt.Errorf("reading table sizes: %w", err)
 	}
 	st.tableBytes, st.indexBytes = v[0], v[1]
-	v, err = queryInts(ctx, c, `SELECT COALESCE(SUM(n_tup_upd), 0), COALESCE(SUM(n_tup_hot_upd), 0),
+	v, err = servermetrics.QueryInts(ctx, c, `SELECT COALESCE(SUM(n_tup_upd), 0), COALESCE(SUM(n_tup_hot_upd), 0),
 		COALESCE(SUM(n_dead_tup), 0), COALESCE(SUM(autovacuum_count), 0)
 		FROM pg_stat_user_tables WHERE relname LIKE 'sbtest%' AND schemaname = current_schema()`)
 	if err != nil {
@@ -464,29 +464,6 @@ func readTableState(ctx context.Context, c sqldb.Conn, tables int) (tableState, 
 	}
 	st.updates, st.hotUpdates, st.deadTuples, st.autovacuums = v[0], v[1], v[2], v[3]
 	return st, nil
-}
-
-func queryInts(ctx context.Context, c sqldb.Conn, q string) ([]int64, error) {
-	rows, err := c.Query(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	if len(rows) != 1 {
-		return nil, fmt.Errorf("%d rows, want 1", len(rows))
-	}
-	out := make([]int64, len(rows[0]))
-	for i, s := range rows[0] {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			continue
-		}
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return nil, fmt.Errorf("not a number: %q", s)
-		}
-		out[i] = int64(f)
-	}
-	return out, nil
 }
 
 func runPhase(ctx context.Context, c *Common, srv *engine.Server, tg sqldb.Target, admin sqldb.Conn, pageSize int,

@@ -1,0 +1,48 @@
+# Shared by the bench scripts (source it): builds fairbench, keeps a temp dir, starts and stops one
+# throwaway server with `fairbench serve`, and takes its DSN apart for other tools' flags.
+# Sets FB (the binary), tmp (a temp dir removed on exit), and after start_server: dsn, port, db,
+# user, pass.
+
+go build -o bin/fairbench ./cmd/fairbench
+FB=bin/fairbench
+
+tmp=$(mktemp -d)
+serve_pid=""
+stop_server() {
+  if [ -n "$serve_pid" ]; then
+    kill "$serve_pid" 2>/dev/null || true
+    wait "$serve_pid" 2>/dev/null || true
+    serve_pid=""
+  fi
+}
+cleanup() {
+  stop_server
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# start_server ENGINE [LOG] [serve flags...]: waits until the server's DSN is printed.
+start_server() {
+  local engine=$1 log=${2:-$tmp/serve.log}
+  shift 2 2>/dev/null || shift $#
+  rm -f "$tmp/dsn"
+  "$FB" serve --engine "$engine" "$@" >"$tmp/dsn" 2>"$log" &
+  serve_pid=$!
+  for _ in $(seq 240); do [ -s "$tmp/dsn" ] && break; sleep 0.5; done
+  if [ ! -s "$tmp/dsn" ]; then
+    echo "== $engine: the server did not start:" >&2
+    tail -n 20 "$log" >&2
+    return 1
+  fi
+  dsn=$(head -n 1 "$tmp/dsn")
+  # Other tools' connection flags for the same server, taken apart from the DSN.
+  local hostport=${dsn#*@} userpass=${dsn#*://}
+  hostport=${hostport%%/*}; port=${hostport##*:}; db=${dsn##*/}; db=${db%%\?*}
+  userpass=${userpass%%@*}; user=${userpass%%:*}; pass=""
+  [[ $userpass == *:* ]] && pass=${userpass#*:}
+  return 0
+}
+
+# cpu_of FILE: user+system seconds that /usr/bin/time -f '%U %S' wrote on the last line.
+cpu_of() { tail -n 1 "$1" | awk '{printf "%.3f", $1 + $2}'; }
+per_txn_us() { awk -v c="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.1f", c * 1e6 / n; else print "-" }'; }
