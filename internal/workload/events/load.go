@@ -21,57 +21,6 @@ var cities = []string{"Springfield", "Riverton", "Lakeside", "Fairview", "Greenv
 // as a log that grew over the weeks before the run.
 var preloadStart = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// rowBuf writes rows as COPY text (tab-separated lines) or as INSERT value lists; generated
-// strings never hold quotes, tabs or backslashes.
-type rowBuf struct {
-	mysql bool
-	b     []byte
-	n     int // fields in the current row
-	rows  int
-}
-
-func (r *rowBuf) field() {
-	switch {
-	case r.n > 0 && r.mysql:
-		r.b = append(r.b, ',')
-	case r.n > 0:
-		r.b = append(r.b, '\t')
-	case r.mysql:
-		if r.rows > 0 {
-			r.b = append(r.b, ',')
-		}
-		r.b = append(r.b, '(')
-	}
-	r.n++
-}
-
-func (r *rowBuf) int(v int64) {
-	r.field()
-	r.b = strconv.AppendInt(r.b, v, 10)
-}
-
-// text appends a string field that gen writes into the buffer itself (no copy).
-func (r *rowBuf) text(gen func(b []byte) []byte) {
-	r.field()
-	if r.mysql {
-		r.b = append(r.b, '\'')
-	}
-	r.b = gen(r.b)
-	if r.mysql {
-		r.b = append(r.b, '\'')
-	}
-}
-
-func (r *rowBuf) end() {
-	if r.mysql {
-		r.b = append(r.b, ')')
-	} else {
-		r.b = append(r.b, '\n')
-	}
-	r.n = 0
-	r.rows++
-}
-
 // loadChunk is how many rows one loading job writes (a variable so tests can split small
 // tables). Each job seeds its own generator from the job's position, so the data does not
 // depend on how many connections load it.
@@ -82,32 +31,32 @@ type loadJob struct {
 	cols   []string
 	lo, hi int
 	chunk  int
-	gen    func(r *rowBuf, i int, rng *randgen.Rand)
+	gen    func(r *workload.Rows, i int, rng *randgen.Rand)
 }
 
 func (e *events) jobs() []loadJob {
 	var jobs []loadJob
-	add := func(table string, cols []string, rows int, gen func(r *rowBuf, i int, rng *randgen.Rand)) {
+	add := func(table string, cols []string, rows int, gen func(r *workload.Rows, i int, rng *randgen.Rand)) {
 		for lo := 1; lo <= rows; lo += loadChunk {
 			jobs = append(jobs, loadJob{table: table, cols: cols, lo: lo, hi: min(lo+loadChunk-1, rows), chunk: len(jobs), gen: gen})
 		}
 	}
-	add("customers", []string{"id", "name", "address"}, e.customers, func(r *rowBuf, i int, _ *randgen.Rand) {
-		r.int(int64(i))
-		r.text(func(b []byte) []byte { return strconv.AppendInt(append(b, "Customer "...), int64(i), 10) })
-		r.text(func(b []byte) []byte {
+	add("customers", []string{"id", "name", "address"}, e.customers, func(r *workload.Rows, i int, _ *randgen.Rand) {
+		r.Int(int64(i))
+		r.Text(func(b []byte) []byte { return strconv.AppendInt(append(b, "Customer "...), int64(i), 10) })
+		r.Text(func(b []byte) []byte {
 			b = strconv.AppendInt(b, int64(i%997+1), 10)
 			b = append(append(append(b, ' '), streets[i%len(streets)]...), ", "...)
 			return append(b, cities[i/len(streets)%len(cities)]...)
 		})
 	})
 	customers := uint32(e.customers)
-	add("events", []string{"id", "customer_id", "action", "created_at"}, e.events, func(r *rowBuf, i int, rng *randgen.Rand) {
-		r.int(int64(i))
-		r.int(int64(rng.Uniform(1, customers)))
+	add("events", []string{"id", "customer_id", "action", "created_at"}, e.events, func(r *workload.Rows, i int, rng *randgen.Rand) {
+		r.Int(int64(i))
+		r.Int(int64(rng.Uniform(1, customers)))
 		action := actions[rng.Uniform(0, uint32(len(actions)-1))]
-		r.text(func(b []byte) []byte { return append(b, action...) })
-		r.text(func(b []byte) []byte {
+		r.Text(func(b []byte) []byte { return append(b, action...) })
+		r.Text(func(b []byte) []byte {
 			return preloadStart.Add(time.Duration(i-1)*time.Second).AppendFormat(b, "2006-01-02 15:04:05")
 		})
 	})
@@ -212,12 +161,12 @@ func copyRows(ctx context.Context, c sqldb.Conn, j loadJob, rng *randgen.Rand, p
 	pr, pw := io.Pipe()
 	go func() {
 		bw := bufio.NewWriterSize(pw, 256<<10)
-		r := &rowBuf{}
+		r := &workload.Rows{}
 		for i := j.lo; i <= j.hi; i++ {
-			r.b = r.b[:0]
+			r.Reset("")
 			j.gen(r, i, rng)
-			r.end()
-			if _, err := bw.Write(r.b); err != nil {
+			r.End()
+			if _, err := bw.Write(r.Buf); err != nil {
 				pw.CloseWithError(err)
 				return
 			}
@@ -245,16 +194,15 @@ func insertRows(ctx context.Context, c sqldb.Conn, j loadJob, rng *randgen.Rand,
 		head += col
 	}
 	head += ") VALUES "
-	r := &rowBuf{mysql: true}
+	r := &workload.Rows{MySQL: true}
 	for start := j.lo; start <= j.hi; start += batch {
 		end := min(start+batch-1, j.hi)
-		r.b = append(r.b[:0], head...)
-		r.rows = 0
+		r.Reset(head)
 		for i := start; i <= end; i++ {
 			j.gen(r, i, rng)
-			r.end()
+			r.End()
 		}
-		if err := c.Exec(ctx, string(r.b)); err != nil {
+		if err := c.Exec(ctx, string(r.Buf)); err != nil {
 			return err
 		}
 		progress(int64(end - start + 1))

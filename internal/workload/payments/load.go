@@ -5,76 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync/atomic"
 
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
-
-// rowWriter writes one generator's rows either as COPY text (tab-separated lines) or as the
-// value lists of a multi-row INSERT. Generated strings never hold quotes, tabs or backslashes.
-type rowWriter struct {
-	mysql  bool
-	b      []byte
-	fields int
-	rows   int
-}
-
-func (w *rowWriter) sep() {
-	if w.fields > 0 {
-		if w.mysql {
-			w.b = append(w.b, ',')
-		} else {
-			w.b = append(w.b, '\t')
-		}
-	} else if w.mysql {
-		if w.rows > 0 {
-			w.b = append(w.b, ',')
-		}
-		w.b = append(w.b, '(')
-	}
-	w.fields++
-}
-
-func (w *rowWriter) int(v int64) {
-	w.sep()
-	w.b = strconv.AppendInt(w.b, v, 10)
-}
-
-func (w *rowWriter) str(s string) {
-	w.sep()
-	if w.mysql {
-		w.b = append(w.b, '\'')
-		w.b = append(w.b, s...)
-		w.b = append(w.b, '\'')
-		return
-	}
-	w.b = append(w.b, s...)
-}
-
-// bytes is str for a value built in a scratch buffer.
-func (w *rowWriter) bytes(s []byte) {
-	w.sep()
-	if w.mysql {
-		w.b = append(w.b, '\'')
-		w.b = append(w.b, s...)
-		w.b = append(w.b, '\'')
-		return
-	}
-	w.b = append(w.b, s...)
-}
-
-func (w *rowWriter) end() {
-	if w.mysql {
-		w.b = append(w.b, ')')
-	} else {
-		w.b = append(w.b, '\n')
-	}
-	w.fields = 0
-	w.rows++
-}
 
 // table is one table's DDL and data. Rows are numbered 1..rows; gen writes row i.
 type table struct {
@@ -84,7 +20,7 @@ type table struct {
 	cols, pk string
 	insert   []string // columns the generator fills
 	rows     int
-	gen      func(w *rowWriter, i int, scratch []byte)
+	gen      func(w *workload.Rows, i int, scratch []byte)
 	// after runs once the table is loaded: secondary indexes, then foreign keys.
 	indexes, fkeys []string
 }
@@ -98,58 +34,58 @@ func (p *payments) tables(kind sqldb.Kind) []table {
 	return []table{
 		{name: "banks", cols: "id int NOT NULL, name varchar(64) NOT NULL, swift char(11) NOT NULL", pk: "id",
 			insert: []string{"id", "name", "swift"}, rows: p.banks,
-			gen: func(w *rowWriter, i int, s []byte) {
-				w.int(int64(i))
-				w.bytes(fmt.Appendf(s, "Bank %d", i))
-				w.bytes(fmt.Appendf(s, "FBNK%07d", i))
+			gen: func(w *workload.Rows, i int, s []byte) {
+				w.Int(int64(i))
+				w.Bytes(fmt.Appendf(s, "Bank %d", i))
+				w.Bytes(fmt.Appendf(s, "FBNK%07d", i))
 			}},
 		{name: "users", cols: "id int NOT NULL, name varchar(64) NOT NULL, email varchar(128) NOT NULL, status varchar(16) NOT NULL", pk: "id",
 			insert: []string{"id", "name", "email", "status"}, rows: p.accounts,
-			gen: func(w *rowWriter, i int, s []byte) {
-				w.int(int64(i))
-				w.bytes(fmt.Appendf(s, "User %d", i))
-				w.bytes(fmt.Appendf(s, "user%d@example.com", i))
-				w.str("active")
+			gen: func(w *workload.Rows, i int, s []byte) {
+				w.Int(int64(i))
+				w.Bytes(fmt.Appendf(s, "User %d", i))
+				w.Bytes(fmt.Appendf(s, "user%d@example.com", i))
+				w.Str("active")
 			}},
 		// Every user may view and transfer; the transfer check still reads the row.
 		{name: "permissions", cols: "user_id int NOT NULL, permission varchar(32) NOT NULL", pk: "user_id, permission",
 			insert: []string{"user_id", "permission"}, rows: 2 * p.accounts,
-			gen: func(w *rowWriter, i int, s []byte) {
-				w.int(int64((i + 1) / 2))
+			gen: func(w *workload.Rows, i int, s []byte) {
+				w.Int(int64((i + 1) / 2))
 				if i%2 == 1 {
-					w.str("view")
+					w.Str("view")
 				} else {
-					w.str("transfer")
+					w.Str("transfer")
 				}
 			},
 			fkeys: []string{"FOREIGN KEY (user_id) REFERENCES users (id)"}},
 		{name: "auth_tokens", cols: "token char(32) NOT NULL, user_id int NOT NULL, expires_at " + ts + " NOT NULL", pk: "token",
 			insert: []string{"token", "user_id", "expires_at"}, rows: p.accounts,
-			gen: func(w *rowWriter, i int, s []byte) {
-				w.bytes(appendToken(s, int64(i)))
-				w.int(int64(i))
-				w.str("2099-12-31 00:00:00")
+			gen: func(w *workload.Rows, i int, s []byte) {
+				w.Bytes(appendToken(s, int64(i)))
+				w.Int(int64(i))
+				w.Str("2099-12-31 00:00:00")
 			},
 			indexes: []string{"user_id"}, fkeys: []string{"FOREIGN KEY (user_id) REFERENCES users (id)"}},
 		// Account i belongs to user i, so a client knows a user's account without a lookup.
 		{name: "accounts", cols: "id int NOT NULL, user_id int NOT NULL, bank_id int NOT NULL, balance decimal(15,2) NOT NULL", pk: "id",
 			insert: []string{"id", "user_id", "bank_id", "balance"}, rows: p.accounts,
-			gen: func(w *rowWriter, i int, s []byte) {
-				w.int(int64(i))
-				w.int(int64(i))
-				w.int(int64((i-1)%p.banks + 1))
-				w.str(initial)
+			gen: func(w *workload.Rows, i int, s []byte) {
+				w.Int(int64(i))
+				w.Int(int64(i))
+				w.Int(int64((i-1)%p.banks + 1))
+				w.Str(initial)
 			},
 			indexes: []string{"user_id", "bank_id"},
 			fkeys:   []string{"FOREIGN KEY (user_id) REFERENCES users (id)", "FOREIGN KEY (bank_id) REFERENCES banks (id)"}},
 		{name: "cards", cols: "id int NOT NULL, account_id int NOT NULL, number char(16) NOT NULL, expires char(5) NOT NULL, status varchar(16) NOT NULL", pk: "id",
 			insert: []string{"id", "account_id", "number", "expires", "status"}, rows: p.accounts,
-			gen: func(w *rowWriter, i int, s []byte) {
-				w.int(int64(i))
-				w.int(int64(i))
-				w.bytes(fmt.Appendf(s, "4%015d", i))
-				w.str("12/30")
-				w.str("active")
+			gen: func(w *workload.Rows, i int, s []byte) {
+				w.Int(int64(i))
+				w.Int(int64(i))
+				w.Bytes(fmt.Appendf(s, "4%015d", i))
+				w.Str("12/30")
+				w.Str("active")
 			},
 			indexes: []string{"account_id"}, fkeys: []string{"FOREIGN KEY (account_id) REFERENCES accounts (id)"}},
 		// (from_account, id) serves the delete of an account's oldest transfers; InnoDB appends the
@@ -287,13 +223,13 @@ func copyRows(ctx context.Context, c sqldb.Conn, j loadJob, progress func(int64)
 	pr, pw := io.Pipe()
 	go func() {
 		bw := bufio.NewWriterSize(pw, 256<<10)
-		w := &rowWriter{}
+		w := &workload.Rows{}
 		scratch := make([]byte, 0, 64)
 		for i := j.lo; i <= j.hi; i++ {
-			w.b = w.b[:0]
+			w.Reset("")
 			j.t.gen(w, i, scratch[:0])
-			w.end()
-			if _, err := bw.Write(w.b); err != nil {
+			w.End()
+			if _, err := bw.Write(w.Buf); err != nil {
 				pw.CloseWithError(err)
 				return
 			}
@@ -314,17 +250,16 @@ func copyRows(ctx context.Context, c sqldb.Conn, j loadJob, progress func(int64)
 func insertRows(ctx context.Context, c sqldb.Conn, j loadJob, progress func(int64)) error {
 	const batch = 5000
 	head := fmt.Sprintf("INSERT INTO %s (%s) VALUES ", j.t.name, strings.Join(j.t.insert, ", "))
-	w := &rowWriter{mysql: true}
+	w := &workload.Rows{MySQL: true}
 	scratch := make([]byte, 0, 64)
 	for start := j.lo; start <= j.hi; start += batch {
 		end := min(start+batch-1, j.hi)
-		w.b = append(w.b[:0], head...)
-		w.rows = 0
+		w.Reset(head)
 		for i := start; i <= end; i++ {
 			j.t.gen(w, i, scratch[:0])
-			w.end()
+			w.End()
 		}
-		if err := c.Exec(ctx, string(w.b)); err != nil {
+		if err := c.Exec(ctx, string(w.Buf)); err != nil {
 			return err
 		}
 		progress(int64(end - start + 1))
