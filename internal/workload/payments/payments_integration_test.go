@@ -201,26 +201,11 @@ func TestRefusesForeignTables(t *testing.T) {
 	for _, kind := range testserver.Kinds() {
 		t.Run(kind, func(t *testing.T) {
 			tg := testserver.Database(t, kind)
-			ctx := context.Background()
 			c := workloadtest.Conn(t, tg)
 			workloadtest.Exec(t, c, "CREATE TABLE transfers (id int PRIMARY KEY, note varchar(20))")
 			workloadtest.Exec(t, c, "INSERT INTO transfers VALUES (1, 'precious')")
 			j := newJob(t, tg, map[string]string{"accounts": "100"})
-			for _, force := range []bool{false, true} {
-				err := j.Workload.Prepare(ctx, j.Env(1, force, nil, nil))
-				if err == nil || !strings.Contains(err.Error(), "transfers exists and was not created by fairbench") {
-					t.Fatalf("prepare (force=%v) over a foreign transfers table: %v, want a refusal", force, err)
-				}
-			}
-			if ok, _ := sqldb.TableExists(ctx, c, "banks"); ok {
-				t.Fatal("prepare created banks before refusing")
-			}
-			if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "left transfers") {
-				t.Fatalf("cleanup: %v, want it to say it left transfers alone", err)
-			}
-			if rows := workloadtest.Rows(t, c, "SELECT note FROM transfers"); len(rows) != 1 || rows[0][0] != "precious" {
-				t.Fatalf("the user's table was changed: %v", rows)
-			}
+			workloadtest.ForeignTableLeftAlone(t, c, j, "transfers", "banks", "SELECT note FROM transfers", "precious")
 		})
 	}
 }

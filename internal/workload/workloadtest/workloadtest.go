@@ -113,3 +113,27 @@ func PrepareAgainRefused(t testing.TB, j *job.Job, loadThreads int) {
 		t.Fatalf("second prepare: %v, want a refusal", err)
 	}
 }
+
+// ForeignTableLeftAlone checks fairbench's promise about a table it did not create, which the
+// test has created by hand: prepare refuses with and without --force before creating anything
+// (notCreated must still be absent), cleanup says it left the table, and selectSQL on it still
+// returns want in its one row.
+func ForeignTableLeftAlone(t testing.TB, c sqldb.Conn, j *job.Job, table, notCreated, selectSQL, want string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, force := range []bool{false, true} {
+		err := j.Workload.Prepare(ctx, j.Env(1, force, nil, nil))
+		if err == nil || !strings.Contains(err.Error(), table+" exists and was not created by fairbench") {
+			t.Fatalf("prepare (force=%v) over a foreign %s table: %v, want a refusal", force, table, err)
+		}
+	}
+	if ok, _ := sqldb.TableExists(ctx, c, notCreated); ok {
+		t.Fatalf("prepare created %s before refusing", notCreated)
+	}
+	if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "left "+table) {
+		t.Fatalf("cleanup: %v, want it to say it left %s alone", err, table)
+	}
+	if rows := Rows(t, c, selectSQL); len(rows) != 1 || rows[0][0] != want {
+		t.Fatalf("the user's table was changed: %v", rows)
+	}
+}
