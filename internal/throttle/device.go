@@ -70,11 +70,15 @@ func NewDevice(ctx context.Context, opts DeviceOptions) (_ *Device, err error) {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return nil, fmt.Errorf("device work dir: %w", err)
 	}
-	base, err := os.MkdirTemp(work, "fairbench-throttle-")
+	base, err := os.MkdirTemp(work, devicePrefix)
 	if err != nil {
 		return nil, fmt.Errorf("device work dir: %w", err)
 	}
 	base, _ = filepath.Abs(base)
+	if err := writeOwner(base); err != nil {
+		_ = os.RemoveAll(base)
+		return nil, fmt.Errorf("device work dir: %w", err)
+	}
 	d := &Device{base: base, File: filepath.Join(base, "disk.img"), Dir: filepath.Join(base, "mnt")}
 	defer func() {
 		if err != nil {

@@ -3,6 +3,7 @@ package throttle
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -365,4 +366,101 @@ func TestNotRoot(t *testing.T) {
 	if _, err := Available(); !errors.Is(err, ErrNotRoot) {
 		t.Errorf("Available: %v", err)
 	}
+}
+
+// staleChildEnv makes TestReapStale's child process hold a device until it is killed.
+const staleChildEnv = "FAIRBENCH_THROTTLE_STALE_CHILD"
+
+// TestReapStale kills a process that holds a capped device with a "server" on it, the way
+// kill -9 or the OOM killer ends a fairbench, and checks that ReapStale then removes the server,
+// the cap, the mount, the loop device and the directory, and leaves a live process's device alone.
+func TestReapStale(t *testing.T) {
+	if work := os.Getenv(staleChildEnv); work != "" {
+		holdDevice(work)
+		return
+	}
+	needThrottle(t)
+	work := t.TempDir()
+	live, err := Setup(context.Background(), DeviceOptions{WorkDir: work, SizeBytes: 256 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+
+	child := exec.Command(os.Args[0], "-test.run=^TestReapStale$")
+	child.Env = append(os.Environ(), staleChildEnv+"="+work)
+	child.Stderr = os.Stderr
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var dev string
+	var server int
+	if _, err := fmt.Fscanf(out, "ready %s %d\n", &dev, &server); err != nil {
+		child.Process.Kill()
+		child.Wait()
+		t.Fatalf("child did not get ready: %v", err)
+	}
+	child.Process.Kill()
+	child.Wait()
+	if err := syscall.Kill(server, 0); err != nil {
+		t.Fatalf("the child's server died with it (%v): nothing stale to reap", err)
+	}
+
+	if h, err := findHierarchy(); err == nil && !h.v2 {
+		b, _ := os.ReadFile(filepath.Join(h.root, "blkio.throttle.read_bps_device"))
+		if parseV1Rule(string(b), dev) != 25<<20 {
+			t.Fatalf("the killed child's cap for %s is not there to reap: %q", dev, b)
+		}
+	}
+	reaped, err := ReapStale(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reaped) != 1 || strings.HasPrefix(live.Device.Dir, reaped[0]) {
+		t.Fatalf("reaped %v; want the killed child's device only", reaped)
+	}
+	t.Logf("reaped %v (device %s, server pid %d)", reaped, dev, server)
+	if syscall.Kill(server, 0) == nil && !isZombie(server) {
+		t.Error("the dead run's server still runs")
+	}
+	if l := live.Leftovers(); len(l) != 3 { // the live mount, loop device and directory
+		t.Errorf("the live device was touched: %v", l)
+	}
+	if err := live.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertClean(t, work, dev, nil)
+	if h, err := findHierarchy(); err == nil && h.v2 {
+		if m, _ := filepath.Glob(filepath.Join(h.root, fmt.Sprintf("fairbench-%d-*", child.Process.Pid))); len(m) > 0 {
+			t.Errorf("the dead run's cgroups are left: %v", m)
+		}
+	}
+}
+
+// holdDevice sets up a capped device with a stand-in server (a process in its own group with
+// its working directory on the device, in the cgroup), says so, and waits to be killed.
+func holdDevice(work string) {
+	fail := func(err error) { fmt.Fprintln(os.Stderr, "child:", err); os.Exit(1) }
+	th, err := Setup(context.Background(), DeviceOptions{WorkDir: work, SizeBytes: 256 << 20})
+	if err != nil {
+		fail(err)
+	}
+	if err := th.Group.SetLimit(25<<20, 25<<20); err != nil {
+		fail(err)
+	}
+	server := exec.Command("sleep", "600")
+	server.Dir = th.Device.Dir
+	server.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := server.Start(); err != nil {
+		fail(err)
+	}
+	if err := th.Group.Add([]int{server.Process.Pid}); err != nil {
+		fail(err)
+	}
+	fmt.Printf("ready %s %d\n", th.Device.DevNum(), server.Process.Pid)
+	time.Sleep(10 * time.Minute) // killed long before
 }
