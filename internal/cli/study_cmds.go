@@ -128,12 +128,13 @@ func newStudyMVCCCmd() *cobra.Command {
 func newStudyBandwidthCmd() *cobra.Command {
 	var s studyFlags
 	var limits, deviceSize string
+	var tpchScale float64
 	cmd := &cobra.Command{
 		Use:   "bandwidth [--engines postgres,mariadb] [--limits 50M,125M,250M,500M,max] [--out DIR]",
 		Short: "OLTP throughput with the data directory on a device capped from a trickle to its maximum",
 		Long: "bandwidth puts each engine's data directory on a loop device of its own and caps its read and write\n" +
 			"bandwidth with cgroups (v2 io.max or v1 blkio throttling), proving each cap with direct I/O before\n" +
-			"measuring OLTP read-write at it. It needs root.",
+			"measuring OLTP read-write and timing TPC-H Q18 at it. It needs root.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Checked first: nothing else matters on a machine where the study cannot run.
@@ -164,11 +165,14 @@ func newStudyBandwidthCmd() *cobra.Command {
 				}
 				dev = n
 			}
+			if tpchScale < 0 || tpchScale > 100 {
+				return badInputf("--tpch-scale %v: use a TPC-H scale factor like 0.1, or 0 to skip Q18", tpchScale)
+			}
 			c, err := s.common(cmd, "bandwidth")
 			if err != nil {
 				return err
 			}
-			_, runErr := study.RunBandwidth(cmd.Context(), study.BandwidthOptions{Common: c, Limits: ls, DeviceBytes: dev})
+			_, runErr := study.RunBandwidth(cmd.Context(), study.BandwidthOptions{Common: c, Limits: ls, DeviceBytes: dev, TPCHScale: tpchScale})
 			return reportStudy(cmd, c.OutDir, runErr)
 		},
 	}
@@ -176,6 +180,7 @@ func newStudyBandwidthCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&limits, "limits", strings.Join(study.DefaultLimits, ","), "bandwidth caps, read and write each (M = MiB/s; max = uncapped)")
 	f.StringVar(&deviceSize, "device-size", "", fmt.Sprintf("size of the sparse loop device (default %dG)", throttle.DefaultDeviceSize>>30))
+	f.Float64Var(&tpchScale, "tpch-scale", study.DefaultTPCHScale, "TPC-H scale factor of the data Q18 is timed on at every step (0 skips Q18)")
 	f.StringVar(&s.workDir, "workdir", "", "where the loop device's backing file goes; its disk is the uncapped maximum (default the system temp dir)")
 	return cmd
 }

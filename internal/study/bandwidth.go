@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
-	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/throttle"
 	"github.com/fairbench/fairbench/internal/version"
@@ -26,22 +26,26 @@ type BandwidthOptions struct {
 	Common
 	Limits      []string // as throttle.ParseRate reads them; "max" = no cap
 	DeviceBytes int64    // size of the loop device (sparse); default throttle.DefaultDeviceSize
+	// TPCHScale is the scale factor of the TPC-H data Q18 runs on at every step; 0 skips Q18.
+	TPCHScale float64
 }
 
-// StepWorkload is a workload measured once at each bandwidth step besides OLTP read-write.
-// TPC-H Q18 is meant to plug in here once fairbench has a TPC-H workload; until then the list
-// is empty and the report says Q18 was not run.
+// StepWorkload is a workload timed once at each bandwidth step, after OLTP read-write.
 type StepWorkload interface {
 	Name() string
 	Prepare(ctx context.Context, tg sqldb.Target) error
 	Run(ctx context.Context, tg sqldb.Target) (seconds float64, err error)
 }
 
-// ExtraStepWorkloads are run at every step, after OLTP read-write.
-var ExtraStepWorkloads []StepWorkload
-
-// Q18Status is what the report says about TPC-H Q18 while no StepWorkload provides it.
-const Q18Status = "not run: fairbench has no TPC-H workload yet. The hook is study.ExtraStepWorkloads: a StepWorkload named \"tpch_q18\" registered there is loaded once per engine and timed at every step"
+// q18Status says in the report how TPC-H Q18 was measured.
+func q18Status(scale float64) string {
+	if scale <= 0 {
+		return "not run (--tpch-scale 0)."
+	}
+	return fmt.Sprintf("TPC-H at scale factor %s is loaded uncapped once per engine; at every step, after OLTP read-write, "+
+		"the device's page cache is dropped and Q18 (validation parameters) runs once and is timed. "+
+		"The second engine's answer is checked against the first's.", strconv.FormatFloat(scale, 'f', -1, 64))
+}
 
 // Bandwidth is the bandwidth study's document (bandwidth.json).
 type Bandwidth struct {
@@ -94,7 +98,8 @@ type Step struct {
 	PagesRequestedPerSec4K float64 `json:"pages_requested_per_s_4k"`
 	PagesReadPerSec4K      float64 `json:"pages_read_per_s_4k"`
 
-	// What reached the device (its own counters), averaged over the run and the busiest second.
+	// What reached the device (its own counters), averaged over the run and over its busiest
+	// five seconds (peakWindow says why not one).
 	DeviceReadBps      float64 `json:"device_read_bps"`
 	DeviceWriteBps     float64 `json:"device_write_bps"`
 	DeviceReadPeakBps  float64 `json:"device_read_peak_bps"`
@@ -114,8 +119,9 @@ type Step struct {
 
 // ExtraResult is one StepWorkload's figure at a step.
 type ExtraResult struct {
-	Seconds float64 `json:"seconds,omitempty"`
-	Error   string  `json:"error,omitempty"`
+	Seconds       float64 `json:"seconds,omitempty"`
+	DeviceReadBps float64 `json:"device_read_bps,omitempty"` // averaged over the query
+	Error         string  `json:"error,omitempty"`
 }
 
 // Crossover compares two engines' throughput across the limits.
@@ -155,15 +161,18 @@ func RunBandwidth(ctx context.Context, o BandwidthOptions) (*Bandwidth, error) {
 	if err := mkOut(o.OutDir); err != nil {
 		return nil, err
 	}
+	// A study killed outright left its device, cap and server behind; they would skew this one.
+	reaped, err := throttle.ReapStale(o.WorkDir)
+	for _, r := range reaped {
+		logf(o.Log, "removed what a killed fairbench left behind: %s", r)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("removing what a killed fairbench left behind: %w", err)
+	}
 	cfg := configOf(&o.Common)
 	cfg.Limits, cfg.DeviceBytes = o.Limits, o.DeviceBytes
 	doc := &Bandwidth{Study: "bandwidth", Schema: SchemaVersion, ToolVersion: version.Version, StartedAt: time.Now().UTC(),
-		Command: o.Command, Config: cfg, Mechanism: mech, TPCHQ18: Q18Status}
-	for _, w := range ExtraStepWorkloads {
-		if w.Name() == "tpch_q18" {
-			doc.TPCHQ18 = "timed at every step (see each step's extra figures)"
-		}
-	}
+		Command: o.Command, Config: cfg, Mechanism: mech, TPCHQ18: q18Status(o.TPCHScale)}
 	var errs []error
 	for _, kind := range o.Engines {
 		e, err := runBandwidthEngine(ctx, &o, kind, limits)
@@ -243,7 +252,9 @@ func runBandwidthEngine(ctx context.Context, o *BandwidthOptions, kind string, l
 	if st, err := readTableState(ctx, admin, o.Tables); err == nil {
 		e.DataBytes = st.tableBytes + st.indexBytes
 	}
-	for _, w := range ExtraStepWorkloads {
+	extra := o.stepWorkloads()
+	for _, w := range extra {
+		logf(o.Log, "%s: loading %s (uncapped)", kind, w.Name())
 		if err := w.Prepare(ctx, tg); err != nil {
 			return e, fmt.Errorf("preparing %s: %w", w.Name(), err)
 		}
@@ -251,7 +262,7 @@ func runBandwidthEngine(ctx context.Context, o *BandwidthOptions, kind string, l
 	for i, lim := range limits {
 		st := Step{Limit: o.Limits[i], LimitBps: lim, Workload: "oltp_read_write"}
 		logf(o.Log, "%s: bandwidth %s", kind, st.Limit)
-		err := runStep(ctx, o, th, srv, tg, e.PageSize, &st)
+		err := runStep(ctx, o, th, srv, tg, e.PageSize, extra, &st)
 		if err != nil {
 			st.Error = oneLine(err.Error())
 		}
@@ -273,7 +284,8 @@ func probeSize(bps int64) int64 {
 	return min(max(3*bps, 16<<20), 256<<20)
 }
 
-func runStep(ctx context.Context, o *BandwidthOptions, th *throttle.Throttled, srv *engine.Server, tg sqldb.Target, pageSize int, st *Step) error {
+func runStep(ctx context.Context, o *BandwidthOptions, th *throttle.Throttled, srv *engine.Server, tg sqldb.Target, pageSize int,
+	extra []StepWorkload, st *Step) error {
 	if err := th.Group.SetLimit(st.LimitBps, st.LimitBps); err != nil {
 		return err
 	}
@@ -298,18 +310,9 @@ func runStep(ctx context.Context, o *BandwidthOptions, th *throttle.Throttled, s
 		}
 	}
 
-	dev := &deviceRates{}
-	if s, err := th.Device.Stats(); err == nil {
-		dev.add(s)
-	}
-	m, runErr := runMeasured(ctx, tg, &o.Common, st.Workload, srv.PIDs, func(*result.Interval) {
-		if s, err := th.Device.Stats(); err == nil {
-			dev.add(s)
-		}
-	}, nil)
-	if s, err := th.Device.Stats(); err == nil {
-		dev.add(s)
-	}
+	dev := sampleDevice(th.Device.Stats, time.Second)
+	m, runErr := runMeasured(ctx, tg, &o.Common, st.Workload, srv.PIDs, nil, nil)
+	dev.finish()
 	if m != nil {
 		fillStep(st, m, dev, pageSize)
 		if f, err := writeRun(o.OutDir, fmt.Sprintf("%s bandwidth %s", tg.Kind, st.Limit), m.res); err == nil {
@@ -319,24 +322,73 @@ func runStep(ctx context.Context, o *BandwidthOptions, th *throttle.Throttled, s
 	if runErr != nil {
 		return runErr
 	}
-	for _, w := range ExtraStepWorkloads {
+	for _, w := range extra {
 		if st.Extra == nil {
 			st.Extra = map[string]ExtraResult{}
 		}
-		secs, err := w.Run(ctx, tg)
-		r := ExtraResult{Seconds: round2(secs)}
-		if err != nil {
-			r.Error = oneLine(err.Error())
-		}
-		st.Extra[w.Name()] = r
+		st.Extra[w.Name()] = runExtra(ctx, th, tg, w)
 	}
 	return nil
 }
 
-// deviceRates turns the device's counters, sampled once a second, into averages and peaks.
+// runExtra times one step workload from a cold page cache, with the device's read rate while it
+// ran. Its failure is recorded, not fatal: OLTP's figure at this step stands on its own.
+func runExtra(ctx context.Context, th *throttle.Throttled, tg sqldb.Target, w StepWorkload) ExtraResult {
+	if err := th.Device.DropCache(); err != nil {
+		return ExtraResult{Error: oneLine(err.Error())}
+	}
+	before, berr := th.Device.Stats()
+	secs, err := w.Run(ctx, tg)
+	r := ExtraResult{Seconds: round2(secs)}
+	if after, aerr := th.Device.Stats(); berr == nil && aerr == nil {
+		if d := after.At.Sub(before.At).Seconds(); d > 0 {
+			r.DeviceReadBps = float64(after.ReadBytes-before.ReadBytes) / d
+		}
+	}
+	if err != nil {
+		r.Error = oneLine(err.Error())
+	}
+	return r
+}
+
+// deviceRates samples the device's counters every second on a goroutine of its own, so that a
+// slow server query can never stretch or shift a window, and turns them into averages and peaks.
 type deviceRates struct {
 	mu      sync.Mutex
 	samples []throttle.IOStats
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// sampleDevice starts sampling now; stop takes the last sample.
+func sampleDevice(stats func() (throttle.IOStats, error), every time.Duration) *deviceRates {
+	d := &deviceRates{stop: make(chan struct{}), done: make(chan struct{})}
+	take := func() {
+		if s, err := stats(); err == nil {
+			d.add(s)
+		}
+	}
+	take()
+	go func() {
+		defer close(d.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				take()
+			case <-d.stop:
+				take()
+				return
+			}
+		}
+	}()
+	return d
+}
+
+func (d *deviceRates) finish() {
+	close(d.stop)
+	<-d.done
 }
 
 func (d *deviceRates) add(s throttle.IOStats) {
@@ -345,26 +397,42 @@ func (d *deviceRates) add(s throttle.IOStats) {
 	d.mu.Unlock()
 }
 
+// peakWindow is the window of the reported peaks. The device counts an I/O when it completes:
+// a hiccup of the disk under the loop device holds back a fraction of a second's completions and
+// lets them land in the next second, so one-second windows swing by that much around what the
+// throttle passed, while over five seconds the swing is a fifth of it.
+const peakWindow = 5 * time.Second
+
+// rates returns the averages over all samples and the peaks over the busiest window of at
+// least peakWindow (or of the whole run, when it is shorter).
 func (d *deviceRates) rates() (rAvg, wAvg, rPeak, wPeak float64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if len(d.samples) < 2 {
+	n := len(d.samples)
+	if n < 2 {
 		return
 	}
-	first, last := d.samples[0], d.samples[len(d.samples)-1]
-	if secs := last.At.Sub(first.At).Seconds(); secs > 0 {
-		rAvg = float64(last.ReadBytes-first.ReadBytes) / secs
-		wAvg = float64(last.WriteBytes-first.WriteBytes) / secs
-	}
-	for i := 1; i < len(d.samples); i++ {
-		a, b := d.samples[i-1], d.samples[i]
-		// Windows much shorter than the sampling second (the last one) over-read a burst.
+	rate := func(a, b throttle.IOStats) (float64, float64) {
 		secs := b.At.Sub(a.At).Seconds()
-		if secs < 0.5 {
-			continue
+		if secs <= 0 {
+			return 0, 0
 		}
-		rPeak = math.Max(rPeak, float64(b.ReadBytes-a.ReadBytes)/secs)
-		wPeak = math.Max(wPeak, float64(b.WriteBytes-a.WriteBytes)/secs)
+		return float64(b.ReadBytes-a.ReadBytes) / secs, float64(b.WriteBytes-a.WriteBytes) / secs
+	}
+	rAvg, wAvg = rate(d.samples[0], d.samples[n-1])
+	j := 0
+	for i := 0; i < n; i++ {
+		for j < n && d.samples[j].At.Sub(d.samples[i].At) < peakWindow {
+			j++
+		}
+		if j == n {
+			break
+		}
+		r, w := rate(d.samples[i], d.samples[j])
+		rPeak, wPeak = math.Max(rPeak, r), math.Max(wPeak, w)
+	}
+	if rPeak == 0 && wPeak == 0 {
+		rPeak, wPeak = rAvg, wAvg // a run shorter than the window
 	}
 	return
 }

@@ -161,7 +161,7 @@ func TestBandwidthStudy(t *testing.T) {
 	c := tiny(t, kinds)
 	// Somewhat more data than the buffer pool, so that the capped step really waits on the device.
 	c.Time, c.TableSize = 3*time.Second, 150000
-	doc, err := RunBandwidth(context.Background(), BandwidthOptions{Common: c, Limits: []string{"25M", "max"}, DeviceBytes: 1 << 30})
+	doc, err := RunBandwidth(context.Background(), BandwidthOptions{Common: c, Limits: []string{"25M", "max"}, DeviceBytes: 1 << 30, TPCHScale: 0.01})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,12 +186,17 @@ func TestBandwidthStudy(t *testing.T) {
 		if capped.TPS <= 0 || free.TPS <= 0 || capped.PagesRequestedPerSec4K <= 0 {
 			t.Errorf("%s: TPS %v / %v, pages/s %v", e.Kind, capped.TPS, free.TPS, capped.PagesRequestedPerSec4K)
 		}
+		for _, st := range e.Steps {
+			if q := st.Extra["tpch_q18"]; q.Error != "" || q.Seconds <= 0 {
+				t.Errorf("%s at %s: TPC-H Q18 %+v", e.Kind, st.Limit, q)
+			}
+		}
 		if free.WithinCap != nil || free.Probe == nil || free.Probe.WriteBps <= 28e6 {
 			t.Errorf("%s uncapped step: within %v, probe %+v", e.Kind, free.WithinCap, free.Probe)
 		}
 	}
 	md, _ := os.ReadFile(filepath.Join(c.OutDir, "report.md"))
-	for _, want := range []string{"| 25M |", "| max |", "TPC-H Q18"} {
+	for _, want := range []string{"| 25M |", "| max |", "TPC-H Q18 seconds"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}

@@ -235,34 +235,84 @@ func TestKnee(t *testing.T) {
 
 func TestDeviceRates(t *testing.T) {
 	base := time.Unix(100, 0)
-	d := &deviceRates{}
-	for i, s := range []struct{ r, w int64 }{{0, 0}, {10e6, 20e6}, {30e6, 30e6}, {31e6, 31e6}} {
-		d.add(throttle.IOStats{At: base.Add(time.Duration(i) * time.Second), ReadBytes: s.r, WriteBytes: s.w})
+	at := func(ms int) time.Time { return base.Add(time.Duration(ms) * time.Millisecond) }
+	for _, tc := range []struct {
+		name                 string
+		samples              []throttle.IOStats
+		rAvg, wAvg, rPk, wPk float64
+	}{
+		{"too few samples", []throttle.IOStats{{At: at(0)}}, 0, 0, 0, 0},
+		{"shorter than the window: peaks are the averages",
+			[]throttle.IOStats{{At: at(0)}, {At: at(2000), ReadBytes: 20e6, WriteBytes: 10e6}}, 10e6, 5e6, 10e6, 5e6},
+		{
+			// One second of 40 MB among 20 MB seconds: the busiest five seconds hold it at 24 MB/s.
+			"a burst is spread over the window",
+			[]throttle.IOStats{{At: at(0)}, {At: at(1000), ReadBytes: 20e6}, {At: at(2000), ReadBytes: 60e6},
+				{At: at(3000), ReadBytes: 80e6}, {At: at(4000), ReadBytes: 100e6}, {At: at(5000), ReadBytes: 120e6},
+				{At: at(6000), ReadBytes: 140e6}, {At: at(7000), ReadBytes: 160e6}},
+			160e6 / 7, 0, 24e6, 0,
+		},
+		{
+			// A late sample makes a longer window; its rate is per real second, not per sample.
+			"uneven samples",
+			[]throttle.IOStats{{At: at(0)}, {At: at(2500), WriteBytes: 50e6}, {At: at(5000), WriteBytes: 100e6},
+				{At: at(10000), WriteBytes: 100e6}},
+			0, 10e6, 0, 20e6,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &deviceRates{}
+			for _, s := range tc.samples {
+				d.add(s)
+			}
+			r, w, rp, wp := d.rates()
+			for _, c := range []struct {
+				name      string
+				got, want float64
+			}{{"read avg", r, tc.rAvg}, {"write avg", w, tc.wAvg}, {"read peak", rp, tc.rPk}, {"write peak", wp, tc.wPk}} {
+				if math.Abs(c.got-c.want) > 1 {
+					t.Errorf("%s %.0f, want %.0f", c.name, c.got, c.want)
+				}
+			}
+		})
 	}
-	d.add(throttle.IOStats{At: base.Add(3100 * time.Millisecond), ReadBytes: 41e6, WriteBytes: 31e6}) // a short tail window
-	r, w, rp, wp := d.rates()
-	if math.Abs(r-41e6/3.1) > 1 || math.Abs(w-31e6/3.1) > 1 || rp != 20e6 || wp != 20e6 {
-		t.Errorf("rates %v %v peaks %v %v", r, w, rp, wp)
+}
+
+func TestSampleDevice(t *testing.T) {
+	var n int64
+	d := sampleDevice(func() (throttle.IOStats, error) {
+		n += 1e6
+		return throttle.IOStats{At: time.Now(), ReadBytes: n}, nil
+	}, 10*time.Millisecond)
+	time.Sleep(55 * time.Millisecond)
+	d.finish()
+	if len(d.samples) < 4 {
+		t.Errorf("%d samples in 55 ms at one per 10 ms (with the first and the last)", len(d.samples))
 	}
 }
 
 func TestRenderBandwidth(t *testing.T) {
-	doc := &Bandwidth{Study: "bandwidth", Complete: true, Mechanism: throttle.CgroupV1, TPCHQ18: Q18Status,
+	doc := &Bandwidth{Study: "bandwidth", Complete: true, Mechanism: throttle.CgroupV1, TPCHQ18: q18Status(0.1),
 		Config:  Config{Limits: []string{"25M", "125M", "500M", "max"}, BufferPoolBytes: 64 << 20, StepSeconds: 20},
 		Engines: []BandwidthEngine{bwEngine("postgres", 100, 300, 500, 600), bwEngine("mariadb", 150, 310, 450, 550)}}
 	doc.Engines[0].Steps[0].WithinCap = ptr(true)
+	for i, secs := range []float64{9.5, 4.25, 2, 1.5} {
+		doc.Engines[0].Steps[i].Extra = map[string]ExtraResult{"tpch_q18": {Seconds: secs, DeviceReadBps: 26.1e6}}
+	}
+	doc.Engines[1].Steps[0].Extra = map[string]ExtraResult{"tpch_q18": {Error: "Q18 timeout: canceled after 10m"}}
 	doc.Crossovers = Crossovers(doc)
 	doc.Notes = bandwidthNotes(doc)
 	md, html, err := RenderBandwidth(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| 25M | 100 (0) | 150 (0) |", "## Crossover", "not run: fairbench has no TPC-H workload yet", "root blkio cgroup"} {
+	for _, want := range []string{"| 25M | 100 (0) | 150 (0) |", "## Crossover", "TPC-H at scale factor 0.1 is loaded", "root blkio cgroup",
+		"| 25M | 9.50 (26.1) | failed: Q18 timeout: canceled after 10m |", "| max | 1.50 (26.1) | – |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
-	if n := strings.Count(string(html), "<svg"); n != 2 {
-		t.Errorf("report.html has %d charts, want 2", n)
+	if n := strings.Count(string(html), "<svg"); n != 3 {
+		t.Errorf("report.html has %d charts, want 3 (throughput, pages, Q18)", n)
 	}
 }
