@@ -107,10 +107,10 @@ func (c *blockingConn) readSyscall(b []byte) (int, error) {
 		var n int
 		var err error
 		if raw {
-			n, err = rawIO(syscall.SYS_READ, c.fd, b)
+			n, err = rawIO(syscall.SYS_RECVFROM, c.fd, b)
 			raw = false
 		} else {
-			n, err = syscall.Read(c.fd, b)
+			n, err = ioSyscall(syscall.SYS_RECVFROM, c.fd, b)
 		}
 		if err == syscall.EINTR || err == syscall.EAGAIN {
 			continue
@@ -132,10 +132,10 @@ func (c *blockingConn) Write(b []byte) (int, error) {
 		var n int
 		var err error
 		if raw {
-			n, err = rawIO(syscall.SYS_WRITE, c.fd, b[written:])
+			n, err = rawIO(syscall.SYS_SENDTO, c.fd, b[written:])
 			raw = false
 		} else {
-			n, err = syscall.Write(c.fd, b[written:])
+			n, err = ioSyscall(syscall.SYS_SENDTO, c.fd, b[written:])
 		}
 		if err == syscall.EINTR || err == syscall.EAGAIN {
 			continue
@@ -170,8 +170,20 @@ func (c *blockingConn) SetWriteDeadline(t time.Time) error { return nil }
 // rawWait bounds how long a raw (unpreemptible) system call may block; see blockingConn.
 const rawWait = 5 * time.Millisecond
 
+// rawIO and ioSyscall use recvfrom and sendto (with no flags and no address) rather than read
+// and write: on a socket they do the same, minus the file layer's checks and position lock, as
+// libpq's recv and send do.
 func rawIO(trap uintptr, fd int, b []byte) (int, error) {
-	r, _, e := syscall.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	r, _, e := syscall.RawSyscall6(trap, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// ioSyscall is rawIO through the scheduler, for waits that may be long.
+func ioSyscall(trap uintptr, fd int, b []byte) (int, error) {
+	r, _, e := syscall.Syscall6(trap, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0, 0, 0)
 	if e != 0 {
 		return 0, e
 	}
