@@ -46,6 +46,8 @@ type Result struct {
 	LatencyMS     Latency  `json:"latency_ms"`
 	ScheduleLagMS *Latency `json:"schedule_lag_ms,omitempty"` // open loop only: how late transactions started
 	ClientCPUS    float64  `json:"client_cpu_s"`
+	// ClientScheduling is the client threads' Linux scheduling policy: "batch" or "normal".
+	ClientScheduling string `json:"client_scheduling,omitempty"`
 
 	Intervals []Interval `json:"intervals"`
 	// Histogram is the latency histogram in microseconds, HdrHistogram V2 compressed and base64

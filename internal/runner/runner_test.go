@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"math"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -268,5 +270,61 @@ func TestRunner(t *testing.T) {
 			}
 			c.check(t, resultView{res}, err)
 		})
+	}
+}
+
+// policyProbe records the scheduling policy of the OS thread each transaction runs on.
+type policyProbe struct {
+	probe
+	mu       sync.Mutex
+	policies map[int]bool // sched_getscheduler(2) values seen
+}
+
+func (p *policyProbe) NewWorker(ctx context.Context, c sqldb.Conn, r *randgen.Rand, i, n int) (workload.Worker, error) {
+	w, err := p.probe.NewWorker(ctx, c, r, i, n)
+	return &policyWorker{probeWorker: w.(*probeWorker), p: p}, err
+}
+
+type policyWorker struct {
+	*probeWorker
+	p *policyProbe
+}
+
+func (w *policyWorker) Transaction(ctx context.Context, q *workload.Queries) error {
+	pol, _, _ := syscall.RawSyscall(syscall.SYS_SCHED_GETSCHEDULER, 0, 0, 0)
+	w.p.mu.Lock()
+	w.p.policies[int(pol)] = true
+	w.p.mu.Unlock()
+	return w.probeWorker.Transaction(ctx, q)
+}
+
+func TestClientScheduling(t *testing.T) {
+	const sysOther, sysBatch = 0, 3
+	for _, tc := range []struct {
+		env        string
+		wantResult string
+		wantPolicy int
+	}{
+		{"", SchedBatch, sysBatch},
+		{"normal", SchedNormal, sysOther},
+	} {
+		t.Run(tc.wantResult, func(t *testing.T) {
+			t.Setenv("FAIRBENCH_CLIENT_SCHED", tc.env)
+			p := &policyProbe{policies: map[int]bool{}}
+			res, err := Run(context.Background(), config(2, 300*time.Millisecond), connector(t), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ClientScheduling != tc.wantResult {
+				t.Errorf("result says %q, want %q", res.ClientScheduling, tc.wantResult)
+			}
+			if len(p.policies) != 1 || !p.policies[tc.wantPolicy] {
+				t.Errorf("transactions ran under policies %v, want only %d", p.policies, tc.wantPolicy)
+			}
+		})
+	}
+	// The batch threads end with their goroutines: this goroutine's thread is untouched.
+	if pol, _, _ := syscall.RawSyscall(syscall.SYS_SCHED_GETSCHEDULER, 0, 0, 0); pol != sysOther {
+		t.Errorf("the test's own thread runs under policy %d", pol)
 	}
 }
