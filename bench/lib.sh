@@ -46,3 +46,10 @@ start_server() {
 # cpu_of FILE: user+system seconds that /usr/bin/time -f '%U %S' wrote on the last line.
 cpu_of() { tail -n 1 "$1" | awk '{printf "%.3f", $1 + $2}'; }
 per_txn_us() { awk -v c="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.1f", c * 1e6 / n; else print "-" }'; }
+
+# stat_ticks: the machine's total and stolen CPU ticks (/proc/stat). On a virtual machine the
+# hypervisor may take CPU from it ("steal"); a run with much steal is not comparable with one
+# without, so the scripts print how much each run lost.
+stat_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $9}' /proc/stat; }
+# steal_pct BEFORE AFTER: percent of the machine's time stolen between two stat_ticks.
+steal_pct() { echo "$1 $2" | awk '{t = $3 - $1; printf "%.0f", (t > 0 ? ($4 - $2) * 100 / t : 0)}'; }
