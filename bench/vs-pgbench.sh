@@ -27,7 +27,7 @@ for tool in pgbench psql; do
 done
 . bench/lib.sh
 
-row() { printf '%-14s %12s %14s %12s\n' "$@"; }
+row() { printf '%-14s %12s %14s %12s %7s\n' "$@"; }
 
 start_server postgres "$tmp/serve.log" --buffer-pool 1G || exit 1
 export PGPASSWORD="$pass"
@@ -44,25 +44,29 @@ pg_prep=$(tail -n 1 "$tmp/t")
 fb_prep=$(tail -n 1 "$tmp/t")
 printf 'load scale %d: pgbench -i %ss, fairbench prepare %ss\n' "$SCALE" "$pg_prep" "$fb_prep"
 
-row tool TPS "cpu/txn µs" transactions
+row tool TPS "cpu/txn µs" transactions "steal%"
 pg_sum=0; fb_sum=0
 run_pgbench() {
+  local t0
+  t0=$(stat_ticks)
   /usr/bin/time -f '%U %S' -o "$tmp/cpu" pgbench -M prepared -c "$THREADS" -j "$THREADS" -T "$TIME" "${pg[@]}" "$db" >"$tmp/pg.out" 2>/dev/null
   local n tps
   n=$(awk '/number of transactions actually processed/ {print $NF}' "$tmp/pg.out")
   tps=$(awk '/^tps/ {printf "%.2f", $3; exit}' "$tmp/pg.out")
   pg_sum=$(awk -v a="$pg_sum" -v b="$tps" 'BEGIN { print a + b }')
-  row "pgbench#$1" "$tps" "$(per_txn_us "$(cpu_of "$tmp/cpu")" "$n")" "$n"
+  row "pgbench#$1" "$tps" "$(per_txn_us "$(cpu_of "$tmp/cpu")" "$n")" "$n" "$(steal_pct "$t0" "$(stat_ticks)")"
 }
 run_fairbench() {
   psql "${pg[@]}" -d "$fbdb" -qc "VACUUM pgbench_branches" -c "VACUUM pgbench_tellers" >/dev/null
+  local t0
+  t0=$(stat_ticks)
   /usr/bin/time -f '%U %S' -o "$tmp/cpu" "$FB" run --target "$fbdsn" --workload tpcb --scale "$SCALE" \
     --threads "$THREADS" --time "${TIME}s" --out "$tmp/fb.json" >"$tmp/fb.out" 2>/dev/null
   local n tps
   n=$(awk '/transactions:/ {print $2}' "$tmp/fb.out")
   tps=$(awk -F'[()]' '/transactions:/ {split($2, a, " "); print a[1]}' "$tmp/fb.out")
   fb_sum=$(awk -v a="$fb_sum" -v b="$tps" 'BEGIN { print a + b }')
-  row "fairbench#$1" "$tps" "$(per_txn_us "$(cpu_of "$tmp/cpu")" "$n")" "$n"
+  row "fairbench#$1" "$tps" "$(per_txn_us "$(cpu_of "$tmp/cpu")" "$n")" "$n" "$(steal_pct "$t0" "$(stat_ticks)")"
 }
 # Who goes first alternates, so a drift in machine state (checkpoints, caches) favours neither.
 for round in $(seq "$ROUNDS"); do
