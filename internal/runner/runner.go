@@ -241,7 +241,7 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 				if !measuring.Load() {
 					continue
 				}
-				micros := done.Sub(intended).Microseconds()
+				micros := (done.Sub(intended) - n.q.Paused).Microseconds()
 				t.total.add(&n)
 				t.totalHist.Record(micros)
 				if arrivals != nil {

@@ -328,3 +328,33 @@ func TestClientScheduling(t *testing.T) {
 		t.Errorf("the test's own thread runs under policy %d", pol)
 	}
 }
+
+// pausingProbe waits 20 ms on purpose before each statement, as TPC-C's terminals think.
+type pausingProbe struct{ probe }
+
+func (p *pausingProbe) NewWorker(ctx context.Context, c sqldb.Conn, r *randgen.Rand, i, n int) (workload.Worker, error) {
+	w, err := p.probe.NewWorker(ctx, c, r, i, n)
+	return &pausingWorker{w.(*probeWorker)}, err
+}
+
+type pausingWorker struct{ *probeWorker }
+
+func (w *pausingWorker) Transaction(ctx context.Context, q *workload.Queries) error {
+	time.Sleep(20 * time.Millisecond)
+	q.Paused += 20 * time.Millisecond
+	return w.probeWorker.Transaction(ctx, q)
+}
+
+func TestPausedTimeIsNotLatency(t *testing.T) {
+	res, err := Run(context.Background(), config(1, 500*time.Millisecond), connector(t), &pausingProbe{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// About 20 transactions of one SELECT 1 each: well under a millisecond without the pauses.
+	if res.Transactions < 10 || res.Transactions > 26 {
+		t.Errorf("%d transactions in 0.5 s with 20 ms pauses", res.Transactions)
+	}
+	if res.LatencyMS.Max >= 20 || res.LatencyMS.Avg <= 0 {
+		t.Errorf("latency avg %.3f ms, max %.3f ms: the 20 ms pauses are counted in it", res.LatencyMS.Avg, res.LatencyMS.Max)
+	}
+}

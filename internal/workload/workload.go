@@ -45,6 +45,9 @@ type Queries struct {
 	// Kind is the index, in TransactionKinds(), of the transaction type the worker ran; workloads
 	// with one kind of transaction leave it 0.
 	Kind int
+	// Paused is time the worker waited on purpose (TPC-C's keying and think times): the runner
+	// leaves it out of the transaction's latency, as the spec measures response time.
+	Paused time.Duration
 }
 
 // Typed is implemented by workloads with several transaction types (TPC-C's NewOrder, Payment,

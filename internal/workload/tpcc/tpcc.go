@@ -47,7 +47,7 @@ func init() {
 			"throughput in NewOrders per minute; consistency conditions checked after every run",
 		Options: []workload.Option{
 			{Name: "warehouses", Default: "1", Help: "TPC-C warehouses (about 100 MB of data each); each thread works for warehouse thread % warehouses + 1"},
-			{Name: "think", Default: "off", Help: "on: sleep the spec's keying and think times before every transaction (terminal emulation, ~20 s a transaction per thread; latencies then include them)"},
+			{Name: "think", Default: "off", Help: "on: sleep the spec's keying and think times before every transaction (terminal emulation, ~20 s a transaction per thread; latencies leave them out)"},
 		},
 		Dataset:     name,
 		DataOptions: []string{"warehouses"},

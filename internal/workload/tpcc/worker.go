@@ -210,9 +210,11 @@ func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 		w.draw()
 		if w.t.think {
 			// The previous transaction's think time, then this one's keying time (clause 5.2.5).
-			// They sleep inside the runner's timing, so latencies include them, and a run ends
-			// only when every thread is through its sleep: Worker has no hook outside the clock.
-			time.Sleep(w.pendingThink + time.Duration(keyingTime[w.kind]*float64(time.Second)))
+			// Reported as paused, so the latency is the response time alone; a run still ends
+			// only when every thread is through its sleep.
+			pause := w.pendingThink + time.Duration(keyingTime[w.kind]*float64(time.Second))
+			time.Sleep(pause)
+			q.Paused += pause
 			w.pendingThink = time.Duration(w.g.exp(thinkMean[w.kind]) * float64(time.Second))
 		}
 	}
