@@ -147,7 +147,12 @@ func TestIntegrationCounters(t *testing.T) {
 			}
 			doWork(t, srv.env)
 			// PostgreSQL publishes a backend's statistics when it exits, moments after the client
-			// closes, so the after-read is retried briefly.
+			// closes, and its WAL and database statistics separately, so the after-read is retried
+			// until every figure asserted below has arrived, or briefly.
+			settled := func(d map[string]int64) bool {
+				return d[KeyBufferHits]+d[KeyBufferReads] > 0 && d[KeyWALBytes] > 0 &&
+					(c.Kind().MySQLFamily() || d["tup_inserted"] >= 1000)
+			}
 			var delta map[string]int64
 			deadline := time.Now().Add(5 * time.Second)
 			for {
@@ -156,7 +161,7 @@ func TestIntegrationCounters(t *testing.T) {
 					t.Fatal(err)
 				}
 				delta = Delta(before, after)
-				if (delta[KeyBufferHits]+delta[KeyBufferReads] > 0 && delta[KeyWALBytes] > 0) || time.Now().After(deadline) {
+				if settled(delta) || time.Now().After(deadline) {
 					break
 				}
 				time.Sleep(50 * time.Millisecond)
