@@ -252,17 +252,32 @@ func runBandwidthEngine(ctx context.Context, o *BandwidthOptions, kind string, l
 	if st, err := readTableState(ctx, admin, o.Tables); err == nil {
 		e.DataBytes = st.tableBytes + st.indexBytes
 	}
-	extra := o.stepWorkloads()
-	for _, w := range extra {
+	// A step workload that cannot be loaded (no TPC-H generator, say) is reported at every step;
+	// the OLTP figures do not depend on it.
+	var extra []StepWorkload
+	notLoaded := map[string]string{}
+	for _, w := range o.stepWorkloads() {
 		logf(o.Log, "%s: loading %s (uncapped)", kind, w.Name())
 		if err := w.Prepare(ctx, tg); err != nil {
-			return e, fmt.Errorf("preparing %s: %w", w.Name(), err)
+			if ctx.Err() != nil {
+				return e, err
+			}
+			logf(o.Log, "%s: %s not loaded: %v", kind, w.Name(), err)
+			notLoaded[w.Name()] = "not loaded: " + oneLine(err.Error())
+			continue
 		}
+		extra = append(extra, w)
 	}
 	for i, lim := range limits {
 		st := Step{Limit: o.Limits[i], LimitBps: lim, Workload: "oltp_read_write"}
 		logf(o.Log, "%s: bandwidth %s", kind, st.Limit)
 		err := runStep(ctx, o, th, srv, tg, e.PageSize, extra, &st)
+		for name, why := range notLoaded {
+			if st.Extra == nil {
+				st.Extra = map[string]ExtraResult{}
+			}
+			st.Extra[name] = ExtraResult{Error: why}
+		}
 		if err != nil {
 			st.Error = oneLine(err.Error())
 		}
