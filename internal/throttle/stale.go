@@ -22,19 +22,27 @@ const (
 	ownerGrace = time.Minute
 )
 
-// processStart is the process's start time in clock ticks since boot (proc(5) stat field 22).
-func processStart(pid int) (string, error) {
+// statFields are the fields of /proc/PID/stat after the command name (proc(5): state, ppid, ...);
+// the name itself is in parentheses and may hold spaces or parentheses.
+func statFields(pid int) ([]string, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	// The command name (field 2) is in parentheses and may itself hold spaces or parentheses.
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return "", fmt.Errorf("/proc/%d/stat: no command name", pid)
+		return nil, fmt.Errorf("/proc/%d/stat: no command name", pid)
 	}
-	f := strings.Fields(s[i+1:])
+	return strings.Fields(s[i+1:]), nil
+}
+
+// processStart is the process's start time in clock ticks since boot (stat field 22).
+func processStart(pid int) (string, error) {
+	f, err := statFields(pid)
+	if err != nil {
+		return "", err
+	}
 	if len(f) < 20 {
 		return "", fmt.Errorf("/proc/%d/stat: too few fields", pid)
 	}
@@ -177,13 +185,8 @@ func processesUsing(dir string) []int {
 // isZombie: a killed child of a dead parent is reaped by init, but until then it still answers
 // kill(pid, 0).
 func isZombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+	f, err := statFields(pid)
+	return err != nil || (len(f) > 0 && f[0] == "Z")
 }
 
 // liftV1Cap removes the device's rules from the v1 blkio root, where this package puts them.
