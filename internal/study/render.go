@@ -529,36 +529,47 @@ func RenderBandwidth(doc *Bandwidth) (md, html []byte, err error) {
 // q18Section is TPC-H Q18's time at every cap, per engine: the published analysis's second figure.
 func q18Section(doc *Bandwidth, cats []string, byLimit func(BandwidthEngine, string) *Step) (section, error) {
 	sec := section{Title: "TPC-H Q18", Paras: []string{doc.TPCHQ18}}
+	at := func(e BandwidthEngine, l string) (ExtraResult, bool) {
+		st := byLimit(e, l)
+		if st == nil {
+			return ExtraResult{}, false
+		}
+		r, ok := st.Extra[q18Name]
+		return r, ok
+	}
 	t := table{Caption: "TPC-H Q18 seconds (device read MB/s while it ran)", Head: []string{"Cap"}}
-	var series []barSeries
-	any := false
 	for _, e := range doc.Engines {
 		t.Head = append(t.Head, engineName(e.Kind))
+	}
+	// Failures (not loaded, timed out) are shown as well as times: the paragraph above says Q18
+	// was meant to run.
+	var series []barSeries
+	timed, reported := false, false
+	for _, e := range doc.Engines {
 		s := barSeries{Name: engineName(e.Kind), Color: colorFor(e.Kind, 0)}
 		for _, l := range cats {
 			v := math.NaN()
-			if st := byLimit(e, l); st != nil {
-				if r, ok := st.Extra["tpch_q18"]; ok && r.Error == "" {
-					v, any = r.Seconds, true
+			if r, ok := at(e, l); ok {
+				reported = true
+				if r.Error == "" {
+					v, timed = r.Seconds, true
 				}
 			}
 			s.Values = append(s.Values, v)
 		}
 		series = append(series, s)
 	}
-	if !any {
+	if !reported {
 		return sec, nil
 	}
 	for _, l := range cats {
 		row := []string{l}
 		for _, e := range doc.Engines {
 			cell := "–"
-			if st := byLimit(e, l); st != nil {
-				if r, ok := st.Extra["tpch_q18"]; ok {
-					cell = fmt.Sprintf("%s (%s)", num(r.Seconds), num(r.DeviceReadBps/1e6))
-					if r.Error != "" {
-						cell = "failed: " + r.Error
-					}
+			if r, ok := at(e, l); ok {
+				cell = fmt.Sprintf("%s (%s)", num(r.Seconds), num(r.DeviceReadBps/1e6))
+				if r.Error != "" {
+					cell = "failed: " + r.Error
 				}
 			}
 			row = append(row, cell)
@@ -566,6 +577,9 @@ func q18Section(doc *Bandwidth, cats []string, byLimit func(BandwidthEngine, str
 		t.Rows = append(t.Rows, row)
 	}
 	sec.Tables = []table{t}
+	if !timed {
+		return sec, nil
+	}
 	svg, err := categoryChart("TPC-H Q18 time by bandwidth cap (lower is better)", "seconds", cats, series, false)
 	if err != nil {
 		return sec, err

@@ -316,3 +316,24 @@ func TestRenderBandwidth(t *testing.T) {
 		t.Errorf("report.html has %d charts, want 3 (throughput, pages, Q18)", n)
 	}
 }
+
+// TestRenderQ18NotLoaded: when TPC-H could not be loaded on any engine, the report says so at
+// every step rather than leaving only the paragraph that says Q18 was meant to run.
+func TestRenderQ18NotLoaded(t *testing.T) {
+	doc := &Bandwidth{Study: "bandwidth", Complete: true, Mechanism: throttle.CgroupV1, TPCHQ18: q18Status(0.1),
+		Config:  Config{Limits: []string{"25M", "125M"}, BufferPoolBytes: 64 << 20, StepSeconds: 20},
+		Engines: []BandwidthEngine{bwEngine("postgres", 100, 300)}}
+	for i := range doc.Engines[0].Steps {
+		doc.Engines[0].Steps[i].Extra = map[string]ExtraResult{q18Name: {Error: "not loaded: tpchgen-cli not found"}}
+	}
+	md, html, err := RenderBandwidth(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(md), "failed: not loaded: tpchgen-cli not found"); n != 2 {
+		t.Errorf("report.md names the failure %d times, want once per step (2)", n)
+	}
+	if strings.Contains(string(html), "TPC-H Q18 time by bandwidth cap") {
+		t.Error("a Q18 chart with no times in it")
+	}
+}

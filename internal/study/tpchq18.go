@@ -26,7 +26,10 @@ type tpchQ18 struct {
 	log        io.Writer
 }
 
-func (q *tpchQ18) Name() string { return "tpch_q18" }
+// q18Name keys Q18's figures in each step's Extra.
+const q18Name = "tpch_q18"
+
+func (q *tpchQ18) Name() string { return q18Name }
 
 func (q *tpchQ18) job(tg sqldb.Target) (*job.Job, error) {
 	opts := map[string]string{
