@@ -114,7 +114,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newPrepareCmd(), newRunCmd(), newCleanupCmd(), newCheckCmd(), newWorkloadsCmd(),
 		newEnginesCmd(), newCompareCmd(), newReportCmd(), newServeCmd(),
-		newStudyCmd(),
+		newStudyCmd(), newHistoryCmd(), newDiffCmd(), newExportCmd(),
 	)
 	return root
 }

@@ -5,6 +5,7 @@ package result
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -282,4 +283,43 @@ func ReadDir(dir string) ([]*Result, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// ReadPath reads what a user points at: one results file, a compare directory (its results/
+// folder), or any directory of results files. An empty directory is an error that says what to give.
+func ReadPath(p string) ([]*Result, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v: give a results file or a compare directory", p, unwrapPath(err))
+	}
+	if !st.IsDir() {
+		r, err := Read(p)
+		if err != nil {
+			return nil, err
+		}
+		return []*Result{r}, nil
+	}
+	dir := p
+	if sub := filepath.Join(p, "results"); isDir(sub) {
+		dir = sub
+	}
+	rs, err := ReadDir(dir)
+	if err == nil && len(rs) == 0 {
+		err = fmt.Errorf("%s holds no results files: give a results file or a compare directory", p)
+	}
+	return rs, err
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// unwrapPath drops the path that os errors repeat, so the message names it once.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -1,0 +1,77 @@
+// Package export writes results as CSV for spreadsheets: one row per run, or one row per
+// measured interval. The columns are the results schema's own names (docs/results-schema.md).
+package export
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+var runColumns = []string{
+	"engine", "engine_version", "workload", "label", "started_at", "complete", "threads", "rate",
+	"duration_s", "transactions", "tps", "qps", "errors", "retries",
+	"latency_avg_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_p999_ms", "latency_max_ms",
+	"client_cpu_s", "server_cpu_pct",
+}
+
+var intervalColumns = []string{"engine", "engine_version", "workload", "label", "t", "threads", "tps", "qps", "p95_ms", "p99_ms", "errors", "retries", "server_cpu_pct"}
+
+// Runs writes one row per result.
+func Runs(w io.Writer, rs []*result.Result) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(runColumns); err != nil {
+		return err
+	}
+	for _, r := range rs {
+		l := r.LatencyMS
+		row := append(ident(r), r.StartedAt.UTC().Format(time.RFC3339), strconv.FormatBool(r.Complete),
+			itoa(int64(r.Threads)), ftoa(r.Rate), ftoa(r.DurationS), itoa(r.Transactions), ftoa(r.TPS), ftoa(r.QPS),
+			itoa(r.Errors), itoa(r.Retries),
+			ftoa(l.Avg), ftoa(l.P50), ftoa(l.P95), ftoa(l.P99), ftoa(l.P999), ftoa(l.Max),
+			ftoa(r.ClientCPUS), serverCPU(r))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Intervals writes one row per measured interval of every result.
+func Intervals(w io.Writer, rs []*result.Result) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(intervalColumns); err != nil {
+		return err
+	}
+	for _, r := range rs {
+		for _, iv := range r.Intervals {
+			row := append(ident(r), ftoa(iv.T), itoa(int64(iv.Threads)), ftoa(iv.TPS), ftoa(iv.QPS),
+				ftoa(iv.P95MS), ftoa(iv.P99MS), itoa(iv.Errors), itoa(iv.Retries), ftoa(iv.ServerCPUPct))
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func ident(r *result.Result) []string {
+	return []string{r.Engine.Kind, r.Engine.Version, r.Workload.Name, r.Label}
+}
+
+func serverCPU(r *result.Result) string {
+	if r.Server == nil {
+		return ""
+	}
+	return ftoa(r.Server.CPUPct)
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// ftoa writes the shortest text that reads back as the same number, as spreadsheets expect.
+func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -1,0 +1,63 @@
+package history
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+func write(t *testing.T, dir, name string, r *result.Result) {
+	t.Helper()
+	if err := result.Write(filepath.Join(dir, "results", name), r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func res(engine, workload string, tps float64, at time.Time, bufferPool string) *result.Result {
+	return &result.Result{Complete: true, StartedAt: at, Engine: result.Engine{Kind: engine, Version: engine + " 1.0"},
+		Workload: result.Workload{Name: workload, Options: map[string]string{"tables": "4"}}, Threads: 4, TPS: tps,
+		LatencyMS: result.Latency{P99: 5}, Server: &result.Server{Settings: map[string]string{"buffer_pool": bufferPool}}}
+}
+
+// Three compare directories, given newest first: three rows per engine and workload, oldest first,
+// and a fingerprint that changes exactly when a setting did.
+func TestLoadThreeDirectories(t *testing.T) {
+	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var dirs []string
+	for i, pool := range []string{"128M", "128M", "16M"} {
+		d := t.TempDir()
+		at := base.Add(time.Duration(i) * 24 * time.Hour)
+		write(t, d, "postgres-oltp_read_write.json", res("postgres", "oltp_read_write", 1000+float64(i), at, pool))
+		write(t, d, "mariadb-oltp_read_write.json", res("mariadb", "oltp_read_write", 900+float64(i), at, pool))
+		dirs = append([]string{d}, dirs...) // newest first on purpose
+	}
+	lines, err := Load(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want 2 (one per engine)", len(lines))
+	}
+	for _, l := range lines {
+		if len(l.Points) != 3 {
+			t.Fatalf("%s: %d points, want 3", l.Key, len(l.Points))
+		}
+		p := l.Points
+		if !(p[0].StartedAt < p[1].StartedAt && p[1].StartedAt < p[2].StartedAt) {
+			t.Errorf("%s: not oldest first: %s %s %s", l.Key, p[0].StartedAt, p[1].StartedAt, p[2].StartedAt)
+		}
+		if p[0].Fingerprint != p[1].Fingerprint || p[1].Fingerprint == p[2].Fingerprint {
+			t.Errorf("%s: fingerprints %s %s %s: want equal, equal, different", l.Key, p[0].Fingerprint, p[1].Fingerprint, p[2].Fingerprint)
+		}
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	for _, p := range []string{t.TempDir(), filepath.Join(t.TempDir(), "missing")} {
+		if _, err := Load([]string{p}); err == nil {
+			t.Errorf("Load(%s) accepted", p)
+		}
+	}
+}

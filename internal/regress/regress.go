@@ -1,0 +1,291 @@
+// Package regress judges whether one set of results is faster or slower than another, with a
+// statistical test rather than a single number: `fairbench diff A B`.
+//
+// Method. For each engine and workload present on both sides, the samples are the repeats of
+// that step when each side has at least MinRepeats of them (independent runs, the better unit),
+// otherwise the measured intervals of the runs (one throughput or p99 value per
+// --report-interval). The two samples are compared with the Mann-Whitney U test (two-sided,
+// alpha 0.05) as benchstat does, through golang.org/x/perf/benchmath, which makes no assumption
+// about the distribution. A change is called "faster" or "slower" only when it is both
+// significant (p < alpha) and at least MinChange in size: intervals of one run are correlated,
+// so with many of them the test alone would call a 1% wobble significant.
+//
+// What is judged: throughput for closed-loop runs; for open-loop runs (a fixed --rate) the
+// throughput is set by the rate, so p99 latency decides.
+package regress
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/perf/benchmath"
+
+	"github.com/fairbench/fairbench/internal/histogram"
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+// MinRepeats is how many repeats per side make repeats, not intervals, the samples.
+const MinRepeats = 3
+
+// Verdicts.
+const (
+	Faster        = "faster"
+	Slower        = "slower"
+	NoChange      = "no significant change"
+	NotComparable = "not comparable"
+)
+
+// Options tune the judgement.
+type Options struct {
+	Alpha     float64 // significance level; 0 means 0.05
+	MinChange float64 // smallest relative change called faster/slower; 0 means DefaultMinChange
+}
+
+// DefaultMinChange is the smallest change in the judged figure that counts, as a fraction.
+const DefaultMinChange = 0.02
+
+// Row is one engine and workload step judged across the two sides.
+type Row struct {
+	Key     Key
+	Metric  string // "tps" or "p99_ms": the figure that was judged
+	Unit    string // "repeats" or "intervals": what the samples were
+	A, B    float64
+	Change  float64 // (B - A) / A
+	P       float64
+	N1, N2  int
+	Verdict string
+	Why     string // for not comparable, or a warning from the test
+	// Whole-run figures beside the judged one, from the merged histograms.
+	TPSA, TPSB float64
+	LatA, LatB result.Latency
+}
+
+// Key identifies the same step on both sides. The engine's version is left out on purpose, so an
+// upgrade can be diffed.
+type Key struct {
+	Engine, Workload, Label string
+	Threads                 int
+	Rate                    float64
+}
+
+func (k Key) String() string {
+	s := k.Engine + " " + k.Workload
+	if k.Label != "" {
+		s += " " + k.Label
+	} else if k.Threads > 0 {
+		s += fmt.Sprintf(" threads=%d", k.Threads)
+	}
+	if k.Rate > 0 {
+		s += fmt.Sprintf(" rate=%g/s", k.Rate)
+	}
+	return s
+}
+
+func keyOf(r *result.Result) Key {
+	return Key{Engine: r.Engine.Kind, Workload: r.Workload.Name, Label: r.Label, Threads: r.Threads, Rate: r.Rate}
+}
+
+// Diff judges every step present on both sides; steps on one side only are reported as not
+// comparable. TPC-H runs have no intervals or repeats of a throughput and are left out.
+func Diff(a, b []*result.Result, o Options) []Row {
+	if o.Alpha == 0 {
+		o.Alpha = 0.05
+	}
+	if o.MinChange == 0 {
+		o.MinChange = DefaultMinChange
+	}
+	ga, gb := group(a), group(b)
+	var rows []Row
+	for _, k := range keys(ga, gb) {
+		ra, rb := ga[k], gb[k]
+		switch {
+		case len(ra) == 0:
+			rows = append(rows, Row{Key: k, Verdict: NotComparable, Why: "only in B"})
+		case len(rb) == 0:
+			rows = append(rows, Row{Key: k, Verdict: NotComparable, Why: "only in A"})
+		default:
+			rows = append(rows, judge(k, ra, rb, o))
+		}
+	}
+	return rows
+}
+
+func group(rs []*result.Result) map[Key][]*result.Result {
+	g := map[Key][]*result.Result{}
+	for _, r := range rs {
+		if r.TPCH != nil {
+			continue
+		}
+		g[keyOf(r)] = append(g[keyOf(r)], r)
+	}
+	return g
+}
+
+func keys(ga, gb map[Key][]*result.Result) []Key {
+	seen := map[Key]bool{}
+	var ks []Key
+	for _, g := range []map[Key][]*result.Result{ga, gb} {
+		for k := range g {
+			if !seen[k] {
+				seen[k] = true
+				ks = append(ks, k)
+			}
+		}
+	}
+	sort.Slice(ks, func(i, j int) bool { return ks[i].String() < ks[j].String() })
+	return ks
+}
+
+// judge compares one step's runs on side A with side B.
+func judge(k Key, ra, rb []*result.Result, o Options) Row {
+	row := Row{Key: k, Metric: "tps", Unit: "intervals"}
+	if k.Rate > 0 {
+		row.Metric = "p99_ms"
+	}
+	row.TPSA, row.LatA = pooled(ra)
+	row.TPSB, row.LatB = pooled(rb)
+	if bad := unusable(ra, rb); bad != "" {
+		row.Verdict, row.Why = NotComparable, bad
+		return row
+	}
+	if len(ra) >= MinRepeats && len(rb) >= MinRepeats {
+		row.Unit = "repeats"
+	}
+	sa, sb := samples(ra, row.Metric, row.Unit), samples(rb, row.Metric, row.Unit)
+	if len(sa) < 2 || len(sb) < 2 {
+		row.Verdict = NotComparable
+		row.Why = fmt.Sprintf("too few samples (%d and %d %s); run longer or with --repeat", len(sa), len(sb), row.Unit)
+		return row
+	}
+	th := &benchmath.Thresholds{CompareAlpha: o.Alpha}
+	s1, s2 := benchmath.NewSample(sa, th), benchmath.NewSample(sb, th)
+	cmp := benchmath.AssumeNothing.Compare(s1, s2)
+	row.A = benchmath.AssumeNothing.Summary(s1, 0.95).Center
+	row.B = benchmath.AssumeNothing.Summary(s2, 0.95).Center
+	row.P, row.N1, row.N2 = cmp.P, cmp.N1, cmp.N2
+	if len(cmp.Warnings) > 0 {
+		row.Why = cmp.Warnings[0].Error()
+	}
+	if row.A != 0 {
+		row.Change = (row.B - row.A) / row.A
+	}
+	row.Verdict = verdict(row, o)
+	return row
+}
+
+func verdict(row Row, o Options) string {
+	if row.P >= o.Alpha || math.Abs(row.Change) < o.MinChange {
+		return NoChange
+	}
+	better := row.Change > 0 // more throughput
+	if row.Metric == "p99_ms" {
+		better = row.Change < 0 // less latency
+	}
+	if better {
+		return Faster
+	}
+	return Slower
+}
+
+// unusable says why a side's runs can't be judged: incomplete runs, or no transactions.
+func unusable(sides ...[]*result.Result) string {
+	for i, rs := range sides {
+		for _, r := range rs {
+			side := string(rune('A' + i))
+			if !r.Complete {
+				return fmt.Sprintf("a run in %s is incomplete (%s)", side, firstLine(r.Error))
+			}
+			if r.Transactions == 0 {
+				return fmt.Sprintf("a run in %s has no transactions", side)
+			}
+		}
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	if s == "" {
+		return "no reason recorded"
+	}
+	return strings.SplitN(s, "\n", 2)[0]
+}
+
+// samples are one value per repeat or per interval.
+func samples(rs []*result.Result, metric, unit string) []float64 {
+	var out []float64
+	for _, r := range rs {
+		if unit == "repeats" {
+			if metric == "tps" {
+				out = append(out, r.TPS)
+			} else {
+				out = append(out, r.LatencyMS.P99)
+			}
+			continue
+		}
+		for _, iv := range r.Intervals {
+			v := iv.TPS
+			if metric == "p99_ms" {
+				v = iv.P99MS
+			}
+			if iv.TPS > 0 { // an interval with no transaction has no latency to compare
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// pooled is the side's throughput (transactions over measured seconds, all runs) and its latency
+// from the runs' histograms merged exactly.
+func pooled(rs []*result.Result) (float64, result.Latency) {
+	var txns int64
+	var secs float64
+	merged := histogram.New()
+	for _, r := range rs {
+		txns += r.Transactions
+		secs += r.DurationS
+		if h, err := histogram.Decode(r.Histogram); err == nil {
+			merged.Merge(h)
+		}
+	}
+	tps := 0.0
+	if secs > 0 {
+		tps = float64(txns) / secs
+	}
+	return tps, merged.Latency()
+}
+
+// FailIf is a CI gate: fail when a step got slower by more than Slower (a fraction).
+type FailIf struct{ SlowerThan float64 }
+
+// ParseFailIf reads "slower-than=5%" (or 0.05).
+func ParseFailIf(s string) (FailIf, error) {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(k) != "slower-than" {
+		return FailIf{}, fmt.Errorf("--fail-if %q: write it as slower-than=5%%", s)
+	}
+	v = strings.TrimSpace(v)
+	pct := strings.HasSuffix(v, "%")
+	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		return FailIf{}, fmt.Errorf("--fail-if %q: the threshold must be a percentage such as slower-than=5%%", s)
+	}
+	if pct {
+		f /= 100
+	}
+	return FailIf{SlowerThan: f}, nil
+}
+
+// Failing lists the rows that break the gate: judged slower and by more than the threshold.
+func (f FailIf) Failing(rows []Row) []Row {
+	var bad []Row
+	for _, r := range rows {
+		if r.Verdict == Slower && math.Abs(r.Change) > f.SlowerThan {
+			bad = append(bad, r)
+		}
+	}
+	return bad
+}

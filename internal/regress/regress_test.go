@@ -1,0 +1,116 @@
+package regress
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/fairbench/fairbench/internal/histogram"
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+// run makes a complete result whose intervals scatter around tps (±2%) and p99.
+func run(engine string, tps, p99 float64, intervals int, seed uint64) *result.Result {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	h := histogram.New()
+	r := &result.Result{Complete: true, Engine: result.Engine{Kind: engine}, Workload: result.Workload{Name: "oltp_read_write"},
+		Threads: 4, DurationS: float64(intervals)}
+	for i := 0; i < intervals; i++ {
+		iv := result.Interval{T: float64(i + 1), TPS: tps * (1 + 0.04*(rng.Float64()-0.5)), P99MS: p99 * (1 + 0.04*(rng.Float64()-0.5))}
+		r.Intervals = append(r.Intervals, iv)
+		r.Transactions += int64(iv.TPS)
+		h.Record(int64(p99 * 1000 / 2))
+	}
+	r.TPS = float64(r.Transactions) / r.DurationS
+	r.LatencyMS = h.Latency()
+	r.LatencyMS.P99 = p99
+	r.Histogram, _ = h.Encode()
+	return r
+}
+
+func TestDiffVerdicts(t *testing.T) {
+	tests := []struct {
+		name    string
+		a, b    []*result.Result
+		verdict string
+		unit    string
+	}{
+		{"same engine, same speed", []*result.Result{run("postgres", 1000, 5, 20, 1)}, []*result.Result{run("postgres", 1000, 5, 20, 2)}, NoChange, "intervals"},
+		{"30% fewer transactions", []*result.Result{run("postgres", 1000, 5, 20, 1)}, []*result.Result{run("postgres", 700, 5, 20, 2)}, Slower, "intervals"},
+		{"20% more transactions", []*result.Result{run("mariadb", 1000, 5, 20, 1)}, []*result.Result{run("mariadb", 1200, 5, 20, 2)}, Faster, "intervals"},
+		{"repeats are the samples", []*result.Result{run("mysql", 1000, 5, 5, 1), run("mysql", 1010, 5, 5, 2), run("mysql", 990, 5, 5, 3), run("mysql", 1000, 5, 5, 4)},
+			[]*result.Result{run("mysql", 500, 5, 5, 5), run("mysql", 505, 5, 5, 6), run("mysql", 495, 5, 5, 7), run("mysql", 500, 5, 5, 8)}, Slower, "repeats"},
+		{"two intervals cannot decide", []*result.Result{run("postgres", 1000, 5, 2, 1)}, []*result.Result{run("postgres", 500, 5, 2, 2)}, NoChange, "intervals"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := Diff(tc.a, tc.b, Options{})
+			if len(rows) != 1 {
+				t.Fatalf("%d rows, want 1", len(rows))
+			}
+			if rows[0].Verdict != tc.verdict || rows[0].Unit != tc.unit {
+				t.Errorf("verdict %q over %s (p=%.3g, change %.3f), want %q over %s", rows[0].Verdict, rows[0].Unit, rows[0].P, rows[0].Change, tc.verdict, tc.unit)
+			}
+		})
+	}
+}
+
+func TestOpenLoopJudgesLatency(t *testing.T) {
+	a, b := run("postgres", 1000, 5, 20, 1), run("postgres", 1000, 9, 20, 2)
+	a.Rate, b.Rate = 1000, 1000
+	rows := Diff([]*result.Result{a}, []*result.Result{b}, Options{})
+	if rows[0].Metric != "p99_ms" || rows[0].Verdict != Slower {
+		t.Fatalf("open loop judged %s → %s, want p99_ms → slower", rows[0].Metric, rows[0].Verdict)
+	}
+}
+
+func TestNotComparable(t *testing.T) {
+	inc := run("postgres", 1000, 5, 20, 2)
+	inc.Complete, inc.Error = false, "interrupted"
+	tests := []struct {
+		name string
+		a, b []*result.Result
+		why  string
+	}{
+		{"only in A", []*result.Result{run("postgres", 1, 1, 5, 1)}, nil, "only in A"},
+		{"only in B", nil, []*result.Result{run("mariadb", 1, 1, 5, 1)}, "only in B"},
+		{"incomplete", []*result.Result{run("postgres", 1000, 5, 20, 1)}, []*result.Result{inc}, "incomplete"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := Diff(tc.a, tc.b, Options{})
+			if rows[0].Verdict != NotComparable || !strings.Contains(rows[0].Why, tc.why) {
+				t.Errorf("got %q (%s), want not comparable: %s", rows[0].Verdict, rows[0].Why, tc.why)
+			}
+		})
+	}
+}
+
+func TestFailIf(t *testing.T) {
+	f, err := ParseFailIf("slower-than=5%")
+	if err != nil || f.SlowerThan != 0.05 {
+		t.Fatalf("ParseFailIf = %v, %v", f, err)
+	}
+	rows := []Row{{Verdict: Slower, Change: -0.30}, {Verdict: Slower, Change: -0.03}, {Verdict: Faster, Change: 0.5}, {Verdict: NoChange, Change: -0.2}}
+	if bad := f.Failing(rows); len(bad) != 1 || bad[0].Change != -0.30 {
+		t.Errorf("Failing = %+v, want the 30%% slower row only", bad)
+	}
+	for _, in := range []string{"", "slower=5%", "slower-than=x", "slower-than=-1%", "slower-than=NaN", "faster-than=5%"} {
+		if _, err := ParseFailIf(in); err == nil {
+			t.Errorf("ParseFailIf(%q) accepted", in)
+		}
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	rows := Diff([]*result.Result{run("postgres", 1000, 5, 20, 1)}, []*result.Result{run("postgres", 700, 5, 20, 2), run("mysql", 1, 1, 3, 3)}, Options{})
+	var b strings.Builder
+	if err := Markdown(&b, rows, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Mann-Whitney U", "| postgres oltp_read_write threads=4 | tps of intervals |", "slower", "not comparable: only in B"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in:\n%s", want, b.String())
+		}
+	}
+}

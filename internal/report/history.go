@@ -1,0 +1,108 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/fairbench/fairbench/internal/history"
+)
+
+// HistoryMarkdown renders the lines as one table (`fairbench history`).
+func HistoryMarkdown(lines []history.Line) []byte {
+	return renderMarkdown(historyDocument(lines, false))
+}
+
+// HistoryHTML renders the same table and a chart of TPS and p99 over the runs per workload.
+func HistoryHTML(lines []history.Line) ([]byte, error) {
+	return renderHTML(historyDocument(lines, true))
+}
+
+func historyDocument(lines []history.Line, charts bool) *document {
+	t := &table{
+		Header:  []string{"engine and workload", "run", "started (UTC)", "server version", "fingerprint", "TPS", "p99 ms", "from"},
+		Numeric: []bool{false, true, false, false, false, true, true, false},
+		Foot: []string{"The fingerprint hashes the workload's options, threads, rate and the server's own settings: " +
+			"rows with the same fingerprint ran the same test, so a change between them is the engine's or the machine's."},
+	}
+	for _, l := range lines {
+		for i, p := range l.Points {
+			head := ""
+			if i == 0 {
+				head = l.Key.String()
+			}
+			tps := cell{Text: fmtRate(p.TPS), Incomplete: !p.Complete}
+			if !p.Complete {
+				tps.Text += " (incomplete)"
+			}
+			t.Rows = append(t.Rows, []cell{{Text: head, Head: head != ""}, {Text: fmt.Sprint(i + 1)},
+				{Text: p.StartedAt}, {Text: p.Version}, {Text: p.Fingerprint}, tps, {Text: fmtMS(p.P99MS)}, {Text: p.Source}})
+		}
+	}
+	d := &document{
+		Title:    "fairbench history",
+		Date:     historySpan(lines),
+		Summary:  fmt.Sprintf("%d engine and workload steps across the runs given, oldest first.", len(lines)),
+		Sections: []*section{{ID: "history", Heading: "Runs over time", Tables: []*table{t}}},
+	}
+	if charts {
+		if figs := historyFigures(lines); len(figs.Figures) > 0 {
+			d.Sections = append(d.Sections, &section{ID: "history-charts", Heading: "Charts", HTMLOnly: true, Figures: []figGroup{figs}})
+		}
+	}
+	return d
+}
+
+// historyFigures draws, per workload and label, TPS and p99 by run number with one line per engine.
+func historyFigures(lines []history.Line) figGroup {
+	byWorkload := map[string][]history.Line{}
+	var names []string
+	for _, l := range lines {
+		w := l.Key.Workload
+		if l.Key.Label != "" {
+			w += " " + l.Key.Label
+		}
+		if byWorkload[w] == nil {
+			names = append(names, w)
+		}
+		byWorkload[w] = append(byWorkload[w], l)
+	}
+	sort.Strings(names)
+	var g figGroup
+	for _, w := range names {
+		for _, m := range []struct {
+			y string
+			f func(history.Point) float64
+		}{{"TPS", func(p history.Point) float64 { return p.TPS }}, {"p99 ms", func(p history.Point) float64 { return p.P99MS }}} {
+			spec := lineSpec{Title: w + ": " + m.y + " by run", XName: "run", YName: m.y, Dots: true, XFromZero: false}
+			for _, l := range byWorkload[w] {
+				s := lineSeries{Name: l.Key.Engine}
+				for i, p := range l.Points {
+					s.X = append(s.X, float64(i+1))
+					s.Y = append(s.Y, m.f(p))
+				}
+				spec.Series = append(spec.Series, s)
+			}
+			svg, err := lineChart(spec)
+			if err == nil && svg != "" {
+				g.Figures = append(g.Figures, figure{Title: spec.Title, SVG: svg})
+			}
+		}
+	}
+	return g
+}
+
+// historySpan is the first and last start time among the runs.
+func historySpan(lines []history.Line) string {
+	first, last := "", ""
+	for _, l := range lines {
+		for _, p := range l.Points {
+			if first == "" || p.StartedAt < first {
+				first = p.StartedAt
+			}
+			if p.StartedAt > last {
+				last = p.StartedAt
+			}
+		}
+	}
+	return "runs from " + first + " to " + last
+}
