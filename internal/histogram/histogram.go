@@ -93,3 +93,22 @@ func Decode(s string) (*Histogram, error) {
 	}
 	return &Histogram{h: hh}, nil
 }
+
+// CumulativeAt counts, for each bound in microseconds (ascending), the values at or below it:
+// the cumulative buckets of a Prometheus histogram. A value counts under a bound when its whole
+// HdrHistogram bucket does, so the answer is exact to the histogram's three significant digits.
+func (h *Histogram) CumulativeAt(bounds []int64) []uint64 {
+	out := make([]uint64, len(bounds))
+	for _, bar := range h.h.Distribution() {
+		if bar.Count == 0 {
+			continue
+		}
+		for i := len(bounds) - 1; i >= 0 && bar.To <= bounds[i]; i-- {
+			out[i] += uint64(bar.Count)
+		}
+	}
+	return out
+}
+
+// SumMicros is the sum of all recorded values, from the histogram's mean.
+func (h *Histogram) SumMicros() float64 { return h.h.Mean() * float64(h.h.TotalCount()) }
