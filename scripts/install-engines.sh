@@ -2,7 +2,7 @@
 # Installs what fairbench needs to start throwaway database servers on a Debian machine:
 #   PostgreSQL and MariaDB from Debian's packages, and MySQL from a minimal Debian sid root
 #   (MySQL is not in Debian 12; sid ships it, and mysqld runs under chroot on a loopback port).
-# Also installs the comparison tools the benchmarks and tests use (sysbench, pgbench, chromium)
+# Also installs the comparison tools the benchmarks and tests use (sysbench, pgbench, chromium, prometheus)
 # and the TPC-H data generator (tpchgen-cli, from PyPI, in /opt/fairbench/venv).
 # Idempotent: when everything is present it does nothing and prints nothing.
 #
@@ -31,6 +31,8 @@ if [ -z "${FAIRBENCH_NO_EXTRAS:-}" ]; then
   command -v sysbench >/dev/null 2>&1 || want+=(sysbench)
   command -v pgbench >/dev/null 2>&1 || [ -x /usr/lib/postgresql/15/bin/pgbench ] || want+=(postgresql-client)
   command -v chromium >/dev/null 2>&1 || want+=(chromium)
+  # A real Prometheus scrapes --metrics-addr in the live-metrics test.
+  command -v prometheus >/dev/null 2>&1 || want+=(prometheus)
 fi
 need_mysql=""
 if [ -z "${FAIRBENCH_NO_MYSQL:-}" ] && [ ! -x "$MYSQL_ROOT/usr/sbin/mysqld" ]; then
