@@ -8,6 +8,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/export"
 	"github.com/fairbench/fairbench/internal/history"
+	"github.com/fairbench/fairbench/internal/merge"
 	"github.com/fairbench/fairbench/internal/regress"
 	"github.com/fairbench/fairbench/internal/report"
 	"github.com/fairbench/fairbench/internal/result"
@@ -141,3 +142,37 @@ func newExportCmd() *cobra.Command {
 
 // readResults reads a results file, a compare directory or a directory of results.
 func readResults(p string) ([]*result.Result, error) { return result.ReadPath(p) }
+
+func newMergeCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "merge --out ALL.json SHARD.json SHARD.json...",
+		Short: "Join the shards of one multi-host run (run --shard I/N) into one result, exactly",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return badInputf("merge needs --out FILE for the merged result")
+			}
+			var shards []merge.Shard
+			for _, p := range args {
+				r, err := result.Read(p)
+				if err != nil {
+					return badInput(err)
+				}
+				shards = append(shards, merge.Shard{Name: p, Result: r})
+			}
+			m, err := merge.Merge(shards)
+			if err != nil {
+				return badInput(err)
+			}
+			if err := result.Write(out, m); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "merged %d shards: %d transactions, %.2f TPS, p99 %.2f ms: %s\n",
+				len(shards), m.Transactions, m.TPS, m.LatencyMS.P99, out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "file for the merged result")
+	return cmd
+}

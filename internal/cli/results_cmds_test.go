@@ -80,3 +80,31 @@ func TestExportAndHistoryCommands(t *testing.T) {
 		t.Errorf("export without --csv: exit %d: %s", code, stderr)
 	}
 }
+
+func TestMergeCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "a.json")
+	fakeRun(t, good, 1000, 1)
+	truncated := filepath.Join(dir, "truncated.json")
+	data, _ := os.ReadFile(good)
+	if err := os.WriteFile(truncated, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no --out", []string{"merge", good, good}, "--out"},
+		{"truncated file", []string{"merge", "--out", filepath.Join(dir, "m.json"), good, truncated}, "not a fairbench results file"},
+		{"not shards", []string{"merge", "--out", filepath.Join(dir, "m.json"), good, good}, "no measured window"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := run(c.args...)
+			if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+				t.Errorf("exit %d, want 2 and one line containing %q: %s", code, c.want, stderr)
+			}
+		})
+	}
+}

@@ -114,7 +114,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newPrepareCmd(), newRunCmd(), newCleanupCmd(), newCheckCmd(), newWorkloadsCmd(),
 		newEnginesCmd(), newCompareCmd(), newReportCmd(), newServeCmd(),
-		newStudyCmd(), newHistoryCmd(), newDiffCmd(), newExportCmd(),
+		newStudyCmd(), newHistoryCmd(), newDiffCmd(), newExportCmd(), newMergeCmd(),
 	)
 	return root
 }

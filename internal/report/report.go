@@ -29,6 +29,9 @@ func Load(dir string) (*Input, error) {
 	if len(results) == 0 {
 		return nil, fmt.Errorf("no results files in %s", filepath.Join(dir, "results"))
 	}
+	if results, err = mergeShards(results); err != nil {
+		return nil, err
+	}
 	in := &Input{Results: results}
 	envPath := filepath.Join(dir, "environment.json")
 	data, err := os.ReadFile(envPath)

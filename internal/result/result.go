@@ -62,6 +62,15 @@ type Result struct {
 
 	// TPCH holds the analytical tests' figures (workload tpch).
 	TPCH *TPCH `json:"tpch,omitempty"`
+
+	// Measured is the measured window in wall-clock time (warm-up excluded).
+	Measured *Window `json:"measured,omitempty"`
+	// Shard is set on a shard of a multi-host run (run --shard I/N); Shards on their merge.
+	Shard  *Shard         `json:"shard,omitempty"`
+	Shards []ShardSummary `json:"shards,omitempty"`
+	// LagHistogram is the open loop's schedule-lag histogram (µs), encoded as Histogram is, so
+	// shards' lags merge exactly too.
+	LagHistogram string `json:"lag_histogram,omitempty"`
 }
 
 // TPCH is one TPC-H power or throughput test. A query whose answer is wrong or that timed out

@@ -1,0 +1,282 @@
+// Package merge joins the shards of one multi-host run (run --shard I/N on several client
+// hosts) into one result, exactly: counts are summed, latency histograms merged (percentiles are
+// never averaged), intervals lined up on the wall clock, and each shard's own figures kept so a
+// slow shard shows.
+package merge
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/histogram"
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+// Error is a merge the input does not allow (shards of different runs, windows apart); the
+// command line reports it as the user's to fix.
+type Error struct{ Msg string }
+
+func (e *Error) Error() string { return e.Msg }
+
+func errorf(format string, args ...any) error { return &Error{fmt.Sprintf(format, args...)} }
+
+// MaxSkew is how far the shards' measured windows may be apart: the larger of one second and
+// a tenth of the shortest window. Further apart, their sum is no longer one load.
+func MaxSkew(shortest time.Duration) time.Duration {
+	return max(time.Second, shortest/10)
+}
+
+// Shard is one input with the name it is known by in errors (its file).
+type Shard struct {
+	Name   string
+	Result *result.Result
+}
+
+// Merge joins shards into one result. Throughput is the sum of the shards' own rates (each
+// shard's transactions over its own window), which is the load the server saw together.
+func Merge(shards []Shard) (*result.Result, error) {
+	if len(shards) < 2 {
+		return nil, errorf("merge needs two or more shard results, got %d", len(shards))
+	}
+	if err := sameRun(shards); err != nil {
+		return nil, err
+	}
+	if err := overlap(shards); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(shards, func(i, j int) bool { return shardIndex(shards[i]) < shardIndex(shards[j]) })
+	m := base(shards[0].Result)
+	for _, s := range shards {
+		add(m, s.Result)
+	}
+	if err := mergeHistograms(m, shards); err != nil {
+		return nil, err
+	}
+	m.Intervals = alignIntervals(shards)
+	finish(m)
+	return m, nil
+}
+
+func shardIndex(s Shard) int {
+	if s.Result.Shard != nil {
+		return s.Result.Shard.Index
+	}
+	return math.MaxInt
+}
+
+// sameRun refuses shards of different workloads, options, engines or shard sets.
+func sameRun(shards []Shard) error {
+	first := shards[0]
+	a := first.Result
+	seen := map[int]string{}
+	for _, s := range shards {
+		r := s.Result
+		switch {
+		case r.Measured == nil:
+			return errorf("%s has no measured window (it was not run with --shard): merge only shard results", s.Name)
+		case r.TPCH != nil:
+			return errorf("%s is a TPC-H run: merge joins OLTP shards only", s.Name)
+		case r.Workload.Name != a.Workload.Name:
+			return errorf("%s ran %s but %s ran %s: merge only shards of one run", s.Name, r.Workload.Name, first.Name, a.Workload.Name)
+		case !maps.Equal(r.Workload.Options, a.Workload.Options):
+			return errorf("%s ran %s with other options than %s (%s): merge only shards of one run", s.Name, r.Workload.Name, first.Name, optionDiff(a.Workload.Options, r.Workload.Options))
+		case r.Engine.Kind != a.Engine.Kind || r.Engine.Version != a.Engine.Version:
+			return errorf("%s measured %s %s but %s measured %s %s: merge only shards of one server", s.Name, r.Engine.Kind, r.Engine.Version, first.Name, a.Engine.Kind, a.Engine.Version)
+		case (r.Rate > 0) != (a.Rate > 0):
+			return errorf("%s and %s mix open and closed loop: merge only shards of one run", s.Name, first.Name)
+		}
+		if r.Shard != nil {
+			if other, dup := seen[r.Shard.Index]; dup {
+				return errorf("%s and %s are both shard %d: give each shard once", other, s.Name, r.Shard.Index)
+			}
+			seen[r.Shard.Index] = s.Name
+		}
+	}
+	return nil
+}
+
+func optionDiff(a, b map[string]string) string {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	for _, k := range sorted {
+		if a[k] != b[k] {
+			return fmt.Sprintf("--%s %q vs %q", k, a[k], b[k])
+		}
+	}
+	return "none"
+}
+
+// overlap refuses windows further apart than MaxSkew, saying by how much.
+func overlap(shards []Shard) error {
+	shortest := time.Duration(math.MaxInt64)
+	var earliest, latest Shard
+	for _, s := range shards {
+		w := s.Result.Measured
+		shortest = min(shortest, w.To.Sub(w.From))
+		if earliest.Result == nil || w.From.Before(earliest.Result.Measured.From) {
+			earliest = s
+		}
+		if latest.Result == nil || w.From.After(latest.Result.Measured.From) {
+			latest = s
+		}
+	}
+	startSkew := latest.Result.Measured.From.Sub(earliest.Result.Measured.From)
+	if limit := MaxSkew(shortest); startSkew > limit {
+		return errorf("%s began measuring %s after %s, more than the %s allowed: start the shards together with --start-at",
+			latest.Name, startSkew.Round(time.Millisecond), earliest.Name, limit)
+	}
+	for _, s := range shards {
+		if d := s.Result.Measured.To.Sub(s.Result.Measured.From) - shortest; d > MaxSkew(shortest) {
+			return errorf("%s measured %s longer than the shortest shard, more than the %s allowed: give every shard the same --time",
+				s.Name, d.Round(time.Millisecond), MaxSkew(shortest))
+		}
+	}
+	return nil
+}
+
+// base starts the merged result from the first shard's identity.
+func base(r *result.Result) *result.Result {
+	m := &result.Result{
+		Schema: result.SchemaVersion, ToolVersion: r.ToolVersion, Complete: true, StartedAt: r.StartedAt,
+		Engine: r.Engine, Workload: r.Workload, Label: r.Label, WarmupS: r.WarmupS,
+		ClientScheduling: r.ClientScheduling, Server: r.Server,
+		Measured: &result.Window{From: r.Measured.From, To: r.Measured.To},
+	}
+	if r.Server != nil {
+		// The engine's counters cover the whole server, so any one shard's are the load of all of
+		// them; the per-transaction figures are taken again over the merged transactions below.
+		s := *r.Server
+		m.Server = &s
+	}
+	return m
+}
+
+// add sums one shard into m and keeps its own figures.
+func add(m, r *result.Result) {
+	m.Complete = m.Complete && r.Complete
+	if !r.Complete && m.Error == "" {
+		m.Error = "a shard is incomplete: " + r.Error
+	}
+	if r.StartedAt.Before(m.StartedAt) {
+		m.StartedAt = r.StartedAt
+	}
+	if r.Measured.From.Before(m.Measured.From) {
+		m.Measured.From = r.Measured.From
+	}
+	if r.Measured.To.After(m.Measured.To) {
+		m.Measured.To = r.Measured.To
+	}
+	m.Threads += r.Threads
+	m.Rate += r.Rate
+	m.Transactions += r.Transactions
+	m.TPS += r.TPS
+	m.Errors += r.Errors
+	m.Retries += r.Retries
+	m.Rollbacks += r.Rollbacks
+	m.Queries.Read += r.Queries.Read
+	m.Queries.Write += r.Queries.Write
+	m.Queries.Other += r.Queries.Other
+	m.Queries.Total += r.Queries.Total
+	m.QPS += r.QPS
+	m.ClientCPUS += r.ClientCPUS
+	m.DurationS = max(m.DurationS, r.DurationS)
+	for k, v := range r.Metrics {
+		if m.Metrics == nil {
+			m.Metrics = map[string]float64{}
+		}
+		m.Metrics[k] += v // the workloads' headline figures are rates (NOPM, tpmC): they add up
+	}
+	addKinds(m, r)
+	m.Shards = append(m.Shards, summary(r))
+}
+
+func addKinds(m, r *result.Result) {
+	for k, ks := range r.ByKind {
+		if m.ByKind == nil {
+			m.ByKind = map[string]*result.KindStats{}
+		}
+		mk := m.ByKind[k]
+		if mk == nil {
+			mk = &result.KindStats{}
+			m.ByKind[k] = mk
+		}
+		mk.Transactions += ks.Transactions
+		mk.TPS += ks.TPS
+		mk.Errors += ks.Errors
+		mk.Retries += ks.Retries
+		mk.Rollbacks += ks.Rollbacks
+		// Per-kind latencies are stored as percentiles only, which cannot be merged exactly:
+		// the highest shard's is kept, an upper bound, and the schema says so.
+		mk.LatencyMS = maxLatency(mk.LatencyMS, ks.LatencyMS)
+	}
+}
+
+func maxLatency(a, b result.Latency) result.Latency {
+	return result.Latency{Avg: max(a.Avg, b.Avg), P50: max(a.P50, b.P50), P90: max(a.P90, b.P90), P95: max(a.P95, b.P95),
+		P99: max(a.P99, b.P99), P999: max(a.P999, b.P999), Max: max(a.Max, b.Max)}
+}
+
+func summary(r *result.Result) result.ShardSummary {
+	s := result.ShardSummary{Window: *r.Measured, Threads: r.Threads, Rate: r.Rate, Transactions: r.Transactions,
+		TPS: r.TPS, Errors: r.Errors, Retries: r.Retries, LatencyMS: r.LatencyMS, Complete: r.Complete}
+	if r.Shard != nil {
+		s.Shard = *r.Shard
+	}
+	return s
+}
+
+// mergeHistograms merges the latency (and schedule-lag) histograms exactly.
+func mergeHistograms(m *result.Result, shards []Shard) error {
+	lat, lag := histogram.New(), histogram.New()
+	for _, s := range shards {
+		h, err := histogram.Decode(s.Result.Histogram)
+		if err != nil {
+			return errorf("%s: %v", s.Name, err)
+		}
+		lat.Merge(h)
+		if s.Result.LagHistogram != "" {
+			h, err := histogram.Decode(s.Result.LagHistogram)
+			if err != nil {
+				return errorf("%s: %v", s.Name, err)
+			}
+			lag.Merge(h)
+		}
+	}
+	m.LatencyMS = lat.Latency()
+	enc, err := lat.Encode()
+	if err != nil {
+		return err
+	}
+	m.Histogram = enc
+	if lag.Count() > 0 {
+		l := lag.Latency()
+		m.ScheduleLagMS = &l
+		if m.LagHistogram, err = lag.Encode(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish recomputes what depends on the merged totals.
+func finish(m *result.Result) {
+	if m.Server != nil && m.Server.Counters != nil && m.Transactions > 0 {
+		m.Server.PerTxn = map[string]float64{}
+		for k, v := range m.Server.Counters {
+			m.Server.PerTxn[k] = float64(v) / float64(m.Transactions)
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package merge
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/histogram"
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+var t0 = time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)
+
+// shard makes shard i of n with 10 one-second intervals and latencies drawn around meanMicros;
+// it also records the same latencies into pooled.
+func shard(i, n int, start time.Time, meanMicros float64, pooled *histogram.Histogram) Shard {
+	rng := rand.New(rand.NewPCG(uint64(i), 3))
+	h := histogram.New()
+	r := &result.Result{Complete: true, StartedAt: start.Add(-2 * time.Second), Engine: result.Engine{Kind: "postgres", Version: "15.18"},
+		Workload: result.Workload{Name: "oltp_point_select", Options: map[string]string{"tables": "4"}}, Threads: 2, DurationS: 10,
+		Shard: &result.Shard{Index: i, Count: n, Host: "host" + string(rune('0'+i))}, Measured: &result.Window{From: start, To: start.Add(10 * time.Second)}}
+	for s := 1; s <= 10; s++ {
+		txns := int64(100 + 10*i)
+		for range txns {
+			v := int64(rng.ExpFloat64() * meanMicros)
+			h.Record(v)
+			pooled.Record(v)
+		}
+		r.Transactions += txns
+		r.Intervals = append(r.Intervals, result.Interval{T: float64(s), Threads: 2, TPS: float64(txns), P99MS: float64(i)})
+	}
+	r.TPS = float64(r.Transactions) / 10
+	r.LatencyMS = h.Latency()
+	r.Histogram, _ = h.Encode()
+	return Shard{Name: r.Shard.Host + ".json", Result: r}
+}
+
+func TestMergeIsExact(t *testing.T) {
+	pooled := histogram.New()
+	var shards []Shard
+	var sum int64
+	for i := 1; i <= 3; i++ {
+		s := shard(i, 3, t0.Add(time.Duration(i*30)*time.Millisecond), float64(200*i), pooled)
+		sum += s.Result.Transactions
+		shards = append(shards, s)
+	}
+	m, err := Merge(shards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Transactions != sum || m.Threads != 6 || len(m.Shards) != 3 {
+		t.Errorf("transactions %d (want %d), threads %d, shards %d", m.Transactions, sum, m.Threads, len(m.Shards))
+	}
+	if want := pooled.Latency(); m.LatencyMS != want {
+		t.Errorf("merged latency %+v, want the pooled %+v", m.LatencyMS, want)
+	}
+	if len(m.Intervals) != 10 {
+		t.Fatalf("%d intervals, want 10 aligned on the wall clock", len(m.Intervals))
+	}
+	var ivSum float64
+	for _, iv := range m.Intervals {
+		ivSum += iv.TPS
+	}
+	if int64(ivSum) != sum || m.Intervals[0].Threads != 6 || m.Intervals[0].P99MS != 3 {
+		t.Errorf("intervals: TPS sum %v (want %d), threads %d, p99 %v", ivSum, sum, m.Intervals[0].Threads, m.Intervals[0].P99MS)
+	}
+}
+
+func TestMergeRefuses(t *testing.T) {
+	p := histogram.New()
+	mk := func(i int, start time.Time) Shard { return shard(i, 2, start, 100, p) }
+	other := mk(2, t0)
+	other.Result.Workload.Name = "oltp_read_only"
+	opts := mk(2, t0)
+	opts.Result.Workload.Options = map[string]string{"tables": "8"}
+	noWindow := mk(2, t0)
+	noWindow.Result.Measured = nil
+	longer := mk(2, t0)
+	longer.Result.Measured.To = t0.Add(15 * time.Second)
+	tests := []struct {
+		name   string
+		shards []Shard
+		want   string
+	}{
+		{"one shard", []Shard{mk(1, t0)}, "two or more"},
+		{"another workload", []Shard{mk(1, t0), other}, "ran oltp_read_only but"},
+		{"other options", []Shard{mk(1, t0), opts}, `--tables "4" vs "8"`},
+		{"not a shard", []Shard{mk(1, t0), noWindow}, "no measured window"},
+		{"same shard twice", []Shard{mk(1, t0), mk(1, t0)}, "both shard 1"},
+		{"windows apart", []Shard{mk(1, t0), mk(2, t0.Add(5 * time.Second))}, "began measuring 5s after"},
+		{"different lengths", []Shard{mk(1, t0), longer}, "5s longer"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Merge(tc.shards)
+			var me *Error
+			if !errors.As(err, &me) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Merge: %v, want a merge.Error containing %q", err, tc.want)
+			}
+		})
+	}
+}
