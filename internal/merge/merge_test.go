@@ -89,7 +89,7 @@ func TestMergeRefuses(t *testing.T) {
 		{"other options", []Shard{mk(1, t0), opts}, `--tables "4" vs "8"`},
 		{"not a shard", []Shard{mk(1, t0), noWindow}, "no measured window"},
 		{"same shard twice", []Shard{mk(1, t0), mk(1, t0)}, "both shard 1"},
-		{"windows apart", []Shard{mk(1, t0), mk(2, t0.Add(5 * time.Second))}, "began measuring 5s after"},
+		{"windows apart", []Shard{mk(1, t0), mk(2, t0.Add(5*time.Second))}, "began measuring 5s after"},
 		{"different lengths", []Shard{mk(1, t0), longer}, "5s longer"},
 	}
 	for _, tc := range tests {
