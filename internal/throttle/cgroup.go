@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fairbench/fairbench/internal/cgroup"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,38 +35,29 @@ func findHierarchy() (hierarchy, error) {
 	if err != nil {
 		return hierarchy{}, fmt.Errorf("reading the mount table: %w", err)
 	}
-	return pickHierarchy(parseMountinfo(b), func(p string) ([]byte, error) { return os.ReadFile(p) })
+	return pickHierarchy(cgroup.ParseMountinfo(b), func(p string) ([]byte, error) { return os.ReadFile(p) })
 }
 
-func pickHierarchy(mounts []mount, read func(string) ([]byte, error)) (hierarchy, error) {
+func pickHierarchy(mounts []cgroup.Mount, read func(string) ([]byte, error)) (hierarchy, error) {
 	var v2Roots []string
 	for _, m := range mounts {
-		if m.fstype != "cgroup2" {
+		if m.FSType != "cgroup2" {
 			continue
 		}
-		v2Roots = append(v2Roots, m.point)
-		if b, err := read(filepath.Join(m.point, "cgroup.controllers")); err == nil && hasWord(string(b), "io") {
-			return hierarchy{v2: true, root: m.point}, nil
+		v2Roots = append(v2Roots, m.Point)
+		if b, err := read(filepath.Join(m.Point, "cgroup.controllers")); err == nil && cgroup.HasWord(string(b), "io") {
+			return hierarchy{v2: true, root: m.Point}, nil
 		}
 	}
 	for _, m := range mounts {
-		if m.fstype == "cgroup" && hasWord(strings.ReplaceAll(m.superOpts, ",", " "), "blkio") {
-			return hierarchy{root: m.point}, nil
+		if m.FSType == "cgroup" && cgroup.HasWord(strings.ReplaceAll(m.SuperOpts, ",", " "), "blkio") {
+			return hierarchy{root: m.Point}, nil
 		}
 	}
 	if len(v2Roots) > 0 {
 		return hierarchy{}, fmt.Errorf("no cgroup I/O controller: cgroup v2 at %s has no io controller in cgroup.controllers and no cgroup v1 blkio hierarchy is mounted", strings.Join(v2Roots, ", "))
 	}
 	return hierarchy{}, errors.New("no cgroup I/O controller: neither cgroup v2 (with io) nor cgroup v1 blkio is mounted")
-}
-
-func hasWord(s, w string) bool {
-	for _, f := range strings.Fields(s) {
-		if f == w {
-			return true
-		}
-	}
-	return false
 }
 
 // Available says which mechanism NewGroup would use, or why there is none (not root, no I/O
@@ -152,10 +144,10 @@ func NewGroup(major, minor uint32) (_ *Group, err error) {
 	}
 	avail, _ := os.ReadFile(filepath.Join(h.root, "cgroup.controllers"))
 	for _, c := range []string{"io", "memory"} {
-		if hasWord(string(have), c) || !hasWord(string(avail), c) {
+		if cgroup.HasWord(string(have), c) || !cgroup.HasWord(string(avail), c) {
 			continue
 		}
-		if err := writeFile(ctl, "+"+c); err != nil {
+		if err := cgroup.WriteFile(ctl, "+"+c); err != nil {
 			if c == "memory" {
 				continue // writeback then goes to the root cgroup, uncapped; io.max still caps direct I/O
 			}
@@ -182,7 +174,7 @@ func (g *Group) SetLimit(readBps, writeBps int64) error {
 	g.limited = true // also on failure: Close must then clear whatever part was written
 	if g.h.v2 {
 		rule := fmt.Sprintf("%s rbps=%s wbps=%s", g.Device, v2Rate(readBps), v2Rate(writeBps))
-		if err := writeFile(filepath.Join(g.Dir, "io.max"), rule); err != nil {
+		if err := cgroup.WriteFile(filepath.Join(g.Dir, "io.max"), rule); err != nil {
 			return fmt.Errorf("write %q to %s/io.max: %w", rule, g.Dir, err)
 		}
 	} else {
@@ -191,7 +183,7 @@ func (g *Group) SetLimit(readBps, writeBps int64) error {
 			bps  int64
 		}{{"blkio.throttle.read_bps_device", readBps}, {"blkio.throttle.write_bps_device", writeBps}} {
 			rule := fmt.Sprintf("%s %d", g.Device, max(f.bps, 0))
-			if err := writeFile(filepath.Join(g.Dir, f.name), rule); err != nil {
+			if err := cgroup.WriteFile(filepath.Join(g.Dir, f.name), rule); err != nil {
 				return fmt.Errorf("write %q to %s: %w", rule, filepath.Join(g.Dir, f.name), err)
 			}
 		}
@@ -294,7 +286,7 @@ func (g *Group) Add(pids []int) error {
 		if cur == g.Dir {
 			continue
 		}
-		if err := writeFile(filepath.Join(g.Dir, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
+		if err := cgroup.WriteFile(filepath.Join(g.Dir, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
 			if errors.Is(err, syscall.ESRCH) {
 				continue
 			}
@@ -327,22 +319,12 @@ func (g *Group) cgroupOf(pid int) (string, error) {
 	return filepath.Join(g.h.root, rel), nil
 }
 
-// cgroupPath reads proc(5)'s /proc/PID/cgroup: "0::/path" is the v2 hierarchy, and a v1 line
-// lists its controllers in the second field ("7:blkio:/path").
+// cgroupPath is the process's cgroup in the I/O hierarchy (v2's, or v1's blkio).
 func cgroupPath(s string, v2 bool) (string, bool) {
-	for _, line := range strings.Split(s, "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if v2 && parts[0] == "0" && parts[1] == "" {
-			return parts[2], true
-		}
-		if !v2 && hasWord(strings.ReplaceAll(parts[1], ",", " "), "blkio") {
-			return parts[2], true
-		}
+	if v2 {
+		return cgroup.PathIn(s, "")
 	}
-	return "", false
+	return cgroup.PathIn(s, "blkio")
 }
 
 // Follow adds the processes pids lists every interval until ctx ends or stop is called, for
@@ -401,7 +383,7 @@ func (g *Group) Close() error {
 				if b, err := os.ReadFile(p); err == nil && parseV1Rule(string(b), g.Device) == 0 {
 					continue
 				}
-				if err := writeFile(p, g.Device+" 0"); err != nil {
+				if err := cgroup.WriteFile(p, g.Device+" 0"); err != nil {
 					errs = append(errs, fmt.Errorf("clear the cap in %s: %w", p, err))
 				}
 			}
@@ -419,7 +401,7 @@ func (g *Group) Close() error {
 func (g *Group) restore() {
 	for pid, from := range g.origins {
 		if cur, err := g.cgroupOf(pid); err == nil && cur == g.Dir {
-			_ = writeFile(filepath.Join(from, "cgroup.procs"), strconv.Itoa(pid))
+			_ = cgroup.WriteFile(filepath.Join(from, "cgroup.procs"), strconv.Itoa(pid))
 		}
 	}
 }
@@ -434,7 +416,7 @@ func (g *Group) closeV2() []error {
 		for {
 			b, _ := os.ReadFile(filepath.Join(g.Dir, "cgroup.procs"))
 			for _, p := range strings.Fields(string(b)) {
-				_ = writeFile(filepath.Join(g.h.root, "cgroup.procs"), p)
+				_ = cgroup.WriteFile(filepath.Join(g.h.root, "cgroup.procs"), p)
 			}
 			err := syscall.Rmdir(g.Dir)
 			if err == nil || errors.Is(err, syscall.ENOENT) {
@@ -456,7 +438,7 @@ func (g *Group) closeV2() []error {
 		if len(others) == 0 {
 			ctl := filepath.Join(g.h.root, "cgroup.subtree_control")
 			for i := len(g.enabled) - 1; i >= 0; i-- {
-				_ = writeFile(ctl, "-"+g.enabled[i]) // busy when other cgroups use it: theirs now
+				_ = cgroup.WriteFile(ctl, "-"+g.enabled[i]) // busy when other cgroups use it: theirs now
 			}
 		}
 		g.enabled = nil
@@ -482,18 +464,4 @@ func (g *Group) Leftovers() []string {
 		}
 	}
 	return out
-}
-
-// writeFile writes one value to a cgroup file in a single write(2), which is what the kernel
-// parses; os.WriteFile would also try to truncate, which cgroup files refuse on some kernels.
-func writeFile(path, value string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write([]byte(value))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

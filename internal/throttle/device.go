@@ -1,10 +1,10 @@
 package throttle
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fairbench/fairbench/internal/cgroup"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -356,63 +356,12 @@ func isMountPoint(dir string) bool {
 	if err != nil {
 		return false
 	}
-	for _, m := range parseMountinfo(b) {
-		if m.point == dir {
+	for _, m := range cgroup.ParseMountinfo(b) {
+		if m.Point == dir {
 			return true
 		}
 	}
 	return false
-}
-
-type mount struct {
-	point, fstype, superOpts string
-}
-
-// parseMountinfo reads proc(5)'s mountinfo: the mount point is field 5, and after the "-"
-// separator come the filesystem type, the source and the superblock options. Paths escape
-// space, tab, newline and backslash as octal.
-func parseMountinfo(b []byte) []mount {
-	var out []mount
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		f := strings.Fields(string(line))
-		if len(f) < 7 {
-			continue
-		}
-		sep := -1
-		for i := 6; i < len(f); i++ {
-			if f[i] == "-" {
-				sep = i
-				break
-			}
-		}
-		if sep < 0 || sep+1 >= len(f) {
-			continue
-		}
-		m := mount{point: unescapeOctal(f[4]), fstype: f[sep+1]}
-		if sep+3 < len(f) {
-			m.superOpts = f[sep+3]
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-func unescapeOctal(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 func lastLine(b []byte) string {

@@ -3,6 +3,7 @@ package throttle
 import (
 	"errors"
 	"fmt"
+	"github.com/fairbench/fairbench/internal/cgroup"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -199,7 +200,7 @@ func liftV1Cap(devNum string) error {
 	for _, name := range []string{"blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device"} {
 		p := filepath.Join(h.root, name)
 		if b, err := os.ReadFile(p); err == nil && parseV1Rule(string(b), devNum) != 0 {
-			if err := writeFile(p, devNum+" 0"); err != nil {
+			if err := cgroup.WriteFile(p, devNum+" 0"); err != nil {
 				errs = append(errs, fmt.Errorf("clear the cap in %s: %w", p, err))
 			}
 		}
@@ -225,7 +226,7 @@ func reapGroups() error {
 		}
 		b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 		for _, p := range strings.Fields(string(b)) {
-			_ = writeFile(filepath.Join(h.root, "cgroup.procs"), p)
+			_ = cgroup.WriteFile(filepath.Join(h.root, "cgroup.procs"), p)
 		}
 		if err := syscall.Rmdir(dir); err != nil && !errors.Is(err, syscall.ENOENT) {
 			errs = append(errs, fmt.Errorf("remove stale cgroup %s: %w", dir, err))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fairbench/fairbench/internal/cgroup"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,21 +67,21 @@ const mountinfo = `22 1 252:0 / / rw,relatime shared:1 - ext4 /dev/vda rw,discar
 `
 
 func TestParseMountinfo(t *testing.T) {
-	ms := parseMountinfo([]byte(mountinfo))
+	ms := cgroup.ParseMountinfo([]byte(mountinfo))
 	if len(ms) != 6 {
 		t.Fatalf("got %d mounts, want 6: %+v", len(ms), ms)
 	}
-	if ms[5].point != "/tmp/with space" || ms[5].fstype != "ext4" {
-		t.Errorf("escaped mount point: %+v", ms[5])
+	if ms[5].Point != "/tmp/with space" || ms[5].FSType != "ext4" {
+		t.Errorf("escaped mount Point: %+v", ms[5])
 	}
-	if ms[3].superOpts != "rw,blkio" {
+	if ms[3].SuperOpts != "rw,blkio" {
 		t.Errorf("super options: %+v", ms[3])
 	}
 }
 
 func TestPickHierarchy(t *testing.T) {
-	hybrid := parseMountinfo([]byte(mountinfo))
-	pureV2 := []mount{{point: "/sys/fs/cgroup", fstype: "cgroup2"}}
+	hybrid := cgroup.ParseMountinfo([]byte(mountinfo))
+	pureV2 := []cgroup.Mount{{Point: "/sys/fs/cgroup", FSType: "cgroup2"}}
 	files := func(m map[string]string) func(string) ([]byte, error) {
 		return func(p string) ([]byte, error) {
 			if s, ok := m[p]; ok {
@@ -91,7 +92,7 @@ func TestPickHierarchy(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
-		mounts  []mount
+		mounts  []cgroup.Mount
 		files   map[string]string
 		want    hierarchy
 		wantErr string
@@ -193,9 +194,9 @@ func assertClean(t *testing.T, work, dev string, g *Group) {
 		t.Errorf("left in the work dir: %s", e.Name())
 	}
 	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
-		for _, m := range parseMountinfo(b) {
-			if strings.HasPrefix(m.point, work) {
-				t.Errorf("mount left behind: %s", m.point)
+		for _, m := range cgroup.ParseMountinfo(b) {
+			if strings.HasPrefix(m.Point, work) {
+				t.Errorf("mount left behind: %s", m.Point)
 			}
 		}
 	}
