@@ -370,6 +370,7 @@ func testServer(t *testing.T, inst Installation, prof Profile, dir string) {
 	if !found {
 		t.Error("running server missing from Running()")
 	}
+	g := checkInOwnCgroup(t, srv, pids)
 
 	t1 := time.Now()
 	if err := srv.Stop(); err != nil {
@@ -413,6 +414,12 @@ func testServer(t *testing.T, inst Installation, prof Profile, dir string) {
 	}
 	if !strings.Contains(srv.Logs(), "\n") {
 		t.Error("Logs() empty after Stop; it should keep the tail")
+	}
+	if g != nil && len(g.Leftovers()) > 0 {
+		t.Errorf("cgroup left behind: %v", g.Leftovers())
+	}
+	if _, err := os.Stat(srv.record); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("server record %s left behind", srv.record)
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fairbench/fairbench/internal/cgroup"
 )
 
 // Timeouts are variables so that callers with slow disks can raise them.
@@ -44,13 +46,16 @@ type Server struct {
 
 	inst       Installation
 	prof       Profile
-	hostRun    string   // run dir as seen from here: data/, logs, socket
-	innerRun   string   // the same dir as the server sees it (differs under chroot)
-	mountPoint string   // bind-mount target inside the chroot, "" if none
-	mounted    bool     // mountPoint is currently mounted
-	sockDir    string   // separate short dir for the socket, "" if none
-	socket     string   // unix socket path as the server sees it
-	logs       []string // host paths of log files, most telling first
+	hostRun    string        // run dir as seen from here: data/, logs, socket
+	innerRun   string        // the same dir as the server sees it (differs under chroot)
+	mountPoint string        // bind-mount target inside the chroot, "" if none
+	mounted    bool          // mountPoint is currently mounted
+	sockDir    string        // separate short dir for the socket, "" if none
+	socket     string        // unix socket path as the server sees it
+	logs       []string      // host paths of log files, most telling first
+	cg         *cgroup.Group // the server's own cgroup, nil where none could be made
+	cgErr      error         // why there is none
+	record     string        // the owner record that lets a later fairbench reap this server
 
 	mu         sync.Mutex
 	child      *child // the process currently running for this server (init step or server)
@@ -217,7 +222,12 @@ func Start(ctx context.Context, inst Installation, prof Profile, workDir string)
 		}
 	}()
 
+	reapOnce.Do(func() { reapAtStart(ReapLog) })
 	if err := s.makeRunDir(workDir); err != nil {
+		return nil, err
+	}
+	s.makeGroup()
+	if err := s.writeRecord(); err != nil {
 		return nil, err
 	}
 	if inst.Kind == Postgres {
@@ -474,6 +484,12 @@ func (s *Server) launch(cmd *exec.Cmd) error {
 	if s.Kind == Postgres {
 		console = "server.log"
 	}
+	name := filepath.Base(cmd.Path)
+	closeFiles, err := s.joinGroup(cmd)
+	if err != nil {
+		return err
+	}
+	defer closeFiles()
 	f, err := s.prepare(cmd, s.credential(), console)
 	if err != nil {
 		return err
@@ -487,9 +503,12 @@ func (s *Server) launch(cmd *exec.Cmd) error {
 	s.mu.Lock()
 	s.logOffsets = offsets
 	s.mu.Unlock()
-	_, err = s.startChild(cmd, filepath.Base(cmd.Path), true)
+	_, err = s.startChild(cmd, name, true)
 	f.Close()
-	return err
+	if err != nil {
+		return err
+	}
+	return s.writeRecord()
 }
 
 // credential is the user the server runs as: PostgreSQL refuses to run as
@@ -637,6 +656,17 @@ func (s *Server) stop() error {
 		}
 		if err := os.RemoveAll(d); err != nil {
 			errs = append(errs, fmt.Errorf("remove %s: %w", d, err))
+		}
+	}
+	if s.cg != nil {
+		// After the shutdown: only what survived it is still in the group, and is killed.
+		if err := s.cg.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.record != "" {
+		if err := os.Remove(s.record); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
 		}
 	}
 	s.mu.Lock()

@@ -1,0 +1,177 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/cgroup"
+)
+
+// A fairbench killed outright (kill -9, the OOM killer) runs no Stop: its server keeps running,
+// with its data directory and cgroup. So every server has a record naming its owner (PID and
+// start time, which tells a reused PID from the owner) and what to remove, and the next Start
+// in any fairbench reaps the servers whose owner is gone. Servers of a live fairbench, which may
+// be running beside this one, are left alone.
+
+// RecordDir holds one record per throwaway server on this machine.
+var RecordDir = filepath.Join(os.TempDir(), "fairbench-servers")
+
+// ReapLog receives one line per server reaped at Start.
+var ReapLog io.Writer = os.Stderr
+
+var reapOnce sync.Once
+
+type record struct {
+	Owner       string   `json:"owner"` // "PID STARTTIME"
+	Kind        string   `json:"kind"`
+	Port        int      `json:"port,omitempty"`
+	ServerPID   int      `json:"server_pid,omitempty"`
+	ServerStart uint64   `json:"server_start,omitempty"`
+	RunDir      string   `json:"run_dir"`
+	MountPoint  string   `json:"mount_point,omitempty"`
+	SockDir     string   `json:"sock_dir,omitempty"`
+	Cgroups     []string `json:"cgroups,omitempty"`
+}
+
+func ownerTag() string {
+	p, _ := readProc(os.Getpid())
+	return fmt.Sprintf("%d %d", os.Getpid(), p.start)
+}
+
+func ownerAlive(tag string) bool {
+	var pid int
+	var start uint64
+	if _, err := fmt.Sscanf(tag, "%d %d", &pid, &start); err != nil {
+		return false
+	}
+	p, ok := readProc(pid)
+	return ok && p.start == start && !dead(p)
+}
+
+// writeRecord writes (or rewrites, once the server process exists) the server's record.
+func (s *Server) writeRecord() error {
+	s.mu.Lock()
+	rec := record{Owner: ownerTag(), Kind: s.Kind, Port: s.port, RunDir: s.hostRun, MountPoint: s.mountPoint, SockDir: s.sockDir}
+	if s.child != nil && s.child.server {
+		if p, ok := readProc(s.child.cmd.Process.Pid); ok {
+			rec.ServerPID, rec.ServerStart = p.pid, p.start
+		}
+	}
+	if s.cg != nil {
+		for _, d := range s.cg.Dirs {
+			rec.Cgroups = append(rec.Cgroups, d)
+		}
+	}
+	if s.record == "" {
+		s.record = filepath.Join(RecordDir, fmt.Sprintf("%d-%s.json", os.Getpid(), filepath.Base(s.hostRun)))
+	}
+	path := s.record
+	s.mu.Unlock()
+	if err := os.MkdirAll(RecordDir, 0o755); err != nil {
+		return fmt.Errorf("server records: %w", err)
+	}
+	b, _ := json.Marshal(rec)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("server record: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// ReapStale stops and removes every server whose fairbench is gone: its processes, cgroup,
+// mount, data directory and record. It returns one line per server reaped.
+func ReapStale() ([]string, error) {
+	files, _ := filepath.Glob(filepath.Join(RecordDir, "*.json"))
+	var reaped []string
+	var errs []error
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var rec record
+		if err := json.Unmarshal(b, &rec); err != nil {
+			errs = append(errs, fmt.Errorf("server record %s: %w", f, err))
+			continue
+		}
+		if ownerAlive(rec.Owner) {
+			continue
+		}
+		if err := reap(rec); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+		owner, _, _ := strings.Cut(rec.Owner, " ")
+		reaped = append(reaped, fmt.Sprintf("reaped a %s server left by fairbench pid %s, which is gone (port %d, %s)", rec.Kind, owner, rec.Port, rec.RunDir))
+	}
+	return reaped, errors.Join(errs...)
+}
+
+func reap(rec record) error {
+	var errs []error
+	if rec.ServerPID != 0 {
+		if p, ok := readProc(rec.ServerPID); ok && p.start == rec.ServerStart && !dead(p) {
+			tree := processTree(rec.ServerPID)
+			shm := sharedMemoryFiles(tree)
+			killProcs(tree, syscall.SIGKILL)
+			if !waitGone(tree, 5*time.Second) {
+				errs = append(errs, fmt.Errorf("%s server pid %d survived SIGKILL", rec.Kind, rec.ServerPID))
+			}
+			for _, f := range shm {
+				_ = os.Remove(f)
+			}
+		}
+	}
+	// The cgroup holds every process of the server, also ones the tree above missed.
+	if err := cgroup.RemoveDirs(rec.Cgroups); err != nil {
+		errs = append(errs, err)
+	}
+	if rec.MountPoint != "" {
+		_ = syscall.Unmount(rec.MountPoint, syscall.MNT_DETACH)
+		if err := os.Remove(rec.MountPoint); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+	}
+	for _, d := range []string{rec.RunDir, rec.SockDir} {
+		// Only directories Start makes: a corrupt record must not remove anything else.
+		if !madeByStart(d, rec.Kind) {
+			continue
+		}
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func reapAtStart(log io.Writer) {
+	lines, err := ReapStale()
+	for _, l := range lines {
+		fmt.Fprintln(log, "fairbench: "+l)
+	}
+	if err != nil {
+		fmt.Fprintf(log, "fairbench: reaping servers left by a killed fairbench: %v\n", err)
+	}
+}
+
+// madeByStart says whether d is named as Start names its directories (fairbench-KIND-*, KIND-*
+// inside a chroot's /var/lib/fairbench, fbsock-*).
+func madeByStart(d, kind string) bool {
+	if d == "" || !filepath.IsAbs(d) {
+		return false
+	}
+	b := filepath.Base(d)
+	return strings.HasPrefix(b, "fairbench-"+kind+"-") || strings.HasPrefix(b, "fbsock-") ||
+		(strings.HasPrefix(b, kind+"-") && filepath.Base(filepath.Dir(d)) == "fairbench")
+}
