@@ -12,6 +12,7 @@ import (
 	"github.com/fairbench/fairbench/internal/compare"
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/report"
+	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/suite"
 )
 
@@ -47,11 +48,11 @@ func newEnginesCmd() *cobra.Command {
 
 func newCompareCmd() *cobra.Command {
 	var (
-		engines, suiteName, threads, duration, warmup, out, mysqlRoot, workDir, bufferPool string
-		repeat                                                                             int
-		binlog, force, verbose                                                             bool
-		seed                                                                               uint64
-		failAfter                                                                          int
+		engines, suiteName, out, mysqlRoot, workDir, bufferPool string
+		run                                                     runFlags
+		repeat                                                  int
+		binlog, force, verbose                                  bool
+		seed                                                    uint64
 	)
 	cmd := &cobra.Command{
 		Use:   "compare [--engines postgres,mariadb,mysql] [--suite quick|standard|FILE.yaml] [--out DIR]",
@@ -63,37 +64,17 @@ func newCompareCmd() *cobra.Command {
 				return badInput(err)
 			}
 			fs := cmd.Flags()
-			if fs.Changed("threads") {
-				ts, err := parseThreads(threads)
-				if err != nil {
-					return err
-				}
-				s.Threads = ts
-				for i := range s.Steps {
-					s.Steps[i].Threads = nil
-				}
-			}
-			if fs.Changed("time") {
-				if s.Time, err = parseDuration("time", duration); err != nil {
-					return err
-				}
-				for i := range s.Steps {
-					s.Steps[i].Time = 0
-				}
-			}
-			if fs.Changed("warmup") {
-				if s.Warmup, err = parseDuration("warmup", warmup); err != nil {
-					return err
-				}
-				for i := range s.Steps {
-					s.Steps[i].Warmup = 0
-				}
+			if s.Override, err = run.layer(fs); err != nil {
+				return err
 			}
 			if fs.Changed("repeat") {
-				if repeat < 1 {
-					return badInputf("--repeat must be at least 1")
+				if err := runspec.CheckRepeat("--repeat", repeat); err != nil {
+					return err
 				}
 				s.Repeat = repeat
+			}
+			if _, err := s.Resolve(); err != nil {
+				return err
 			}
 			kinds, err := compare.ParseEngines(engines, mysqlRoot)
 			if err != nil {
@@ -110,8 +91,7 @@ func newCompareCmd() *cobra.Command {
 				return err
 			}
 			opts := &compare.Options{Engines: kinds, Suite: s, OutDir: out, Profile: prof, MySQLRoot: mysqlRoot,
-				WorkDir: workDir, Seed: seed, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr(),
-				FailAfter: failAfter}
+				WorkDir: workDir, Seed: seed, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}
 			if verbose {
 				opts.IntervalLog = cmd.ErrOrStderr()
 			}
@@ -131,10 +111,8 @@ func newCompareCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&engines, "engines", "all", "engines to compare, e.g. postgres,mariadb,mysql (all = every installed one)")
 	f.StringVar(&suiteName, "suite", "quick", "suite: "+strings.Join(suite.Builtin(), ", ")+", or a YAML file (docs/suites.md)")
-	f.StringVar(&threads, "threads", "8", "client threads for every step (overrides the suite); a list runs a sweep")
-	f.StringVar(&duration, "time", "30s", "measured time of every step (overrides the suite)")
-	f.StringVar(&warmup, "warmup", "0s", "warm-up before every step (overrides the suite)")
-	f.IntVar(&repeat, "repeat", 1, "run the suite this many times per engine, alternating the engine order")
+	run.registerOverrides(f)
+	f.IntVar(&repeat, "repeat", runspec.DefaultRepeat, "run the suite this many times per engine, alternating the engine order")
 	f.StringVar(&out, "out", "", "output directory (default out/compare-TIMESTAMP)")
 	f.BoolVar(&force, "force", false, "replace results already in --out")
 	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
@@ -143,8 +121,6 @@ func newCompareCmd() *cobra.Command {
 	f.BoolVar(&binlog, "binlog", false, "turn the binary log on for MySQL and MariaDB (sync_binlog=1)")
 	f.Uint64Var(&seed, "rand-seed", 0, "random seed; 0 = from the clock")
 	f.BoolVar(&verbose, "verbose", false, "print the per-second interval lines too")
-	f.IntVar(&failAfter, "fail-after-steps", 0, "fail on purpose after N steps (for testing cleanup)")
-	_ = f.MarkHidden("fail-after-steps")
 	return cmd
 }
 
@@ -171,28 +147,13 @@ func profileFromFlags(bufferPool string, binlog bool) (engine.Profile, error) {
 	prof := engine.DefaultProfile()
 	prof.Binlog = binlog
 	if bufferPool != "" {
-		n, err := parseBytes(bufferPool)
+		n, err := runspec.ParseSize("--buffer-pool", bufferPool)
 		if err != nil {
-			return prof, badInputf("--buffer-pool %q: use a size like 512M or 2G", bufferPool)
+			return prof, err
 		}
 		prof.BufferPoolBytes = n
 	}
 	return prof, nil
-}
-
-func parseBytes(v string) (int64, error) {
-	v = strings.TrimSpace(strings.ToUpper(v))
-	mult := int64(1)
-	for suffix, m := range map[string]int64{"K": 1 << 10, "M": 1 << 20, "G": 1 << 30} {
-		if strings.HasSuffix(v, suffix) {
-			mult, v = m, strings.TrimSuffix(v, suffix)
-		}
-	}
-	var n int64
-	if _, err := fmt.Sscan(v, &n); err != nil || n <= 0 {
-		return 0, fmt.Errorf("bad size")
-	}
-	return n * mult, nil
 }
 
 func newReportCmd() *cobra.Command {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/version"
 	"github.com/fairbench/fairbench/internal/workload"
 	_ "github.com/fairbench/fairbench/internal/workload/all" // registers every workload
@@ -49,33 +50,46 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
+	// Errors that come before a command's own code runs are cobra's: an unknown command or flag,
+	// a flag value it cannot parse, a wrong number of arguments, a missing required flag.
+	started := false
+	markStarted(root, &started)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
 	fmt.Fprintln(stderr, "fairbench: "+oneLine(err.Error()))
-	var ie inputError
-	var np *workload.NotPreparedError
-	if errors.As(err, &ie) || errors.As(err, &np) || isFlagError(err) {
+	if !started || isInputError(err) {
 		return exitInput
 	}
 	return exitFail
 }
 
+// isInputError says whether the user must change something: the error, or one it wraps, is
+// typed as input.
+func isInputError(err error) bool {
+	var ie inputError
+	var re *runspec.InputError
+	var np *workload.NotPreparedError
+	return errors.As(err, &ie) || errors.As(err, &re) || errors.As(err, &np)
+}
+
+// markStarted wraps every command's RunE so that Main can tell cobra's own errors from the command's.
+func markStarted(c *cobra.Command, started *bool) {
+	if run := c.RunE; run != nil {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			*started = true
+			return run(cmd, args)
+		}
+	}
+	for _, sub := range c.Commands() {
+		markStarted(sub, started)
+	}
+}
+
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
-}
-
-// isFlagError recognises cobra/pflag's own parse errors, which it does not type.
-func isFlagError(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown flag", "unknown shorthand", "invalid argument", "flag needs an argument", "unknown command", "accepts ", "requires at least", "required flag"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/study"
 	"github.com/fairbench/fairbench/internal/throttle"
 )
@@ -38,11 +39,11 @@ type studyFlags struct {
 
 func (s *studyFlags) register(f *pflag.FlagSet, name string) {
 	f.StringVar(&s.engines, "engines", "postgres,mariadb", "engines to study, e.g. postgres,mariadb,mysql")
-	f.StringVar(&s.duration, "time", "20s", "measured time of each "+name)
-	f.IntVar(&s.threads, "threads", 4, "client threads")
-	f.IntVar(&s.tables, "tables", 4, "number of sbtest tables")
+	f.StringVar(&s.duration, "time", study.DefaultTime.String(), "measured time of each "+name)
+	f.IntVar(&s.threads, "threads", study.DefaultThreads, "client threads")
+	f.IntVar(&s.tables, "tables", study.DefaultTables, "number of sbtest tables")
 	f.IntVar(&s.tableSize, "table-size", 0, fmt.Sprintf("rows per table (default: the data is about %d× the buffer pool)", study.DataFactor))
-	f.StringVar(&s.bufferPool, "buffer-pool", "64M", "buffer pool of every engine; small, so the data does not fit")
+	f.StringVar(&s.bufferPool, "buffer-pool", runspec.FormatSize(study.DefaultBufferPool), "buffer pool of every engine; small, so the data does not fit")
 	f.StringVar(&s.out, "out", "", "output directory (default out/study-NAME-TIMESTAMP)")
 	f.StringVar(&s.mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
 	f.Uint64Var(&s.seed, "rand-seed", 0, "random seed; 0 = from the clock")
@@ -59,15 +60,15 @@ func (s *studyFlags) common(cmd *cobra.Command, name string) (study.Common, erro
 			return c, badInput(err)
 		}
 	}
-	d, err := parseDuration("time", s.duration)
+	d, err := runspec.ParseDuration("--time", s.duration)
 	if err != nil {
 		return c, err
 	}
 	if d < time.Second {
 		return c, badInputf("--time must be at least 1s, got %s", s.duration)
 	}
-	if s.threads < 1 {
-		return c, badInputf("--threads must be at least 1")
+	if err := runspec.CheckThreads("--threads", []int{s.threads}); err != nil {
+		return c, err
 	}
 	if s.tables < 1 {
 		return c, badInputf("--tables must be at least 1")
@@ -75,8 +76,11 @@ func (s *studyFlags) common(cmd *cobra.Command, name string) (study.Common, erro
 	if s.tableSize < 0 || (s.tableSize > 0 && s.tableSize < 100) {
 		return c, badInputf("--table-size must be at least 100 rows")
 	}
-	bp, err := parseBytes(s.bufferPool)
-	if err != nil || bp < 32<<20 || bp%(1<<20) != 0 {
+	bp, err := runspec.ParseSize("--buffer-pool", s.bufferPool)
+	if err != nil {
+		return c, err
+	}
+	if bp < 32<<20 || bp%(1<<20) != 0 {
 		return c, badInputf("--buffer-pool %q: use whole MiB, at least 32M, e.g. 64M", s.bufferPool)
 	}
 	out := s.out
@@ -159,8 +163,11 @@ func newStudyBandwidthCmd() *cobra.Command {
 			}
 			var dev int64
 			if deviceSize != "" {
-				n, err := parseBytes(deviceSize)
-				if err != nil || n < 256<<20 {
+				n, err := runspec.ParseSize("--device-size", deviceSize)
+				if err != nil {
+					return err
+				}
+				if n < 256<<20 {
 					return badInputf("--device-size %q: use a size like 8G, at least 256M", deviceSize)
 				}
 				dev = n

@@ -21,6 +21,7 @@ import (
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
@@ -236,124 +237,118 @@ type runFlags struct {
 	slo            string
 }
 
+// register shows runspec's defaults in the help; only flags the user sets reach runspec.Resolve,
+// which applies the defaults.
 func (r *runFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&r.threads, "threads", "8", "client threads; a list such as 1,2,4,8 runs a thread sweep")
-	fs.StringVar(&r.duration, "time", "30s", "measured duration (30s, 2m; a bare number is seconds)")
-	fs.StringVar(&r.warmup, "warmup", "0s", "run this long first without counting")
+	fs.StringVar(&r.threads, "threads", strconv.Itoa(runspec.DefaultThreads), fmt.Sprintf("client threads, at most %d; a list such as 1,2,4,8 runs a thread sweep", runspec.MaxThreads))
+	fs.StringVar(&r.duration, "time", runspec.DefaultTime.String(), "measured duration (30s, 2m; a bare number is seconds)")
+	fs.StringVar(&r.warmup, "warmup", runspec.DefaultWarmup.String(), "run this long first without counting")
 	fs.Float64Var(&r.rate, "rate", 0, "open loop: transactions per second in total (Poisson arrivals); 0 = closed loop")
-	fs.StringVar(&r.reportInterval, "report-interval", "1s", "interval between progress lines and interval records")
-	fs.IntVar(&r.maxTries, "max-tries", 10, "attempts per transaction on deadlocks and serialization failures")
+	fs.StringVar(&r.reportInterval, "report-interval", runspec.DefaultReportInterval.String(), "interval between progress lines and interval records")
+	fs.IntVar(&r.maxTries, "max-tries", runspec.DefaultMaxTries, "attempts per transaction on deadlocks and serialization failures")
 	fs.StringVar(&r.out, "out", "", "write the result as JSON to this file")
 	fs.BoolVar(&r.check, "check", false, "run the workload's data check after the run")
-	fs.StringVar(&r.ramp, "ramp", "", "add clients step by step to the saturation point: add=1,every=10s,max=64 (--time is then the longest it may run)")
+	fs.StringVar(&r.ramp, "ramp", "", "add clients step by step to the saturation point: add=1,every=10s,max=64 (--time then bounds the ramp; default: every step)")
 	fs.StringVar(&r.slo, "slo", "", "with --ramp: stop when a step's p99 latency exceeds this, e.g. 50ms")
 }
 
-// parseRamp reads --ramp add=N,every=DURATION,max=N.
-func parseRamp(v, slo string) (*runner.Ramp, error) {
-	r := &runner.Ramp{Add: 1, Every: 10 * time.Second, Max: 64}
-	bad := badInputf("--ramp %q: use add=1,every=10s,max=64", v)
-	for _, part := range strings.Split(v, ",") {
-		k, val, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if !ok {
-			return nil, bad
+// registerOverrides registers the run settings compare lays over a suite's.
+func (r *runFlags) registerOverrides(fs *pflag.FlagSet) {
+	fs.StringVar(&r.threads, "threads", strconv.Itoa(runspec.DefaultThreads), "client threads for every step (overrides the suite); a list runs a sweep")
+	fs.StringVar(&r.duration, "time", runspec.DefaultTime.String(), "measured time of every step, ramps included (overrides the suite)")
+	fs.StringVar(&r.warmup, "warmup", runspec.DefaultWarmup.String(), "warm-up before every step (overrides the suite)")
+}
+
+// layer reads the run-setting flags the user gave, through runspec's rules.
+func (r *runFlags) layer(fs *pflag.FlagSet) (runspec.Layer, error) {
+	var l runspec.Layer
+	var err error
+	if fs.Changed("threads") {
+		if l.Threads, err = runspec.ParseThreads("--threads", r.threads); err != nil {
+			return l, err
 		}
-		var err error
-		switch k {
-		case "add":
-			r.Add, err = strconv.Atoi(val)
-		case "every":
-			r.Every, err = parseDuration("ramp every", val)
-		case "max":
-			r.Max, err = strconv.Atoi(val)
-		default:
-			return nil, bad
+	}
+	durations := []struct {
+		flag     string
+		v        string
+		dst      **time.Duration
+		positive bool
+	}{{"time", r.duration, &l.Time, true}, {"warmup", r.warmup, &l.Warmup, false}, {"report-interval", r.reportInterval, &l.ReportInterval, true}}
+	for _, d := range durations {
+		if !fs.Changed(d.flag) {
+			continue
 		}
+		parse := runspec.ParseDuration
+		if d.positive {
+			parse = runspec.ParsePositiveDuration
+		}
+		v, err := parse("--"+d.flag, d.v)
 		if err != nil {
-			return nil, bad
+			return l, err
 		}
+		*d.dst = &v
 	}
-	if r.Add < 1 || r.Max < r.Add || r.Every <= 0 {
-		return nil, badInputf("--ramp %q: add must be at least 1, max at least add, every more than zero", v)
-	}
-	if slo != "" {
-		d, err := parseDuration("slo", slo)
-		if err != nil || d <= 0 {
-			return nil, badInputf("--slo %q: use a latency such as 50ms", slo)
+	if fs.Changed("rate") {
+		if err := runspec.CheckRate("--rate", r.rate); err != nil {
+			return l, err
 		}
-		r.SLO = d
+		l.Rate = &r.rate
 	}
-	return r, nil
-}
-
-// parseDuration accepts Go durations and sysbench's bare seconds.
-func parseDuration(flag, v string) (time.Duration, error) {
-	if n, err := strconv.ParseFloat(v, 64); err == nil {
-		if n < 0 {
-			return 0, badInputf("--%s must not be negative, got %s", flag, v)
+	if fs.Changed("max-tries") {
+		if err := runspec.CheckMaxTries("--max-tries", r.maxTries); err != nil {
+			return l, err
 		}
-		return time.Duration(n * float64(time.Second)), nil
+		l.MaxTries = &r.maxTries
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0, badInputf("--%s %q is not a duration: use e.g. 30s, 5m or 60", flag, v)
-	}
-	return d, nil
-}
-
-func parseThreads(v string) ([]int, error) {
-	var out []int
-	for _, p := range strings.Split(v, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(p))
-		if err != nil || n < 1 {
-			return nil, badInputf("--threads %q: use a positive number or a list like 1,2,4,8", v)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-func (r *runFlags) config(progress io.Writer) (runner.Config, []int, error) {
-	var cfg runner.Config
-	threads, err := parseThreads(r.threads)
-	if err != nil {
-		return cfg, nil, err
-	}
-	if cfg.Duration, err = parseDuration("time", r.duration); err != nil {
-		return cfg, nil, err
-	}
-	if cfg.Duration <= 0 {
-		return cfg, nil, badInputf("--time must be more than zero")
-	}
-	if cfg.Warmup, err = parseDuration("warmup", r.warmup); err != nil {
-		return cfg, nil, err
-	}
-	if cfg.ReportInterval, err = parseDuration("report-interval", r.reportInterval); err != nil {
-		return cfg, nil, err
-	}
-	if cfg.ReportInterval <= 0 {
-		cfg.ReportInterval = time.Second
-	}
-	if r.rate < 0 {
-		return cfg, nil, badInputf("--rate must not be negative")
-	}
-	if r.maxTries < 1 {
-		return cfg, nil, badInputf("--max-tries must be at least 1")
-	}
-	cfg.Rate, cfg.MaxTries, cfg.Progress = r.rate, r.maxTries, progress
 	if r.slo != "" && r.ramp == "" {
-		return cfg, nil, badInputf("--slo goes with --ramp: add --ramp add=1,every=10s,max=64")
+		return l, badInputf("--slo goes with --ramp: add --ramp add=1,every=10s,max=64")
 	}
 	if r.ramp != "" {
-		if cfg.Ramp, err = parseRamp(r.ramp, r.slo); err != nil {
-			return cfg, nil, err
+		if l.Ramp, err = runspec.ParseRamp(r.ramp, r.slo); err != nil {
+			return l, err
 		}
-		if cfg.Ramp.Every < cfg.ReportInterval {
-			cfg.ReportInterval = cfg.Ramp.Every
-		}
-		threads = []int{cfg.Ramp.Max}
 	}
-	return cfg, threads, nil
+	return l, nil
+}
+
+// config is the runner's configuration, less the thread count: one run per entry of the returned list.
+func (r *runFlags) config(fs *pflag.FlagSet, progress io.Writer) (runner.Config, []int, error) {
+	l, err := r.layer(fs)
+	if err != nil {
+		return runner.Config{}, nil, err
+	}
+	spec, err := runspec.Resolve(l)
+	if err != nil {
+		return runner.Config{}, nil, err
+	}
+	cfg := runner.Config{Duration: spec.Time, Warmup: spec.Warmup, Rate: spec.Rate, ReportInterval: spec.ReportInterval,
+		MaxTries: spec.MaxTries, Ramp: runnerRamp(spec.Ramp), Progress: progress}
+	return cfg, spec.Threads, nil
+}
+
+func runnerRamp(r *runspec.Ramp) *runner.Ramp {
+	if r == nil {
+		return nil
+	}
+	return &runner.Ramp{Add: r.Add, Every: r.Every, Max: r.Max, SLO: r.SLO}
+}
+
+// checkWritable fails before a run whose result could not be written after it: the directory
+// must exist and take a file. It creates and removes a probe beside the result.
+func checkWritable(out string) error {
+	if out == "" {
+		return nil
+	}
+	dir := filepath.Dir(out)
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return badInputf("--out %s is a directory: give a file name such as %s", out, filepath.Join(out, "result.json"))
+	}
+	f, err := os.CreateTemp(dir, ".fairbench-write-check-*")
+	if err != nil {
+		return badInputf("--out %s cannot be written (%v): choose a file in an existing, writable directory", out, errors.Unwrap(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // outPath names one step's file of a sweep: result.json becomes result-t16.json.
@@ -377,8 +372,11 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg, threads, err := r.config(cmd.ErrOrStderr())
+			cfg, threads, err := r.config(cmd.Flags(), cmd.ErrOrStderr())
 			if err != nil {
+				return err
+			}
+			if err := checkWritable(r.out); err != nil {
 				return err
 			}
 			if _, err := connectCheck(cmd, j); err != nil {

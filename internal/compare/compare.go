@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -21,6 +23,7 @@ import (
 	"github.com/fairbench/fairbench/internal/report"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/servermetrics"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/suite"
@@ -42,9 +45,10 @@ type Options struct {
 	Log       io.Writer // progress lines
 	// Interval lines from the runner, when wanted (nil = only the per-step summary).
 	IntervalLog io.Writer
-	// FailAfter, when set, makes the run fail on purpose after that many steps: the test that no
-	// server or data directory outlives a failure uses it.
-	FailAfter int
+	// beforeStep, when set, is called before each step with the number of steps done; an error
+	// from it fails the comparison there. The test that no server or data directory outlives a
+	// failure injects one; unexported, so only this package's tests can.
+	beforeStep func(done int) error
 }
 
 // Plan checks everything that needs no server: engines installed, workloads and options valid.
@@ -66,13 +70,42 @@ func Plan(o *Options) ([]engine.Installation, error) {
 		}
 		insts = append(insts, inst)
 	}
+	steps, err := o.Suite.Resolve()
+	if err != nil {
+		return nil, err
+	}
 	rnd := randgen.DefaultConfig(o.Suite.RandType)
-	for _, st := range o.Suite.Resolve() {
+	for _, st := range steps {
 		if _, err := newJob(sqldb.Target{Kind: sqldb.Postgres}, st, rnd, 0, ""); err != nil {
 			return nil, fmt.Errorf("suite %s: %w", o.Suite.Name, err)
 		}
 	}
+	if err := checkSuiteOptions(o.Suite); err != nil {
+		return nil, err
+	}
 	return insts, nil
+}
+
+// checkSuiteOptions rejects a suite-wide option that no step's workload has: it would apply to
+// nothing, and is almost always a misspelling (table_size for table-size).
+func checkSuiteOptions(s *suite.Suite) error {
+	known := map[string]bool{}
+	for _, st := range s.Steps {
+		spec, err := workload.Lookup(st.Workload)
+		if err != nil {
+			return err
+		}
+		for _, o := range spec.Options {
+			known[o.Name] = true
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Options)) {
+		if !known[name] {
+			valid := slices.Sorted(maps.Keys(known))
+			return fmt.Errorf("suite %s: option %q belongs to none of its steps' workloads: use one of %s", s.Name, name, strings.Join(valid, ", "))
+		}
+	}
+	return nil
 }
 
 // newJob builds a step's job, giving it the suite-wide options that its workload knows.
@@ -115,8 +148,13 @@ func Run(ctx context.Context, o *Options) error {
 	env.Fairness = fairnessSummary(o.Profile)
 	env.Notes = notes(o.Profile)
 
-	c := &comparison{opts: o, resultsDir: resultsDir, started: time.Now(),
-		totalSteps: len(insts) * o.Suite.Repeat * stepCount(o.Suite)}
+	steps, err := o.Suite.Resolve()
+	if err != nil {
+		return err
+	}
+	c := &comparison{opts: o, steps: steps, resultsDir: resultsDir, started: time.Now(),
+		totalSteps: len(insts) * o.Suite.Repeat * stepCount(steps)}
+	c.logf("== suite %s: %s", o.Suite.Name, o.Suite.Description)
 	var runErr error
 	for rep := 1; rep <= o.Suite.Repeat && runErr == nil; rep++ {
 		order := append([]engine.Installation(nil), insts...)
@@ -148,17 +186,12 @@ func Run(ctx context.Context, o *Options) error {
 }
 
 func hasOption(spec workload.Spec, name string) bool {
-	for _, o := range spec.Options {
-		if o.Name == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(spec.Options, func(o workload.Option) bool { return o.Name == name })
 }
 
-func stepCount(s *suite.Suite) int {
+func stepCount(steps []suite.Resolved) int {
 	n := 0
-	for _, st := range s.Resolve() {
+	for _, st := range steps {
 		n += len(st.Threads)
 	}
 	return n
@@ -166,6 +199,7 @@ func stepCount(s *suite.Suite) int {
 
 type comparison struct {
 	opts       *Options
+	steps      []suite.Resolved
 	resultsDir string
 	started    time.Time
 	doneSteps  int
@@ -218,7 +252,7 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 	rnd := randgen.DefaultConfig(o.Suite.RandType)
 	loaded := ""
 	var lastJob *job.Job
-	for _, st := range o.Suite.Resolve() {
+	for _, st := range c.steps {
 		j, err := newJob(target, st, rnd, o.Seed, filepath.Join(o.OutDir, "tpch-answers"))
 		if err != nil {
 			return err
@@ -239,8 +273,10 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 		}
 		lastJob = j
 		for _, threads := range st.Threads {
-			if o.FailAfter > 0 && c.doneSteps >= o.FailAfter {
-				return fmt.Errorf("failing on purpose after %d steps (test hook)", o.FailAfter)
+			if o.beforeStep != nil {
+				if err := o.beforeStep(c.doneSteps); err != nil {
+					return err
+				}
 			}
 			if err := c.step(ctx, srv, monConn, j, st, threads, rep, settings); err != nil {
 				return err
@@ -259,8 +295,8 @@ func (c *comparison) step(ctx context.Context, srv *engine.Server, monConn sqldb
 	if err := mon.Start(ctx); err != nil {
 		return err
 	}
-	cfg := runner.Config{Threads: threads, Duration: st.Time, Warmup: st.Warmup, ReportInterval: time.Second,
-		MaxTries: 10, Progress: o.IntervalLog, OnInterval: mon.OnInterval,
+	cfg := runner.Config{Threads: threads, Duration: st.Time, Warmup: st.Warmup, ReportInterval: st.ReportInterval,
+		MaxTries: st.MaxTries, Rate: st.Rate, Progress: o.IntervalLog, OnInterval: mon.OnInterval,
 		Ramp: runnerRamp(st.Ramp),
 		OnMeasureStart: func() {
 			if st.Warmup > 0 {
@@ -325,7 +361,7 @@ func (c *comparison) step(ctx context.Context, srv *engine.Server, monConn sqldb
 	return runErr
 }
 
-func runnerRamp(r *suite.Ramp) *runner.Ramp {
+func runnerRamp(r *runspec.Ramp) *runner.Ramp {
 	if r == nil {
 		return nil
 	}

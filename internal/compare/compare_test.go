@@ -2,6 +2,7 @@ package compare
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/suite"
 )
 
@@ -138,7 +140,13 @@ func TestCompareEndToEnd(t *testing.T) {
 func TestCompareFailureCleansUp(t *testing.T) {
 	kinds := engines(t)[:2]
 	o := options(t, kinds)
-	o.FailAfter = 3 // fails on the second engine, after its first step
+	// Fails on the second engine, after its first step.
+	o.beforeStep = func(done int) error {
+		if done >= 3 {
+			return fmt.Errorf("failing on purpose after %d steps", done)
+		}
+		return nil
+	}
 	err := Run(context.Background(), o)
 	if err == nil || !strings.Contains(err.Error(), "on purpose") {
 		t.Fatalf("err = %v, want the forced failure", err)
@@ -158,7 +166,7 @@ func TestCompareInterrupted(t *testing.T) {
 	kinds := engines(t)[:1]
 	o := options(t, kinds)
 	o.Suite.Steps = o.Suite.Steps[:1]
-	o.Suite.Time = 30 * time.Second
+	o.Suite.Run.Time = runspec.Ptr(30 * time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// Interrupt 1.5 s into the step, however long the server took to start on a busy machine.

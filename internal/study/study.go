@@ -26,6 +26,7 @@ import (
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/servermetrics"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	_ "github.com/fairbench/fairbench/internal/workload/oltp" // the studies run sysbench's OLTP workloads
@@ -65,18 +66,26 @@ type Common struct {
 // DataFactor is how many times the buffer pool the default data set is.
 const DataFactor = 3
 
+// The studies' own run defaults: shorter and with fewer clients than a comparison's (runspec's),
+// because each study runs many phases or steps per engine.
+const (
+	DefaultTime    = 20 * time.Second
+	DefaultThreads = 4
+	DefaultTables  = 4
+)
+
 func (c *Common) defaults() error {
 	if len(c.Engines) == 0 {
 		c.Engines = []string{engine.Postgres, engine.MariaDB}
 	}
 	if c.Time <= 0 {
-		c.Time = 20 * time.Second
+		c.Time = DefaultTime
 	}
 	if c.Threads <= 0 {
-		c.Threads = 4
+		c.Threads = DefaultThreads
 	}
 	if c.Tables <= 0 {
-		c.Tables = 4
+		c.Tables = DefaultTables
 	}
 	if c.BufferPoolBytes <= 0 {
 		c.BufferPoolBytes = DefaultBufferPool
@@ -227,7 +236,7 @@ func runMeasured(ctx context.Context, tg sqldb.Target, c *Common, workloadName s
 	if err := mon.Start(ctx); err != nil {
 		return nil, err
 	}
-	cfg := runner.Config{Threads: c.Threads, Duration: c.Time, MaxTries: 10,
+	cfg := runner.Config{Threads: c.Threads, Duration: c.Time, MaxTries: runspec.DefaultMaxTries, ReportInterval: runspec.DefaultReportInterval,
 		OnInterval: func(iv *result.Interval) {
 			mon.OnInterval(iv)
 			if onInterval != nil {

@@ -1,69 +1,64 @@
 // Package suite describes what a comparison runs: which workloads, on how much data, with how
 // many threads and for how long. Built-in suites reproduce known methodologies; a YAML file can
-// describe any other (docs/suites.md).
+// describe any other (docs/suites.md). Run settings are read and defaulted by runspec, the same
+// rules as the command line's.
 package suite
 
 import (
 	"bytes"
 	"embed"
+	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/fairbench/fairbench/internal/runspec"
 )
 
 // Suite is a list of steps run in order on each engine.
 type Suite struct {
-	Name        string `yaml:"name"`
-	Description string `yaml:"description"`
-	// Defaults for every step.
-	Threads  []int             `yaml:"-"`
-	Time     time.Duration     `yaml:"-"`
-	Warmup   time.Duration     `yaml:"-"`
-	Repeat   int               `yaml:"repeat"`
-	RandType string            `yaml:"rand_type"`
-	Options  map[string]string `yaml:"options"`
-	Steps    []Step            `yaml:"steps"`
+	Name        string
+	Description string
+	Repeat      int
+	RandType    string
+	Options     map[string]string // workload options for every step whose workload has them
+	Run         runspec.Layer     // run settings for every step
+	// Override is laid over every step's settings: the command line's --threads, --time, --warmup.
+	Override runspec.Layer
+	Steps    []Step
 }
 
-// Ramp adds clients step by step to the saturation point (runner.Ramp).
-type Ramp struct {
-	Add   int
-	Every time.Duration
-	Max   int
-	SLO   time.Duration
-}
-
-// Step is one workload run. Zero fields take the suite's defaults.
+// Step is one workload run; its run settings win over the suite's.
 type Step struct {
-	Ramp     *Ramp             `yaml:"-"`
-	Workload string            `yaml:"workload"`
-	Threads  []int             `yaml:"-"`
-	Time     time.Duration     `yaml:"-"`
-	Warmup   time.Duration     `yaml:"-"`
-	Options  map[string]string `yaml:"options"`
+	Workload string
+	Run      runspec.Layer
+	Options  map[string]string
 }
 
-// file is the YAML form: durations and thread lists are written the way users write them.
+// file is the YAML form, as users write it. Pointers tell a missing key (take the default) from
+// a zero one (an error where zero makes no sense: repeat: 0, time: 0s, add: 0).
 type file struct {
 	Name        string            `yaml:"name"`
 	Description string            `yaml:"description"`
 	Threads     threadList        `yaml:"threads"`
-	Time        string            `yaml:"time"`
-	Warmup      string            `yaml:"warmup"`
-	Repeat      int               `yaml:"repeat"`
+	Time        *string           `yaml:"time"`
+	Warmup      *string           `yaml:"warmup"`
+	Repeat      *int              `yaml:"repeat"`
 	RandType    string            `yaml:"rand_type"`
 	Options     map[string]string `yaml:"options"`
 	Steps       []stepFile        `yaml:"steps"`
 }
 
 type rampFile struct {
-	Add   int    `yaml:"add"`
+	Add   *int   `yaml:"add"`
 	Every string `yaml:"every"`
-	Max   int    `yaml:"max"`
+	Max   *int   `yaml:"max"`
 	SLO   string `yaml:"slo"`
 }
 
@@ -71,37 +66,42 @@ type stepFile struct {
 	Ramp     *rampFile         `yaml:"ramp"`
 	Workload string            `yaml:"workload"`
 	Threads  threadList        `yaml:"threads"`
-	Time     string            `yaml:"time"`
-	Warmup   string            `yaml:"warmup"`
+	Time     *string           `yaml:"time"`
+	Warmup   *string           `yaml:"warmup"`
 	Options  map[string]string `yaml:"options"`
 }
 
-// threadList accepts 16, [1, 2, 4] or "1,2,4".
-type threadList []int
+// threadList accepts 16, [1, 2, 4] or "1,2,4"; whether the counts are sensible is runspec's call.
+type threadList struct {
+	set  bool
+	text string // the "1,2,4" form, parsed by runspec
+	list []int
+}
 
 func (t *threadList) UnmarshalYAML(n *yaml.Node) error {
+	t.set = true
 	var one int
 	if err := n.Decode(&one); err == nil {
-		*t = threadList{one}
+		t.list = []int{one}
 		return nil
 	}
-	var many []int
-	if err := n.Decode(&many); err == nil {
-		*t = many
+	if err := n.Decode(&t.list); err == nil {
 		return nil
 	}
-	var s string
-	if err := n.Decode(&s); err != nil {
+	if err := n.Decode(&t.text); err != nil || t.text == "" {
 		return fmt.Errorf("line %d: threads must be a number or a list of numbers", n.Line)
 	}
-	for _, p := range strings.Split(s, ",") {
-		var v int
-		if _, err := fmt.Sscan(strings.TrimSpace(p), &v); err != nil || v < 1 {
-			return fmt.Errorf("line %d: threads %q: use a number or a list like 1,2,4", n.Line, s)
-		}
-		*t = append(*t, v)
-	}
 	return nil
+}
+
+func (t threadList) threads(setting string) ([]int, error) {
+	switch {
+	case !t.set:
+		return nil, nil
+	case t.text != "":
+		return runspec.ParseThreads(setting, t.text)
+	}
+	return t.list, runspec.CheckThreads(setting, t.list)
 }
 
 //go:embed builtin/*.yaml
@@ -114,7 +114,7 @@ func Builtin() []string {
 	for _, e := range entries {
 		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	return names
 }
 
@@ -133,36 +133,36 @@ func Load(nameOrPath string) (*Suite, error) {
 	return Parse(data, nameOrPath)
 }
 
-// Parse reads a suite from YAML, rejecting unknown keys so a typo does not silently change a run.
+// Parse reads a suite from YAML, rejecting unknown keys so a typo does not silently change a run,
+// and every run setting runspec rejects.
 func Parse(data []byte, source string) (*Suite, error) {
 	var f file
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("suite %s is empty: write at least a steps: list (see docs/suites.md)", source)
+		}
 		return nil, fmt.Errorf("suite %s: %v", source, err)
 	}
-	s := &Suite{Name: f.Name, Description: f.Description, Threads: f.Threads, Repeat: f.Repeat, RandType: f.RandType, Options: f.Options}
+	s := &Suite{Name: f.Name, Description: strings.TrimSpace(f.Description), RandType: f.RandType, Options: f.Options,
+		Repeat: runspec.DefaultRepeat}
 	if s.Name == "" {
 		s.Name = source
 	}
-	var err error
-	if s.Time, err = duration(f.Time, source, "time"); err != nil {
-		return nil, err
-	}
-	if s.Warmup, err = duration(f.Warmup, source, "warmup"); err != nil {
-		return nil, err
-	}
-	if len(s.Threads) == 0 {
-		s.Threads = []int{8}
-	}
-	if s.Time == 0 {
-		s.Time = 30 * time.Second
-	}
-	if s.Repeat == 0 {
-		s.Repeat = 1
-	}
 	if s.RandType == "" {
 		s.RandType = "uniform"
+	}
+	at := "suite " + source + ": "
+	if f.Repeat != nil {
+		if err := runspec.CheckRepeat(at+"repeat", *f.Repeat); err != nil {
+			return nil, err
+		}
+		s.Repeat = *f.Repeat
+	}
+	var err error
+	if s.Run, err = layer(at, f.Threads, f.Time, f.Warmup, nil); err != nil {
+		return nil, err
 	}
 	if len(f.Steps) == 0 {
 		return nil, fmt.Errorf("suite %s has no steps: add a steps: list with at least one workload", source)
@@ -171,98 +171,79 @@ func Parse(data []byte, source string) (*Suite, error) {
 		if sf.Workload == "" {
 			return nil, fmt.Errorf("suite %s: step %d names no workload", source, i+1)
 		}
-		st := Step{Workload: sf.Workload, Threads: sf.Threads, Options: sf.Options}
-		if st.Time, err = duration(sf.Time, source, "time"); err != nil {
+		st := Step{Workload: sf.Workload, Options: sf.Options}
+		if st.Run, err = layer(fmt.Sprintf("%sstep %d ", at, i+1), sf.Threads, sf.Time, sf.Warmup, sf.Ramp); err != nil {
 			return nil, err
-		}
-		if st.Warmup, err = duration(sf.Warmup, source, "warmup"); err != nil {
-			return nil, err
-		}
-		if sf.Ramp != nil {
-			if st.Ramp, err = parseRamp(sf.Ramp, source); err != nil {
-				return nil, err
-			}
 		}
 		s.Steps = append(s.Steps, st)
+	}
+	if _, err := s.Resolve(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
-func parseRamp(f *rampFile, source string) (*Ramp, error) {
-	r := &Ramp{Add: f.Add, Max: f.Max}
+// layer reads one level's run settings (the suite's or a step's) through runspec.
+func layer(at string, threads threadList, tm, warmup *string, ramp *rampFile) (runspec.Layer, error) {
+	var l runspec.Layer
 	var err error
-	if r.Every, err = duration(f.Every, source, "ramp every"); err != nil {
-		return nil, err
+	if l.Threads, err = threads.threads(at + "threads"); err != nil {
+		return l, err
 	}
-	if r.SLO, err = duration(f.SLO, source, "ramp slo"); err != nil {
-		return nil, err
+	if tm != nil {
+		d, err := runspec.ParsePositiveDuration(at+"time", *tm)
+		if err != nil {
+			return l, err
+		}
+		l.Time = &d
 	}
-	if r.Add == 0 {
-		r.Add = 1
+	if warmup != nil {
+		d, err := runspec.ParseDuration(at+"warmup", *warmup)
+		if err != nil {
+			return l, err
+		}
+		l.Warmup = &d
 	}
-	if r.Every == 0 {
-		r.Every = 10 * time.Second
+	if ramp != nil {
+		in := runspec.RampInput{Add: ramp.Add, Max: ramp.Max, Every: ramp.Every, SLO: ramp.SLO}
+		if l.Ramp, err = in.Ramp(at + "ramp"); err != nil {
+			return l, err
+		}
 	}
-	if r.Max < r.Add {
-		return nil, fmt.Errorf("suite %s: a ramp needs max (the most clients) of at least add", source)
-	}
-	return r, nil
+	return l, nil
 }
 
-func duration(v, source, key string) (time.Duration, error) {
-	if v == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("suite %s: %s %q is not a duration: use e.g. 30s or 2m", source, key, v)
-	}
-	return d, nil
-}
-
-// Resolved is a step with every default filled in.
+// Resolved is a step with every run setting filled in.
 type Resolved struct {
 	Workload string
-	Threads  []int
-	Time     time.Duration
-	Warmup   time.Duration
-	Ramp     *Ramp // when set, Threads is [Ramp.Max] and Time bounds the ramp
+	runspec.Spec
 	// Common are the suite-wide options: they apply where the workload has them. Own are the
 	// step's: they must all be the workload's, and they win over Common.
 	Common map[string]string
 	Own    map[string]string
 }
 
-// Resolve fills each step from the suite's defaults.
-func (s *Suite) Resolve() []Resolved {
+// Resolve lays each step's settings over the suite's, and the override over both.
+func (s *Suite) Resolve() ([]Resolved, error) {
 	out := make([]Resolved, 0, len(s.Steps))
 	for _, st := range s.Steps {
-		r := Resolved{Workload: st.Workload, Threads: st.Threads, Time: st.Time, Warmup: st.Warmup, Ramp: st.Ramp, Common: s.Options, Own: st.Options}
-		if len(r.Threads) == 0 {
-			r.Threads = s.Threads
+		spec, err := runspec.Resolve(s.Run, st.Run, s.Override)
+		if err != nil {
+			return nil, err
 		}
-		if r.Time == 0 {
-			r.Time = s.Time
-		}
-		if r.Warmup == 0 {
-			r.Warmup = s.Warmup
-		}
-		if r.Ramp != nil {
-			r.Threads = []int{r.Ramp.Max}
-			// A ramp runs until it saturates or reaches max; allow every step by default.
-			if st.Time == 0 {
-				r.Time = time.Duration(r.Ramp.Max/r.Ramp.Add+1) * r.Ramp.Every
-			}
-		}
-		out = append(out, r)
+		out = append(out, Resolved{Workload: st.Workload, Spec: spec, Common: maps.Clone(s.Options), Own: maps.Clone(st.Options)})
 	}
-	return out
+	return out, nil
 }
 
 // Estimate is how long the measured part of the suite takes on one engine, for progress and ETA.
 func (s *Suite) Estimate() time.Duration {
+	steps, err := s.Resolve()
+	if err != nil {
+		return 0
+	}
 	var d time.Duration
-	for _, r := range s.Resolve() {
+	for _, r := range steps {
 		d += time.Duration(len(r.Threads)) * (r.Time + r.Warmup)
 	}
 	return d * time.Duration(s.Repeat)
