@@ -18,6 +18,7 @@ compare: engines build
 # Integration tests start real servers on loopback; every engine must be there.
 test: engines
 	FAIRBENCH_REQUIRE_ENGINES=postgres,mariadb,mysql $(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -run '^$$' -fuzz FuzzParseTarget -fuzztime 5s ./internal/sqldb
 
 vet:
 	$(GO) vet ./...

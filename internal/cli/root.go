@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fairbench/fairbench/internal/runspec"
+	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/version"
 	"github.com/fairbench/fairbench/internal/workload"
 	_ "github.com/fairbench/fairbench/internal/workload/all" // registers every workload
@@ -71,7 +72,9 @@ func isInputError(err error) bool {
 	var ie inputError
 	var re *runspec.InputError
 	var np *workload.NotPreparedError
-	return errors.As(err, &ie) || errors.As(err, &re) || errors.As(err, &np)
+	var full *sqldb.DiskFullError
+	return errors.As(err, &ie) || errors.As(err, &re) || errors.As(err, &np) ||
+		sqldb.IsTooManyConnections(err) || errors.As(err, &full)
 }
 
 // markStarted wraps every command's RunE so that Main can tell cobra's own errors from the command's.

@@ -72,6 +72,9 @@ func (f *jobFlags) job(fs *pflag.FlagSet) (*job.Job, error) {
 		return nil, badInputf("no workload given: pass --workload NAME (see 'fairbench workloads')")
 	}
 	t, err := sqldb.ParseTarget(f.target)
+	if err == nil {
+		err = t.ResolvePassword(os.Getenv)
+	}
 	if err != nil {
 		return nil, badInput(err)
 	}

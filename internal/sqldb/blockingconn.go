@@ -28,19 +28,51 @@ import (
 // system call, and a garbage collection never waits more than rawWait for a blocked thread.
 // Each connection may hold a P while it waits, so Open keeps GOMAXPROCS above the number of
 // connections (reserveP).
+//
+// Deadlines and Close work from any goroutine, as net.Conn's do, because that is how both drivers
+// give up on a server that stopped answering: pgconn sets a deadline when a statement's context is
+// cancelled, go-sql-driver/mysql closes the connection. A raw wait returns every rawWait, so a
+// waiting call sees a deadline within rawWait; Close shuts the socket down, which ends a blocked
+// recv at once. The descriptor itself is closed only when no call is using it (state counts
+// them), so a read in flight never reaches a descriptor number the kernel has given to another
+// socket. Checking the state costs two uncontended atomic adds per system call, as Go's own
+// net.Conn pays (its fdMutex); the deadline costs an atomic load while none is set.
 type blockingConn struct {
-	fd         int
-	local      net.Addr
-	remote     net.Addr
-	closedOnce bool
+	fd     int
+	local  net.Addr
+	remote net.Addr
+	// state is the number of calls using fd, plus stateClosed once Close began and
+	// stateReleased once fd was closed.
+	state atomic.Int64
+	// rdeadline and wdeadline are Unix nanoseconds, 0 for none.
+	rdeadline, wdeadline atomic.Int64
 	// rbuf holds what one read(2) got beyond what the driver asked for: drivers read in 4-8 KB
 	// pieces, and a 100-row range result (13 KB) would otherwise cost several system calls.
 	rbuf       []byte
 	rpos, rend int
+	// wire counts requests and answers for the parity audit; only the owning goroutine writes
+	// them, and they are read after the run (see Counters).
+	wire wireCounts
 }
 
-// dialBlocking connects to host:port with a blocking socket. Deadlines are not supported: the
-// runner never cancels a statement half-way, and setup code uses the connect timeout only.
+// wireCounts are a connection's exchanges with its server. A round trip is an answer read after
+// a request was written: a request the server does not answer (COM_STMT_CLOSE, Terminate) is not
+// one, and an answer read in several pieces counts once.
+type wireCounts struct {
+	roundTrips int64
+	wrote      bool // a request was written and its answer not yet read
+}
+
+const (
+	stateClosed   = 1 << 40
+	stateReleased = 1 << 41
+)
+
+// errNoDeadline is what a blocked call returns when its deadline passes; it is a net.Error
+// whose Timeout() is true, as drivers expect from a net.Conn.
+var errNoDeadline = os.ErrDeadlineExceeded
+
+// dialBlocking connects to host:port with a blocking socket.
 func dialBlocking(ctx context.Context, host string, port int, timeout time.Duration) (net.Conn, error) {
 	var d net.Dialer
 	d.Timeout = timeout
@@ -76,12 +108,20 @@ func dialBlocking(ctx context.Context, host string, port int, timeout time.Durat
 		}
 	}
 	reserveP()
-	return &blockingConn{fd: fd, local: local, remote: remote, rbuf: make([]byte, 64<<10)}, nil
+	bc := &blockingConn{fd: fd, local: local, remote: remote, rbuf: make([]byte, 64<<10)}
+	if slot, ok := ctx.Value(dialSlotKey{}).(*dialSlot); ok {
+		slot.conn = bc
+	}
+	return bc, nil
 }
 
 func (c *blockingConn) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
+	}
+	if c.wire.wrote {
+		c.wire.wrote = false
+		c.wire.roundTrips++
 	}
 	if c.rpos < c.rend {
 		n := copy(b, c.rbuf[c.rpos:c.rend])
@@ -102,8 +142,15 @@ func (c *blockingConn) Read(b []byte) (int, error) {
 }
 
 func (c *blockingConn) readSyscall(b []byte) (int, error) {
+	if !c.acquire() {
+		return 0, c.opError("read", net.ErrClosed)
+	}
+	defer c.release()
 	raw := true
 	for {
+		if expired(&c.rdeadline) {
+			return 0, c.opError("read", errNoDeadline)
+		}
 		var n int
 		var err error
 		if raw {
@@ -116,9 +163,12 @@ func (c *blockingConn) readSyscall(b []byte) (int, error) {
 			continue
 		}
 		if err != nil {
-			return 0, &net.OpError{Op: "read", Net: "tcp", Source: c.local, Addr: c.remote, Err: os.NewSyscallError("read", err)}
+			return 0, c.opError("read", os.NewSyscallError("read", err))
 		}
 		if n == 0 {
+			if c.closing() {
+				return 0, c.opError("read", net.ErrClosed)
+			}
 			return 0, io.EOF
 		}
 		return n, nil
@@ -126,9 +176,17 @@ func (c *blockingConn) readSyscall(b []byte) (int, error) {
 }
 
 func (c *blockingConn) Write(b []byte) (int, error) {
+	if !c.acquire() {
+		return 0, c.opError("write", net.ErrClosed)
+	}
+	defer c.release()
+	c.wire.wrote = c.wire.wrote || len(b) > 0
 	written := 0
 	raw := true
 	for written < len(b) {
+		if expired(&c.wdeadline) {
+			return written, c.opError("write", errNoDeadline)
+		}
 		var n int
 		var err error
 		if raw {
@@ -141,31 +199,89 @@ func (c *blockingConn) Write(b []byte) (int, error) {
 			continue
 		}
 		if err != nil {
-			return written, &net.OpError{Op: "write", Net: "tcp", Source: c.local, Addr: c.remote, Err: os.NewSyscallError("write", err)}
+			if c.closing() {
+				err = net.ErrClosed
+			}
+			return written, c.opError("write", os.NewSyscallError("write", err))
 		}
 		written += n
 	}
 	return written, nil
 }
 
+func (c *blockingConn) opError(op string, err error) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: c.local, Addr: c.remote, Err: err}
+}
+
+// acquire registers a call that uses fd; false once Close has begun.
+func (c *blockingConn) acquire() bool {
+	if c.state.Add(1)&stateClosed != 0 {
+		c.release()
+		return false
+	}
+	return true
+}
+
+// release ends a call; the last one out after Close closes fd.
+func (c *blockingConn) release() {
+	if c.state.Add(-1) == stateClosed && c.state.CompareAndSwap(stateClosed, stateClosed|stateReleased) {
+		_ = syscall.Close(c.fd)
+	}
+}
+
+func (c *blockingConn) closing() bool { return c.state.Load()&stateClosed != 0 }
+
+// busy reports whether a read or write is in a system call on this connection now.
+func (c *blockingConn) busy() bool { return c.state.Load()&(stateClosed-1) != 0 }
+
+// Close may be called from any goroutine, also while another is blocked reading: shutdown ends
+// that read at once (it returns net.ErrClosed), and the descriptor is closed when it has left.
 func (c *blockingConn) Close() error {
-	if c.closedOnce {
+	if !c.acquire() {
 		return nil
 	}
-	c.closedOnce = true
+	if c.state.Or(stateClosed)&stateClosed != 0 {
+		c.release()
+		return nil
+	}
 	openConns.Add(-1)
-	// shutdown first so a goroutine blocked in read on this socket returns.
 	_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
-	return syscall.Close(c.fd)
+	c.release()
+	return nil
 }
 
 func (c *blockingConn) LocalAddr() net.Addr  { return c.local }
 func (c *blockingConn) RemoteAddr() net.Addr { return c.remote }
 
-// Deadlines are accepted and ignored (see dialBlocking); drivers set them only when asked to.
-func (c *blockingConn) SetDeadline(t time.Time) error      { return nil }
-func (c *blockingConn) SetReadDeadline(t time.Time) error  { return nil }
-func (c *blockingConn) SetWriteDeadline(t time.Time) error { return nil }
+func (c *blockingConn) SetDeadline(t time.Time) error {
+	c.SetReadDeadline(t)
+	return c.SetWriteDeadline(t)
+}
+
+func (c *blockingConn) SetReadDeadline(t time.Time) error {
+	c.rdeadline.Store(unixNanos(t))
+	return nil
+}
+
+func (c *blockingConn) SetWriteDeadline(t time.Time) error {
+	c.wdeadline.Store(unixNanos(t))
+	return nil
+}
+
+// unixNanos is t as a deadline: 0 (none) for the zero time, and at least 1 for any other, so a
+// deadline long past still reads as one.
+func unixNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return max(t.UnixNano(), 1)
+}
+
+// expired reads the clock only when a deadline is set, so calls without one pay one atomic load.
+func expired(deadline *atomic.Int64) bool {
+	d := deadline.Load()
+	return d != 0 && time.Now().UnixNano() >= d
+}
 
 // rawWait bounds how long a raw (unpreemptible) system call may block; see blockingConn.
 const rawWait = 5 * time.Millisecond
@@ -199,6 +315,18 @@ func reserveP() {
 	if runtime.GOMAXPROCS(0) < want {
 		runtime.GOMAXPROCS(want)
 	}
+}
+
+// dialSlot receives the connection a driver dials, so sqldb can reach the socket beneath the
+// driver (for Close from another goroutine and for the wire counters). It travels in the dial's
+// context because go-sql-driver/mysql's dial hook is registered once for all connections.
+type dialSlot struct{ conn *blockingConn }
+
+type dialSlotKey struct{}
+
+func withDialSlot(ctx context.Context) (context.Context, *dialSlot) {
+	slot := &dialSlot{}
+	return context.WithValue(ctx, dialSlotKey{}, slot), slot
 }
 
 // dialAddr adapts dialBlocking to drivers' dial hooks, which pass "host:port".

@@ -2,10 +2,9 @@ package sqldb
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"strings"
+	"time"
 )
 
 // Conn is one client connection, owned by one goroutine at a time.
@@ -35,49 +34,71 @@ type Stmt interface {
 	Exec(ctx context.Context, args ...any) (int64, error)
 }
 
-// Open connects once to the target.
+// Open connects once to the target. Connecting and the handshake together take at most
+// t.ConnectTimeout (DefaultConnectTimeout unless the DSN says otherwise); every error is a
+// *ConnectError whose message is one line naming the problem and the fix.
 func Open(ctx context.Context, t Target) (Conn, error) {
+	timeout := t.ConnectTimeout
+	if timeout <= 0 {
+		timeout = DefaultConnectTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	var c Conn
 	var err error
 	switch t.Kind {
 	case Postgres:
-		c, err = openPostgres(ctx, t)
+		c, err = openPostgres(cctx, t)
 	case MySQL, MariaDB:
-		c, err = openMySQL(ctx, t)
+		c, err = openMySQL(cctx, t)
 	default:
 		return nil, fmt.Errorf("unknown engine kind %q", t.Kind)
 	}
 	if err != nil {
-		return nil, describeConnectError(t, err)
+		return nil, describeConnectError(ctx, t, timeout, err)
 	}
 	return c, nil
 }
 
-// describeConnectError turns a driver's connection failure into one line that says what to fix.
-func describeConnectError(t Target, err error) error {
-	var ne net.Error
-	var oe *net.OpError
-	msg := err.Error()
-	switch {
-	case errors.As(err, &oe) || errors.As(err, &ne) || strings.Contains(msg, "connection refused") || strings.Contains(msg, "dial"):
-		if strings.Contains(msg, "refused") {
-			return fmt.Errorf("cannot reach %s: connection refused; is the server running and listening on %s:%d?", t.Redacted(), t.Host, t.Port)
-		}
-		return fmt.Errorf("cannot reach %s: %s; check the host and port", t.Redacted(), lastLine(msg))
-	case strings.Contains(msg, "password authentication failed") || strings.Contains(msg, "Access denied") || strings.Contains(msg, "28P01") || strings.Contains(msg, "1045"):
-		return fmt.Errorf("the server at %s refused user %q: wrong user or password; fix the user:password in --target", t.Redacted(), t.User)
-	case strings.Contains(msg, "does not exist") || strings.Contains(msg, "Unknown database") || strings.Contains(msg, "1049") || strings.Contains(msg, "3D000"):
-		return fmt.Errorf("database %q does not exist on %s: create it first (CREATE DATABASE %s)", t.Database, t.Redacted(), t.Database)
+// Close may be called from another goroutine while a statement is in flight (to end a run
+// whose server stopped answering): neither driver may be used from two goroutines, so then only
+// the socket is shut down; the statement fails at once and its driver closes itself.
+func closeConn(sock *blockingConn, closeDriver func() error) error {
+	if sock != nil && sock.busy() {
+		return sock.Close()
 	}
-	return fmt.Errorf("cannot connect to %s: %s", t.Redacted(), lastLine(msg))
+	return closeDriver()
 }
 
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndex(s, "\n"); i >= 0 {
-		return s[i+1:]
+// closeTimeout bounds the goodbye message a driver sends on Close: a stopped server's full
+// receive buffer must not hold Close forever.
+const closeTimeout = 2 * time.Second
+
+// Counters are a connection's statements and round trips on the wire since it was opened, for
+// the parity audit: engines that ran the same workload must show the same numbers per
+// transaction. A statement is one Exec or Query (preparing one is a round trip, not a
+// statement); a round trip is one request answered by the server, connection set-up included.
+type Counters struct {
+	Statements int64
+	RoundTrips int64
+}
+
+// Sub is c minus an earlier reading.
+func (c Counters) Sub(before Counters) Counters {
+	return Counters{Statements: c.Statements - before.Statements, RoundTrips: c.RoundTrips - before.RoundTrips}
+}
+
+// counted is implemented by sqldb's connections; a test's fake connection need not.
+type counted interface{ counters() Counters }
+
+// CountersOf reads c's counters. They are plain integers written by the goroutine that uses c,
+// so read them when it is done (after a run), not while it runs. ok is false for a Conn that is
+// not sqldb's.
+func CountersOf(c Conn) (Counters, bool) {
+	if cc, ok := c.(counted); ok {
+		return cc.counters(), true
 	}
-	return s
+	return Counters{}, false
 }
 
 // Dialect differences that workloads need to know about.

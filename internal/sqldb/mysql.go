@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"strconv"
 	"time"
@@ -17,14 +18,21 @@ import (
 // mutex and argument conversion to every query, none of which a one-connection-per-thread
 // benchmark needs.
 type myConn struct {
-	kind Kind
-	conn driver.Conn
+	kind       Kind
+	conn       driver.Conn
+	sock       *blockingConn // beneath the driver (and TLS): for Close from another goroutine and the wire counters
+	statements int64         // Exec and Query calls (see Counters)
 }
 
 // blockingNet is the network name under which the MySQL driver dials through dialBlocking.
 const blockingNet = "fairbench-tcp"
 
-func init() { mysql.RegisterDialContext(blockingNet, dialAddr) }
+func init() {
+	mysql.RegisterDialContext(blockingNet, dialAddr)
+	// The driver logs I/O errors to stderr ("[mysql] packets.go:58 unexpected EOF") beside the
+	// error it returns; fairbench reports the returned error, once, in one line.
+	_ = mysql.SetLogger(log.New(io.Discard, "", 0))
+}
 
 func openMySQL(ctx context.Context, t Target) (*myConn, error) {
 	cfg := mysql.NewConfig()
@@ -33,34 +41,62 @@ func openMySQL(ctx context.Context, t Target) (*myConn, error) {
 	cfg.Net = blockingNet
 	cfg.Addr = net.JoinHostPort(t.Host, strconv.Itoa(t.Port))
 	cfg.DBName = t.Database
-	cfg.Timeout = 10 * time.Second
+	cfg.Timeout = t.ConnectTimeout
 	// Server-side prepared statements, as sysbench uses; interpolation would turn them into text queries.
 	cfg.InterpolateParams = false
 	cfg.AllowNativePasswords = true
 	cfg.MultiStatements = false
-	if tls := t.Params.Get("tls"); tls != "" {
-		cfg.TLSConfig = tls
+	var err error
+	if cfg.TLS, cfg.AllowFallbackToPlaintext, err = mysqlTLS(t); err != nil {
+		return nil, err
 	}
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, err
 	}
+	// The handshake honours ctx (the driver closes the socket when it ends), so the connect
+	// timeout bounds it as well as the dial.
+	ctx, slot := withDialSlot(ctx)
 	dc, err := connector.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &myConn{kind: t.Kind, conn: dc}, nil
+	return &myConn{kind: t.Kind, conn: dc, sock: slot.conn}, nil
 }
 
 func (c *myConn) Kind() Kind   { return c.kind }
-func (c *myConn) Close() error { return c.conn.Close() }
+func (c *myConn) Close() error { return closeConn(c.sock, c.closeDriver) }
+
+// closeDriver sends COM_QUIT, which a stopped server's full receive buffer could hold forever:
+// a deadline bounds it.
+func (c *myConn) closeDriver() error {
+	if c.sock != nil {
+		_ = c.sock.SetWriteDeadline(time.Now().Add(closeTimeout))
+	}
+	return c.conn.Close()
+}
+
+func (c *myConn) counters() Counters {
+	n := Counters{Statements: c.statements}
+	if c.sock != nil {
+		n.RoundTrips = c.sock.wire.roundTrips
+	}
+	return n
+}
 
 func (c *myConn) Exec(ctx context.Context, sql string) error {
+	c.statements++
 	_, err := c.conn.(driver.ExecerContext).ExecContext(ctx, sql, nil)
-	return err
+	return statementError(err)
 }
 
 func (c *myConn) Query(ctx context.Context, sql string, args ...any) ([][]string, error) {
+	c.statements++
+	out, err := c.query(ctx, sql, args)
+	return out, statementError(err)
+}
+
+func (c *myConn) query(ctx context.Context, sql string, args []any) ([][]string, error) {
 	var rows driver.Rows
 	var err error
 	if len(args) == 0 {
@@ -109,13 +145,14 @@ func (c *myConn) Prepare(ctx context.Context, sql string) (Stmt, error) {
 		return nil, err
 	}
 	n := st.NumInput()
-	return &myStmt{stmt: st, args: make([]driver.NamedValue, n)}, nil
+	return &myStmt{owner: c, stmt: st, args: make([]driver.NamedValue, n)}, nil
 }
 
 type myStmt struct {
-	stmt driver.Stmt
-	args []driver.NamedValue
-	dest []driver.Value
+	owner *myConn
+	stmt  driver.Stmt
+	args  []driver.NamedValue
+	dest  []driver.Value
 }
 
 func namedValues(dst []driver.NamedValue, args []any) []driver.NamedValue {
@@ -151,9 +188,10 @@ func (s *myStmt) Query(ctx context.Context, args ...any) (int64, error) {
 	if err := s.bind(args); err != nil {
 		return 0, err
 	}
+	s.owner.statements++
 	rows, err := s.stmt.(driver.StmtQueryContext).QueryContext(ctx, s.args)
 	if err != nil {
-		return 0, err
+		return 0, statementError(err)
 	}
 	if s.dest == nil {
 		s.dest = make([]driver.Value, len(rows.Columns()))
@@ -165,7 +203,7 @@ func (s *myStmt) Query(ctx context.Context, args ...any) (int64, error) {
 			if errors.Is(err, io.EOF) {
 				return n, nil
 			}
-			return n, err
+			return n, statementError(err)
 		}
 		n++
 	}
@@ -175,9 +213,10 @@ func (s *myStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 	if err := s.bind(args); err != nil {
 		return 0, err
 	}
+	s.owner.statements++
 	res, err := s.stmt.(driver.StmtExecContext).ExecContext(ctx, s.args)
 	if err != nil {
-		return 0, err
+		return 0, statementError(err)
 	}
 	return res.RowsAffected()
 }

@@ -15,6 +15,9 @@ import (
 
 type pgConn struct {
 	conn *pgconn.PgConn
+	sock *blockingConn // beneath pgconn (and TLS): for Close from another goroutine and the wire counters
+	// statements counts Exec and Query calls (see Counters).
+	statements int64
 }
 
 func openPostgres(ctx context.Context, t Target) (*pgConn, error) {
@@ -22,22 +25,32 @@ func openPostgres(ctx context.Context, t Target) (*pgConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The password is set here, not in the connection string, so no parse error can quote it.
+	if t.Password != "" {
+		cfg.Password = t.Password
+	}
+	cfg.ConnectTimeout = t.ConnectTimeout
+	var sock *blockingConn
 	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if network != "tcp" {
 			var d net.Dialer
 			return d.DialContext(ctx, network, addr)
 		}
-		return dialAddr(ctx, addr)
+		c, err := dialAddr(ctx, addr)
+		if bc, ok := c.(*blockingConn); ok {
+			sock = bc // the last dial is the connection pgconn keeps (sslmode=prefer may dial twice)
+		}
+		return c, err
 	}
 	c, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &pgConn{conn: c}, nil
+	return &pgConn{conn: c, sock: sock}, nil
 }
 
-// postgresConnString builds a keyword/value string so the password never appears in a URL that
-// might be logged by accident.
+// postgresConnString builds a keyword/value string of the target's options, without the
+// password. TLS is off unless the DSN's sslmode asks for it (see tls.go).
 func postgresConnString(t Target) string {
 	kv := []string{
 		"host=" + quoteKV(t.Host),
@@ -47,15 +60,14 @@ func postgresConnString(t Target) string {
 	if t.User != "" {
 		kv = append(kv, "user="+quoteKV(t.User))
 	}
-	if t.Password != "" {
-		kv = append(kv, "password="+quoteKV(t.Password))
+	if t.Params.Get("sslmode") == "" {
+		kv = append(kv, "sslmode=disable")
 	}
-	sslmode := t.Params.Get("sslmode")
-	if sslmode == "" {
-		// Benchmarks target servers on a private link; TLS would be measured as server cost.
-		sslmode = "prefer"
+	for _, name := range postgresOptions {
+		if t.Params.Has(name) {
+			kv = append(kv, name+"="+quoteKV(t.Params.Get(name)))
+		}
 	}
-	kv = append(kv, "sslmode="+quoteKV(sslmode))
 	return strings.Join(kv, " ")
 }
 
@@ -65,11 +77,26 @@ func quoteKV(s string) string {
 
 func (c *pgConn) Kind() Kind { return Postgres }
 
-func (c *pgConn) Close() error { return c.conn.Close(context.Background()) }
+func (c *pgConn) Close() error {
+	return closeConn(c.sock, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+		defer cancel()
+		return c.conn.Close(ctx)
+	})
+}
+
+func (c *pgConn) counters() Counters {
+	n := Counters{Statements: c.statements}
+	if c.sock != nil {
+		n.RoundTrips = c.sock.wire.roundTrips
+	}
+	return n
+}
 
 func (c *pgConn) Exec(ctx context.Context, sql string) error {
+	c.statements++
 	_, err := c.conn.Exec(ctx, sql).ReadAll()
-	return err
+	return statementError(err)
 }
 
 func (c *pgConn) Query(ctx context.Context, sql string, args ...any) ([][]string, error) {
@@ -77,9 +104,10 @@ func (c *pgConn) Query(ctx context.Context, sql string, args ...any) ([][]string
 	for i, a := range args {
 		params[i] = appendText(nil, a)
 	}
+	c.statements++
 	res := c.conn.ExecParams(ctx, dollarPlaceholders(sql), params, nil, nil, nil).Read()
 	if res.Err != nil {
-		return nil, res.Err
+		return nil, statementError(res.Err)
 	}
 	out := make([][]string, len(res.Rows))
 	for i, row := range res.Rows {
@@ -103,7 +131,7 @@ func (c *pgConn) Prepare(ctx context.Context, sql string) (Stmt, error) {
 		return nil, err
 	}
 	n := len(sd.ParamOIDs)
-	return &pgStmt{conn: c.conn, name: name, params: make([][]byte, n), bufs: make([][]byte, n)}, nil
+	return &pgStmt{owner: c, conn: c.conn, name: name, params: make([][]byte, n), bufs: make([][]byte, n)}, nil
 }
 
 // pgStmt sends parameters in text format, as libpq callers such as sysbench and pgbench do
@@ -111,6 +139,7 @@ func (c *pgConn) Prepare(ctx context.Context, sql string) (Stmt, error) {
 // in binary, as sysbench does: the measured path only counts rows, never decodes them, and the
 // server's binary send functions cost it less than its text output functions.
 type pgStmt struct {
+	owner  *pgConn
 	conn   *pgconn.PgConn
 	name   string
 	params [][]byte
@@ -136,21 +165,28 @@ func (s *pgStmt) Query(ctx context.Context, args ...any) (int64, error) {
 	if err := s.bind(args); err != nil {
 		return 0, err
 	}
+	s.owner.statements++
 	rr := s.conn.ExecPrepared(ctx, s.name, s.params, nil, binaryResults)
 	var n int64
 	for rr.NextRow() {
 		n++
 	}
-	_, err := rr.Close()
-	return n, err
+	if _, err := rr.Close(); err != nil {
+		return n, statementError(err)
+	}
+	return n, nil
 }
 
 func (s *pgStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 	if err := s.bind(args); err != nil {
 		return 0, err
 	}
+	s.owner.statements++
 	tag, err := s.conn.ExecPrepared(ctx, s.name, s.params, nil, binaryResults).Close()
-	return tag.RowsAffected(), err
+	if err != nil {
+		return 0, statementError(err)
+	}
+	return tag.RowsAffected(), nil
 }
 
 // CopyFrom bulk-loads text-format rows (tab separated, newline terminated) with COPY, the fastest
@@ -161,8 +197,9 @@ func CopyFrom(ctx context.Context, c Conn, table string, columns []string, r io.
 		return 0, errors.New("COPY is PostgreSQL only")
 	}
 	sql := fmt.Sprintf("COPY %s (%s) FROM STDIN", table, strings.Join(columns, ", "))
+	pc.statements++
 	tag, err := pc.conn.CopyFrom(ctx, r, sql)
-	return tag.RowsAffected(), err
+	return tag.RowsAffected(), statementError(err)
 }
 
 func appendText(b []byte, a any) []byte {

@@ -5,9 +5,12 @@ package sqldb
 
 import (
 	"fmt"
+	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Kind is the engine family a target speaks to. MySQL and MariaDB share a wire protocol but are
@@ -23,6 +26,12 @@ const (
 // Dialect is the SQL family: MySQL and MariaDB share one.
 func (k Kind) MySQLFamily() bool { return k == MySQL || k == MariaDB }
 
+// DefaultConnectTimeout bounds connecting and the protocol handshake: a server that accepts TCP
+// but never answers (a stopped process, another protocol on the port) must not hang fairbench.
+// The DSN option connect_timeout (seconds, as libpq takes it, or a duration such as 2.5s)
+// changes it.
+const DefaultConnectTimeout = 10 * time.Second
+
 // Target is a parsed DSN.
 type Target struct {
 	Kind     Kind
@@ -31,19 +40,35 @@ type Target struct {
 	User     string
 	Password string
 	Database string
-	Params   url.Values
+	// Params are the DSN's options, validated; password and password_file are never among them.
+	Params         url.Values
+	ConnectTimeout time.Duration
+	// passwordFile is the password_file option: read by ResolvePassword, never printed.
+	passwordFile string
 }
 
-// ParseTarget accepts postgres://, postgresql://, mysql:// and mariadb:// URLs.
+// Options a DSN may carry, per engine. Anything else is rejected, so no option is silently
+// ignored (an ignored sslrootcert would turn verify-ca into a failure nobody can explain).
+var (
+	commonOptions   = []string{"connect_timeout", "password", "password_file"}
+	postgresOptions = []string{"sslmode", "sslrootcert", "sslcert", "sslkey", "sslsni", "passfile", "application_name"}
+	mysqlOptions    = []string{"tls", "ssl-mode", "ssl-ca", "ssl-cert", "ssl-key"}
+)
+
+// ParseTarget accepts postgres://, postgresql://, mysql:// and mariadb:// URLs. No error it
+// returns contains any part of the password, whatever the DSN's shape.
 func ParseTarget(dsn string) (Target, error) {
 	var t Target
 	if dsn == "" {
 		return t, fmt.Errorf("no target given: pass --target postgres://user:pass@host:port/db (or mysql://, mariadb://)")
 	}
+	if err := checkUserinfo(dsn); err != nil {
+		return t, err
+	}
 	u, err := url.Parse(dsn)
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		// The text is not echoed: an unparseable DSN may still hold a password.
-		return t, fmt.Errorf("bad --target: expected a URL like postgres://user:pass@127.0.0.1:5432/db or mysql://user:pass@127.0.0.1:3306/db")
+		return t, fmt.Errorf("bad --target: expected a URL like postgres://user:pass@127.0.0.1:5432/db or mysql://user:pass@127.0.0.1:3306/db (percent-encode special characters in the password)")
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "postgres", "postgresql":
@@ -53,13 +78,14 @@ func ParseTarget(dsn string) (Target, error) {
 	case "mariadb":
 		t.Kind, t.Port = MariaDB, 3306
 	default:
-		return t, fmt.Errorf("bad --target scheme %q: use postgres://, mysql:// or mariadb://", u.Scheme)
+		return t, fmt.Errorf("bad --target scheme: use postgres://, mysql:// or mariadb://")
 	}
 	t.Host = u.Hostname()
 	if p := u.Port(); p != "" {
+		// The port is not echoed either: with a stray ':' it may be part of a password.
 		n, err := strconv.Atoi(p)
 		if err != nil || n <= 0 || n > 65535 {
-			return t, fmt.Errorf("bad --target port %q: use a number from 1 to 65535", p)
+			return t, fmt.Errorf("bad --target port: use a number from 1 to 65535 after the host")
 		}
 		t.Port = n
 	}
@@ -68,16 +94,104 @@ func ParseTarget(dsn string) (Target, error) {
 		t.Password, _ = u.User.Password()
 	}
 	t.Database = strings.TrimPrefix(u.Path, "/")
-	if t.Database == "" {
-		return t, fmt.Errorf("--target %s names no database: add one, e.g. %s://%s:%d/fairbench", t.Redacted(), u.Scheme, t.Host, t.Port)
+	if err := t.takeOptions(u.Query()); err != nil {
+		return Target{}, err
 	}
-	t.Params = u.Query()
+	if t.Database == "" {
+		return t, fmt.Errorf("--target %s names no database: add one, e.g. %s://%s:%d/fairbench", t.Redacted(), t.Kind, t.Host, t.Port)
+	}
 	return t, nil
+}
+
+// checkUserinfo rejects a DSN whose user:password holds an unescaped '/', '?' or '#': a URL
+// parser would take the password's tail for the path, query or fragment and its head for a
+// host and port, and any message about those would show it.
+func checkUserinfo(dsn string) error {
+	_, rest, ok := strings.Cut(dsn, "://")
+	if !ok {
+		return nil
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 || strings.Contains(rest[:end], "@") || !strings.Contains(rest[end:], "@") {
+		return nil
+	}
+	return fmt.Errorf("bad --target: an '@' follows the host, so the user or password seems to hold '/', '?' or '#': percent-encode them (%%2F, %%3F, %%23, '@' as %%40), or give the password in FAIRBENCH_PASSWORD or password_file=PATH")
+}
+
+// takeOptions validates the DSN's options and moves the ones sqldb handles itself out of Params.
+func (t *Target) takeOptions(q url.Values) error {
+	allowed := slices.Concat(commonOptions, postgresOptions)
+	if t.Kind.MySQLFamily() {
+		allowed = slices.Concat(commonOptions, mysqlOptions)
+	}
+	for name, vals := range q {
+		if !slices.Contains(allowed, name) {
+			return unknownOption(t.Kind, name, allowed)
+		}
+		if len(vals) > 1 {
+			return fmt.Errorf("--target gives option %s more than once: give it once", optionName(name))
+		}
+	}
+	if pw := q.Get("password"); q.Has("password") {
+		if t.Password != "" {
+			return fmt.Errorf("--target gives the password twice (user:password@ and password=): give it once")
+		}
+		t.Password = pw
+	}
+	t.passwordFile = q.Get("password_file")
+	if q.Has("password_file") && t.passwordFile == "" {
+		return fmt.Errorf("--target option password_file is empty: give the path of a file holding the password")
+	}
+	t.ConnectTimeout = DefaultConnectTimeout
+	if q.Has("connect_timeout") {
+		d, err := parseTimeout(q.Get("connect_timeout"))
+		if err != nil {
+			return err
+		}
+		t.ConnectTimeout = d
+	}
+	for _, own := range commonOptions {
+		q.Del(own)
+	}
+	t.Params = q
+	return checkTLSOptions(t.Kind, q)
+}
+
+func parseTimeout(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		var secs float64
+		secs, err = strconv.ParseFloat(s, 64)
+		d = time.Duration(secs * float64(time.Second))
+	}
+	if err != nil || d <= 0 || d > 24*time.Hour {
+		return 0, fmt.Errorf("bad --target connect_timeout %q: give seconds (e.g. 10) or a duration (e.g. 2.5s), more than 0", s)
+	}
+	return d, nil
+}
+
+// knownAnywhere are option names worth echoing in an error: a name outside this list is not
+// shown, since a mistyped DSN can put a password where an option's name belongs.
+var knownAnywhere = slices.Concat(commonOptions, postgresOptions, mysqlOptions,
+	[]string{"ssl", "sslMode", "sslmode", "ssl_mode", "ssl_ca", "ssl_cert", "ssl_key", "sslca", "sslpassword",
+		"readTimeout", "writeTimeout", "timeout", "charset", "collation", "parseTime", "loc", "statement_timeout"})
+
+func optionName(name string) string {
+	if slices.Contains(knownAnywhere, name) {
+		return name
+	}
+	return "(name not shown)"
+}
+
+func unknownOption(k Kind, name string, allowed []string) error {
+	shown := slices.Clone(allowed)
+	shown = slices.DeleteFunc(shown, func(s string) bool { return s == "password" })
+	return fmt.Errorf("--target option %s is not one fairbench takes for %s: use %s", optionName(name), k, strings.Join(shown, ", "))
 }
 
 // Redacted is the target as a URL without its password: the only form fairbench prints or stores.
 func (t Target) Redacted() string {
-	u := url.URL{Scheme: string(t.Kind), Host: fmt.Sprintf("%s:%d", t.Host, t.Port), Path: "/" + t.Database}
+	u := url.URL{Scheme: string(t.Kind), Host: net.JoinHostPort(t.Host, strconv.Itoa(t.Port)), Path: "/" + t.Database}
 	if t.User != "" {
 		u.User = url.User(t.User)
 	}

@@ -1,8 +1,12 @@
 package sqldb
 
 import (
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseTarget(t *testing.T) {
@@ -27,12 +31,7 @@ func TestParseTarget(t *testing.T) {
 		t.Run(c.dsn, func(t *testing.T) {
 			tg, err := ParseTarget(c.dsn)
 			if c.errHas != "" {
-				if err == nil || !strings.Contains(err.Error(), c.errHas) {
-					t.Fatalf("err = %v, want one containing %q", err, c.errHas)
-				}
-				if strings.Contains(err.Error(), "pw") || strings.Contains(err.Error(), "s3cret") {
-					t.Fatalf("error leaks the password: %v", err)
-				}
+				wantParseError(t, err, c.errHas, "pw", "s3cret")
 				return
 			}
 			if err != nil {
@@ -42,6 +41,19 @@ func TestParseTarget(t *testing.T) {
 				t.Fatalf("got kind %s port %d redacted %s", tg.Kind, tg.Port, tg.Redacted())
 			}
 		})
+	}
+}
+
+// wantParseError fails unless err contains has and none of secrets.
+func wantParseError(t *testing.T, err error, has string, secrets ...string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), has) {
+		t.Fatalf("err = %v, want one containing %q", err, has)
+	}
+	for _, s := range secrets {
+		if strings.Contains(err.Error(), s) {
+			t.Fatalf("the error shows %q: %v", s, err)
+		}
 	}
 }
 
@@ -56,4 +68,171 @@ func TestDollarPlaceholders(t *testing.T) {
 			t.Errorf("%q -> %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestTargetOptions: every option is honoured or rejected in one line, and none is dropped.
+func TestTargetOptions(t *testing.T) {
+	cases := []struct {
+		dsn     string
+		errHas  string
+		timeout time.Duration
+		pw      string
+		params  string
+	}{
+		{dsn: "postgres://u:pw@h/db", timeout: DefaultConnectTimeout, pw: "pw"},
+		{dsn: "postgres://u@h/db?connect_timeout=3", timeout: 3 * time.Second},
+		{dsn: "mysql://u@h/db?connect_timeout=2.5s", timeout: 2500 * time.Millisecond},
+		{dsn: "postgres://u@h/db?connect_timeout=0", errHas: "connect_timeout"},
+		{dsn: "postgres://u@h/db?password=pw", pw: "pw", timeout: DefaultConnectTimeout},
+		{dsn: "postgres://u:pw@h/db?password=pw", errHas: "password twice"},
+		{dsn: "postgres://u@h/db?sslmode=verify-full&sslrootcert=/ca.pem", params: "sslmode=verify-full&sslrootcert=%2Fca.pem", timeout: DefaultConnectTimeout},
+		{dsn: "postgres://u@h/db?sslmode=sometimes", errHas: "sslmode"},
+		{dsn: "postgres://u@h/db?tls=true", errHas: "option tls is not one fairbench takes for postgres"},
+		{dsn: "mariadb://u@h/db?ssl-mode=REQUIRED", params: "ssl-mode=REQUIRED", timeout: DefaultConnectTimeout},
+		{dsn: "mariadb://u@h/db?ssl-mode=REQUIRED&tls=true", errHas: "both tls= and ssl-mode="},
+		{dsn: "mysql://u@h/db?ssl-mode=maybe", errHas: "ssl-mode"},
+		{dsn: "mysql://u@h/db?tls=custom", errHas: "bad --target tls"},
+		{dsn: "mysql://u@h/db?ssl-cert=/c.pem&ssl-mode=REQUIRED", errHas: "ssl-cert and ssl-key"},
+		{dsn: "mysql://u@h/db?ssl-ca=/ca.pem&ssl-mode=DISABLED", errHas: "ssl-ca/ssl-cert with TLS disabled"},
+		{dsn: "mysql://u@h/db?sslmode=require", errHas: "option sslmode is not one fairbench takes for mysql"},
+		{dsn: "mysql://u@h/db?hunter2secret=1", errHas: "(name not shown)"},
+		{dsn: "mysql://u@h/db?tls=true&tls=false", errHas: "more than once"},
+	}
+	for _, c := range cases {
+		t.Run(c.dsn, func(t *testing.T) {
+			tg, err := ParseTarget(c.dsn)
+			if c.errHas != "" {
+				wantParseError(t, err, c.errHas, "hunter2")
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tg.ConnectTimeout != c.timeout || tg.Password != c.pw || tg.Params.Encode() != c.params {
+				t.Fatalf("timeout %v password %q params %q", tg.ConnectTimeout, tg.Password, tg.Params.Encode())
+			}
+			if strings.Contains(tg.Redacted(), "password") {
+				t.Fatalf("Redacted shows the password option: %s", tg.Redacted())
+			}
+		})
+	}
+}
+
+func TestResolvePassword(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "pw")
+	if err := os.WriteFile(file, []byte("from-file\nignored\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"FAIRBENCH_PASSWORD": "", "PGPASSWORD": "pg-env", "MYSQL_PWD": "my-env"}
+	getenv := func(k string) string { return env[k] }
+	cases := []struct {
+		dsn, fbEnv, want, errHas string
+	}{
+		{dsn: "postgres://u:inline@h/db", fbEnv: "fb-env", want: "inline"},
+		{dsn: "postgres://u@h/db?password_file=" + file, fbEnv: "fb-env", want: "from-file"},
+		{dsn: "postgres://u@h/db", fbEnv: "fb-env", want: "fb-env"},
+		{dsn: "postgres://u@h/db", want: "pg-env"},
+		{dsn: "mariadb://u@h/db", want: "my-env"},
+		{dsn: "postgres://u:inline@h/db?password_file=" + file, errHas: "password and password_file"},
+		{dsn: "postgres://u@h/db?password_file=" + filepath.Join(dir, "missing"), errHas: "cannot read"},
+	}
+	for _, c := range cases {
+		t.Run(c.dsn, func(t *testing.T) {
+			env["FAIRBENCH_PASSWORD"] = c.fbEnv
+			tg, err := ParseTarget(c.dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = tg.ResolvePassword(getenv)
+			if c.errHas != "" {
+				if err == nil || !strings.Contains(err.Error(), c.errHas) {
+					t.Fatalf("err = %v, want %q", err, c.errHas)
+				}
+				return
+			}
+			if err != nil || tg.Password != c.want {
+				t.Fatalf("password %q, err %v; want %q", tg.Password, err, c.want)
+			}
+		})
+	}
+}
+
+// FuzzParseTarget: whatever the DSN's shape, no part of the password reaches an error message or
+// the redacted target. The password goes in raw (unescaped), in the userinfo or as ?password=.
+func FuzzParseTarget(f *testing.F) {
+	f.Add("postgres", "bob", "s3cr/et", "db.local", "5432", "bench", "sslmode=disable", false)
+	f.Add("mysql", "root", "pa:ss@w?rd", "127.0.0.1", "99999", "fb", "", false)
+	f.Add("mariadb", "u", "p#w0rd", "h", "x", "db", "tls=true", true)
+	f.Add("postgresql", "", "hunter22", "h", "", "", "password=x", true)
+	f.Fuzz(func(t *testing.T, scheme, user, password, host, port, db, query string, inQuery bool) {
+		build := func(password string) string {
+			dsn := scheme + "://" + user
+			if !inQuery {
+				dsn += ":" + password
+			}
+			dsn += "@" + host
+			if port != "" {
+				dsn += ":" + port
+			}
+			dsn += "/" + db
+			q := query
+			if inQuery {
+				q += "&password=" + password
+			}
+			if q != "" {
+				dsn += "?" + q
+			}
+			return dsn
+		}
+		dsn := build(password)
+		shown := shownFor(dsn)
+		// The same DSN with the password's letters and digits swapped shows the same fixed text:
+		// a piece of the password found in both comes from that text, not from the password.
+		control := shownFor(build(swapAlnum(password)))
+		others := scheme + "://" + user + "@" + host + ":" + port + "/" + db + "?" + query
+		if leak := leakedPart(password, others+control, shown); leak != "" {
+			t.Fatalf("DSN %q: %q shows %q of the password", dsn, shown, leak)
+		}
+	})
+}
+
+// shownFor is what fairbench may print about dsn: the parse error, or the redacted target.
+func shownFor(dsn string) string {
+	tg, err := ParseTarget(dsn)
+	if err != nil {
+		return err.Error()
+	}
+	return tg.Redacted()
+}
+
+// swapAlnum changes every letter and digit and keeps the rest, so the DSN keeps its shape.
+func swapAlnum(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z':
+			b[i] = 'a' + (c-'a'+13)%26
+		case c >= 'A' && c <= 'Z':
+			b[i] = 'A' + (c-'A'+13)%26
+		case c >= '0' && c <= '9':
+			b[i] = '0' + (c-'0'+5)%10
+		}
+	}
+	return string(b)
+}
+
+// leakedPart returns a piece of password (4 bytes or more) that shown contains and that
+// explained (the rest of the DSN, the fixed text) does not, or "".
+func leakedPart(password, explained, shown string) string {
+	const minLen = 4
+	for i := 0; i+minLen <= len(password); i++ {
+		piece := password[i : i+minLen]
+		for _, form := range []string{piece, url.QueryEscape(piece), url.PathEscape(piece)} {
+			if strings.Contains(shown, form) && !strings.Contains(explained, piece) && !strings.Contains(explained, form) {
+				return piece
+			}
+		}
+	}
+	return ""
 }
