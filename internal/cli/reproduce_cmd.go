@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fairbench/fairbench/internal/compare"
+	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/reproduce"
+	"github.com/fairbench/fairbench/internal/suite"
+)
+
+func newReproduceCmd() *cobra.Command {
+	var engines, scale, out, mysqlRoot, workDir string
+	var list, force bool
+	cmd := &cobra.Command{
+		Use:   "reproduce STUDY [--scale small|full] [--engines ...] [--out DIR] | --list",
+		Short: "Rerun a published study, set its figures beside fairbench's and judge where they agree",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if list {
+				for _, s := range reproduce.List() {
+					fmt.Fprintf(cmd.OutOrStdout(), "%-10s %s (%s)\n", s.Name, s.Title, strings.Join(s.Engines, ", "))
+				}
+				return nil
+			}
+			if len(args) != 1 {
+				return badInputf("name a study to reproduce (fairbench reproduce --list shows them)")
+			}
+			s, err := reproduce.Lookup(args[0])
+			if err != nil {
+				return badInput(err)
+			}
+			sc, err := reproduce.ParseScale(scale)
+			if err != nil {
+				return badInput(err)
+			}
+			kinds, err := studyEngines(s, engines, mysqlRoot)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Join("out", "reproduce-"+s.Name+"-"+time.Now().Format("20060102-150405"))
+			}
+			if err := checkReproduceOut(out, force); err != nil {
+				return err
+			}
+			o := reproduce.Options{Scale: sc, Engines: kinds, OutDir: out, Log: cmd.ErrOrStderr(), Cores: runtime.NumCPU(),
+				Execute: compareExecutor(mysqlRoot, workDir, cmd)}
+			rows, err := reproduce.Reproduce(cmd.Context(), s, o)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\nreport: %s\n", s.Name, reproduce.Count(rows), filepath.Join(out, "report.md"))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&list, "list", false, "list the studies fairbench reproduces")
+	f.StringVar(&scale, "scale", "small", "small (data and time shrunk by the study's rule) or full (the study's own size)")
+	f.StringVar(&engines, "engines", "", "only these of the study's engines (default: those of them installed here)")
+	f.StringVar(&out, "out", "", "output directory (default out/reproduce-STUDY-TIME)")
+	f.BoolVar(&force, "force", false, "replace the results of an earlier reproduction in --out")
+	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
+	f.StringVar(&workDir, "workdir", "", "where the servers' data directories go (default: the system temp dir)")
+	return cmd
+}
+
+// studyEngines is the user's --engines, else the study's engines that are installed here.
+func studyEngines(s *reproduce.Study, engines, mysqlRoot string) ([]string, error) {
+	if engines != "" {
+		kinds, err := compare.ParseEngines(engines, mysqlRoot)
+		return kinds, badInput(err)
+	}
+	var kinds []string
+	for _, k := range s.Engines {
+		if _, err := engine.Find(k, mysqlRoot); err == nil {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) == 0 {
+		return nil, badInputf("none of %s is installed: run scripts/install-engines.sh", strings.Join(s.Engines, ", "))
+	}
+	return kinds, nil
+}
+
+func checkReproduceOut(out string, force bool) error {
+	old, _ := filepath.Glob(filepath.Join(out, "*", "results", "*.json"))
+	if len(old) > 0 && !force {
+		return badInputf("%s already holds an earlier reproduction: choose another --out, or pass --force to replace it", out)
+	}
+	for _, p := range old {
+		if err := os.Remove(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compareExecutor runs each of a study's comparisons with compare, on fresh throwaway servers.
+func compareExecutor(mysqlRoot, workDir string, cmd *cobra.Command) reproduce.Executor {
+	return func(ctx context.Context, run reproduce.Run, engines []string, dir string) error {
+		s, err := suite.Parse([]byte(run.Suite), "study "+run.Name)
+		if err != nil {
+			return err
+		}
+		prof := engine.DefaultProfile()
+		prof.Binlog = run.Binlog
+		if run.BufferPoolBytes > 0 {
+			prof.BufferPoolBytes = run.BufferPoolBytes
+		}
+		return compare.Run(ctx, &compare.Options{Engines: engines, Suite: s, OutDir: dir, Profile: prof, MySQLRoot: mysqlRoot,
+			WorkDir: workDir, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()})
+	}
+}

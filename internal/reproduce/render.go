@@ -1,0 +1,104 @@
+package reproduce
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/report"
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+// Tally counts a study's rows by verdict, for the summary line and the README's table.
+type Tally struct{ Compared, Agree, Disagree, NotComparable int }
+
+// Count tallies rows.
+func Count(rows []Row) Tally {
+	var t Tally
+	for _, r := range rows {
+		switch r.Verdict {
+		case Agrees:
+			t.Agree++
+			t.Compared++
+		case Disagrees:
+			t.Disagree++
+			t.Compared++
+		default:
+			t.NotComparable++
+		}
+	}
+	return t
+}
+
+func (t Tally) String() string {
+	return fmt.Sprintf("%d rows compared: %d agree, %d disagree; %d not comparable here", t.Compared, t.Agree, t.Disagree, t.NotComparable)
+}
+
+// writeReport renders OUT/report.md and OUT/report.html from the rows and the runs' results.
+func writeReport(dir string, s *Study, sc Scale, rows []Row, got Measured, pub Published) error {
+	doc := report.Doc{
+		Title:   "fairbench reproduces: " + s.Title,
+		Date:    firstStart(got),
+		Summary: fmt.Sprintf("Scale %s (%s). %s.", sc, s.ScaleRule, Count(rows)),
+	}
+	t := report.Table{Header: []string{"figure", "run", "published", "measured here", "verdict", "why"}}
+	for _, r := range rows {
+		t.Rows = append(t.Rows, []string{r.Figure, r.Run, r.Published, r.Measured, r.Verdict, r.Why})
+		mark := ""
+		if r.Verdict == Disagrees {
+			mark = "failed"
+		} else if r.Verdict == NotComparable {
+			mark = "incomplete"
+		}
+		t.Mark = append(t.Mark, []string{"", "", "", "", mark, ""})
+	}
+	t.Foot = []string{"Published figures are the study's own, on its hardware (published.yaml names the source). " +
+		"Rows compare shapes that survive a change of machine: ratios to the study's reference engine and the picks " +
+		"they lead to. A ratio agrees when both name the same winner, or both a tie within 5%; magnitudes are shown, not judged."}
+	doc.Sections = append(doc.Sections, report.Section{ID: "rows", Heading: "Published beside measured", Tables: []report.Table{t}})
+	doc.Sections = append(doc.Sections, runsSection(s, sc, got))
+	md, html, err := report.RenderDoc(doc)
+	if err != nil {
+		return err
+	}
+	if err := result.WriteFileAtomic(filepath.Join(dir, "report.md"), md); err != nil {
+		return err
+	}
+	if err := result.WriteFileAtomic(filepath.Join(dir, "report.html"), html); err != nil {
+		return err
+	}
+	return result.WriteJSON(filepath.Join(dir, "rows.json"), struct {
+		Study string `json:"study"`
+		Scale Scale  `json:"scale"`
+		Tally Tally  `json:"tally"`
+		Rows  []Row  `json:"rows"`
+	}{s.Name, sc, Count(rows), rows})
+}
+
+func runsSection(s *Study, sc Scale, got Measured) report.Section {
+	sec := report.Section{ID: "runs", Heading: "Runs"}
+	for _, run := range s.Runs(sc) {
+		line := fmt.Sprintf("%s: %d results in %s/ (its own report.md and report.html are there)", run.Name, len(got.Runs[run.Name]), run.Name)
+		if run.AsPublished != "" {
+			line += "; as published: " + run.AsPublished
+		}
+		sec.Bullets = append(sec.Bullets, line)
+	}
+	sec.Code = "fairbench reproduce " + s.Name + " --scale " + string(sc)
+	return sec
+}
+
+func firstStart(got Measured) string {
+	var first time.Time
+	for _, rs := range got.Runs {
+		for _, r := range rs {
+			if first.IsZero() || r.StartedAt.Before(first) {
+				first = r.StartedAt
+			}
+		}
+	}
+	if first.IsZero() {
+		return "no run completed"
+	}
+	return first.UTC().Format("2006-01-02 15:04 UTC")
+}

@@ -1,0 +1,106 @@
+package reproduce
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+func fake(engine, workload string, tps, qps float64) *result.Result {
+	return &result.Result{Complete: true, Engine: result.Engine{Kind: engine, Version: engine + " 99"}, Workload: result.Workload{Name: workload},
+		TPS: tps, QPS: qps, DurationS: 10, Server: &result.Server{RSSIdleMB: 100, PSSPeakMB: 500}}
+}
+
+// published shoot-out shape: PostgreSQL wins read-write by far over MySQL; MariaDB wins read-only.
+func shootoutResults(rwMySQL float64) Measured {
+	fair := []*result.Result{
+		fake("postgres", "oltp_read_write", 1000, 20000), fake("mysql", "oltp_read_write", rwMySQL, 20*rwMySQL), fake("mariadb", "oltp_read_write", 980, 19600),
+		fake("postgres", "oltp_read_only", 1000, 16000), fake("mysql", "oltp_read_only", 950, 15200), fake("mariadb", "oltp_read_only", 1200, 19200),
+		fake("postgres", "oltp_point_select", 40000, 40000), fake("mysql", "oltp_point_select", 30000, 30000), fake("mariadb", "oltp_point_select", 35000, 35000),
+		fake("postgres", "oltp_insert", 3000, 3000), fake("mysql", "oltp_insert", 1000, 1000), fake("mariadb", "oltp_insert", 3300, 3300),
+	}
+	return Measured{Runs: map[string][]*result.Result{"fair": fair, "as-published": {fake("mysql", "oltp_read_write", 200, 4000)}}, Cores: 2}
+}
+
+func rowOf(t *testing.T, rows []Row, figure string) Row {
+	t.Helper()
+	for _, r := range rows {
+		if r.Figure == figure {
+			return r
+		}
+	}
+	t.Fatalf("no row %q", figure)
+	return Row{}
+}
+
+func TestShootoutAgreesAndDisagrees(t *testing.T) {
+	pub, err := LoadPublished("sysbench_shootout_2026")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := Lookup("shootout")
+	// MySQL at 0.2x PostgreSQL's read-write: the published winner, so the row agrees.
+	if r := rowOf(t, s.Judge(pub, shootoutResults(200)), "read-write TPS, mysql / postgres"); r.Verdict != Agrees {
+		t.Errorf("read-write mysql/postgres: %s (%s), want agrees", r.Verdict, r.Why)
+	}
+	// MySQL ahead of PostgreSQL: the published ranking is reversed, and the row must say so,
+	// with the version difference as evidence.
+	rows := s.Judge(pub, shootoutResults(1500))
+	r := rowOf(t, rows, "read-write TPS, mysql / postgres")
+	if r.Verdict != Disagrees || !strings.Contains(r.Why, "mysql 99 here, 8.4.8 published") {
+		t.Errorf("read-write mysql/postgres: %s (%s), want disagrees with the version as evidence", r.Verdict, r.Why)
+	}
+	if p := rowOf(t, rows, "pick for mixed read-write"); p.Verdict != Disagrees || p.Measured != "mysql" {
+		t.Errorf("pick: %+v, want mysql, disagreeing with the published postgres", p)
+	}
+	if b := rowOf(t, rows, "read-write TPS, mysql (binary log on) / postgres"); !strings.Contains(b.Why, "binary log alone moves MySQL from 1500 to 200 TPS") {
+		t.Errorf("as-published row does not say what the binary log did: %s", b.Why)
+	}
+}
+
+func TestRatioRules(t *testing.T) {
+	tests := []struct {
+		pub, got float64
+		want     string
+	}{
+		{0.15, 0.3, Agrees}, {0.15, 1.2, Disagrees}, {1.23, 1.03, Disagrees}, {0.97, 1.04, Agrees}, {1.8, 1.1, Agrees},
+	}
+	for _, tc := range tests {
+		if r := judgeRatio("x", "fair", tc.pub, tc.got, true, ""); r.Verdict != tc.want {
+			t.Errorf("published %.2f, measured %.2f: %s, want %s", tc.pub, tc.got, r.Verdict, tc.want)
+		}
+	}
+	if r := judgeRatio("x", "fair", 0.5, 0, false, "no data"); r.Verdict != NotComparable {
+		t.Errorf("missing measurement: %s, want not comparable", r.Verdict)
+	}
+}
+
+// Reproduce runs each of the study's runs through the executor it is given and writes the
+// report; a failed run leaves its rows "not comparable here".
+func TestReproduceWritesReport(t *testing.T) {
+	s, _ := Lookup("shootout")
+	dir := t.TempDir()
+	exec := func(_ context.Context, run Run, engines []string, out string) error {
+		for _, r := range shootoutResults(200).Runs[run.Name] {
+			if err := result.Write(filepath.Join(out, "results", r.Engine.Kind+"-"+r.Workload.Name+".json"), r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rows, err := Reproduce(context.Background(), s, Options{Scale: Small, OutDir: dir, Cores: 2, Execute: exec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tally := Count(rows); tally.Compared != len(rows) || tally.Agree == 0 {
+		t.Errorf("tally %s", tally)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil || !strings.Contains(string(md), "| read-write TPS, mysql / postgres | fair | 0.15x | 0.20x | agrees |") {
+		t.Errorf("report.md lacks the read-write row:\n%s", md)
+	}
+}

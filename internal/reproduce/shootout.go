@@ -1,0 +1,223 @@
+package reproduce
+
+import (
+	"fmt"
+
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+// The sysbench shoot-out (March 2026): 10 tables x 100,000 rows, 16 threads, 60 s per workload,
+// sysbench 1.0.20's defaults (so --rand-type special), 2 GB buffer pool on every engine; MySQL 8.4
+// most likely with its default binary log (sync_binlog=1), MariaDB without.
+func init() {
+	register(&Study{
+		Name:    "shootout",
+		Title:   "sysbench shoot-out (March 2026): which one is faster for your workload?",
+		Key:     "sysbench_shootout_2026",
+		Engines: []string{"postgres", "mysql", "mariadb"},
+		ScaleRule: "small keeps the data (10 x 100,000 rows fits any machine), the 16 threads and the special " +
+			"distribution, and shrinks 60 s per workload to 10 s after a 3 s warm-up",
+		Runs:  shootoutRuns,
+		Judge: judgeShootout,
+	})
+}
+
+var shootoutWorkloads = []struct {
+	name, label, figure string
+	qps                 bool
+}{
+	{"oltp_read_write", "read-write", "tps", false},
+	{"oltp_read_only", "read-only", "tps", false},
+	{"oltp_point_select", "point select", "qps", true},
+	{"oltp_insert", "insert", "tps", false},
+}
+
+func shootoutSuite(sc Scale) string {
+	time, warmup := "10s", "3s"
+	if sc == Full {
+		time, warmup = "60s", "10s"
+	}
+	return fmt.Sprintf(`name: shootout-%s
+description: The sysbench shoot-out as published - 10 x 100,000 rows, 16 threads, sysbench 1.0.20's special distribution.
+threads: 16
+time: %s
+warmup: %s
+rand_type: special
+options:
+  tables: "10"
+  table-size: "100000"
+steps:
+  - workload: oltp_read_write
+  - workload: oltp_read_only
+  - workload: oltp_point_select
+  - workload: oltp_insert
+`, sc, time, warmup)
+}
+
+func shootoutRuns(sc Scale) []Run {
+	s := shootoutSuite(sc)
+	return []Run{
+		{Name: "fair", Suite: s, BufferPoolBytes: 2 << 30},
+		// MySQL 8.4 writes its binary log and syncs it on every commit by default; the study says
+		// nothing of it, and MariaDB 10.11 has it off by default. Run MySQL as it most likely ran.
+		{Name: "as-published", Engines: []string{"mysql"}, Suite: s, Binlog: true, BufferPoolBytes: 2 << 30,
+			AsPublished: "MySQL with its default binary log (sync_binlog=1); MariaDB and PostgreSQL as in the fair run"},
+	}
+}
+
+func judgeShootout(pub Published, got Measured) []Row {
+	var rows []Row
+	for _, w := range shootoutWorkloads {
+		rows = append(rows, shootoutRatios(pub, got, w.name, w.label, w.figure, w.qps)...)
+	}
+	rows = append(rows, shootoutAsPublished(pub, got)...)
+	rows = append(rows, shootoutMemory(pub, got)...)
+	rows = append(rows, shootoutDecisions(pub, got)...)
+	return rows
+}
+
+// figureOf is a result's TPS, or its QPS for the point-select row the study gave as QPS.
+func figureOf(r *result.Result, qps bool) float64 {
+	if qps {
+		return r.QPS
+	}
+	return r.TPS
+}
+
+// shootoutRatios compares each engine with PostgreSQL, the study's first column, for one workload.
+func shootoutRatios(pub Published, got Measured, workload, label, figure string, qps bool) []Row {
+	var rows []Row
+	ref := got.Find("fair", "postgres", workload)
+	pubRef, _ := pub.Float("results." + workload + ".postgres." + figure)
+	for _, e := range []string{"mysql", "mariadb"} {
+		pubE, ok := pub.Float("results." + workload + "." + e + "." + figure)
+		if !ok || pubRef == 0 {
+			continue
+		}
+		r := got.Find("fair", e, workload)
+		var ratio float64
+		okGot := r != nil && ref != nil && figureOf(ref, qps) > 0
+		if okGot {
+			ratio = figureOf(r, qps) / figureOf(ref, qps)
+		}
+		why := evidence(pub, got.Cores, r, ref)
+		if !okGot {
+			why = "the fair run has no complete " + label + " result for " + e + " and postgres"
+		}
+		rows = append(rows, judgeRatio(fmt.Sprintf("%s %s, %s / postgres", label, figureName(figure), e), "fair", pubE/pubRef, ratio, okGot, why))
+	}
+	return rows
+}
+
+func figureName(f string) string {
+	if f == "qps" {
+		return "QPS"
+	}
+	return "TPS"
+}
+
+// shootoutAsPublished sets MySQL's read-write figure with its binary log beside the published
+// one and says how much of the gap the binary log explains.
+func shootoutAsPublished(pub Published, got Measured) []Row {
+	pubMy, _ := pub.Float("results.oltp_read_write.mysql.tps")
+	pubPg, _ := pub.Float("results.oltp_read_write.postgres.tps")
+	ref := got.Find("fair", "postgres", "oltp_read_write")
+	fair := got.Find("fair", "mysql", "oltp_read_write")
+	bin := got.Find("as-published", "mysql", "oltp_read_write")
+	if pubPg == 0 {
+		return nil
+	}
+	ok := ref != nil && bin != nil && ref.TPS > 0
+	var ratio float64
+	why := "needs the fair PostgreSQL and the as-published MySQL read-write results"
+	if ok {
+		ratio = bin.TPS / ref.TPS
+		why = evidence(pub, got.Cores, bin, ref)
+		if fair != nil && fair.TPS > 0 {
+			why = joinWhy(fmt.Sprintf("the binary log alone moves MySQL from %.0f to %.0f TPS (%.2fx)", fair.TPS, bin.TPS, bin.TPS/fair.TPS), why)
+		}
+	}
+	row := judgeRatio("read-write TPS, mysql (binary log on) / postgres", "as-published", pubMy/pubPg, ratio, ok, why)
+	if row.Verdict == Agrees && fair != nil {
+		row.Why = joinWhy(row.Why, fmt.Sprintf("the binary log alone moves MySQL from %.0f to %.0f TPS", fair.TPS, bin.TPS))
+	}
+	return []Row{row}
+}
+
+func joinWhy(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+// shootoutMemory compares memory footprints, idle and under load, with PostgreSQL's.
+func shootoutMemory(pub Published, got Measured) []Row {
+	var rows []Row
+	for _, phase := range []string{"idle", "load"} {
+		pubPg, _ := pub.Float("results.memory_mb.postgres." + phase)
+		refMB, refOK := memoryMB(got.Find("fair", "postgres", "oltp_read_write"), phase)
+		for _, e := range []string{"mysql", "mariadb"} {
+			pubE, _ := pub.Float("results.memory_mb." + e + "." + phase)
+			mb, ok := memoryMB(got.Find("fair", e, "oltp_read_write"), phase)
+			ok = ok && refOK && refMB > 0
+			ratio := 0.0
+			if ok {
+				ratio = mb / refMB
+			}
+			why := ""
+			if !ok {
+				why = "memory not measured (the server was not started by fairbench here)"
+			}
+			rows = append(rows, judgeRatio(fmt.Sprintf("memory %s, %s / postgres", phase, e), "fair", pubE/pubPg, ratio, ok, why))
+		}
+	}
+	return rows
+}
+
+// memoryMB is the server's memory footprint in MiB from the best source the result has: shared
+// buffers counted once (PSS), never an RSS sum, which counts them once per process.
+func memoryMB(r *result.Result, phase string) (float64, bool) {
+	if r == nil || r.Server == nil {
+		return 0, false
+	}
+	if phase == "idle" {
+		return r.Server.RSSIdleMB, r.Server.RSSIdleMB > 0
+	}
+	return r.Server.PSSPeakMB, r.Server.PSSPeakMB > 0
+}
+
+// shootoutDecisions compares the study's decision table with the picks of fairbench's figures.
+func shootoutDecisions(pub Published, got Measured) []Row {
+	pick := func(workload string, qps bool) string {
+		vals := map[string]float64{}
+		for _, e := range []string{"postgres", "mysql", "mariadb"} {
+			if r := got.Find("fair", e, workload); r != nil {
+				vals[e] = figureOf(r, qps)
+			}
+		}
+		return best(vals, false)
+	}
+	mem := map[string]float64{}
+	for _, e := range []string{"postgres", "mysql", "mariadb"} {
+		if mb, ok := memoryMB(got.Find("fair", e, "oltp_read_write"), "load"); ok {
+			mem[e] = mb
+		}
+	}
+	decisions := []struct{ key, label, got string }{
+		{"mixed_read_write", "mixed read-write", pick("oltp_read_write", false)},
+		{"read_heavy", "read-heavy", pick("oltp_read_only", false)},
+		{"bulk_insert", "bulk insert", pick("oltp_insert", false)},
+		{"point_lookups", "point lookups", pick("oltp_point_select", true)},
+		{"lowest_memory", "lowest memory", best(mem, true)},
+	}
+	var rows []Row
+	for _, d := range decisions {
+		p := pub.String("decisions." + d.key)
+		rows = append(rows, judgePick("pick for "+d.label, "fair", p, d.got, "the ratio rows above give the figures behind it"))
+	}
+	return rows
+}

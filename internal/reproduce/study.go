@@ -1,0 +1,181 @@
+// Package reproduce reruns the published studies fairbench follows, each in one command, and
+// sets the publications' figures beside fairbench's own in the units that survive a change of
+// hardware: ratios between engines, rankings, where a curve bends. Every row is judged
+// "agrees", "disagrees" or "not comparable here", and a disagreement carries the evidence
+// fairbench has for it. A disagreement is a result: the fairness profile and the workloads are
+// never changed to make a study agree; where a study's own conditions were unfair, they are run
+// as published beside the fair run, so the reader sees how much of a published gap they explain.
+package reproduce
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+// Scale is how big a reproduction is: small shrinks data and time by the study's documented
+// rule (the shape of the method is kept: same threads, distribution, mix and conditions);
+// full is the study's own size where the machine allows it.
+type Scale string
+
+const (
+	Small Scale = "small"
+	Full  Scale = "full"
+)
+
+// ParseScale reads --scale.
+func ParseScale(s string) (Scale, error) {
+	switch Scale(s) {
+	case Small, Full:
+		return Scale(s), nil
+	}
+	return "", fmt.Errorf("--scale %q: use small (about 10 minutes a study here) or full (the study's own size)", s)
+}
+
+// Study is one published study as fairbench reruns it.
+type Study struct {
+	Name    string   // what the command line calls it
+	Title   string   // the publication, in a few words
+	Key     string   // its entry in published.yaml
+	Engines []string // the engine kinds it compared
+	// ScaleRule says in one sentence how small differs from full.
+	ScaleRule string
+	// Runs is what to measure: each run is a compare (a suite and its conditions) whose
+	// results land in OUT/<run name>.
+	Runs func(sc Scale) []Run
+	// Judge sets the published figures beside the measured ones.
+	Judge func(pub Published, got Measured) []Row
+}
+
+// Run is one comparison a study needs: the fair run, or the study's conditions as published.
+type Run struct {
+	Name string
+	// Engines are the kinds this run covers; nil means the study's engines (those installed).
+	Engines []string
+	// Suite is the suite file's text (docs/suites.md), so a run reads as a user would write it.
+	Suite string
+	// AsPublished names the study's unfair conditions that this run copies on purpose; empty
+	// for a fair run.
+	AsPublished string
+	// Binlog turns the binary log on for the MySQL-family engines of this run (MySQL 8.4's
+	// default, which the shoot-out most likely ran with).
+	Binlog bool
+	// BufferPoolBytes is the study's buffer pool, the same on every engine (0 = the profile's).
+	BufferPoolBytes int64
+}
+
+// Measured is what the runs produced: results by run name.
+type Measured struct {
+	Runs map[string][]*result.Result
+	// Cores is the number of CPUs of the machine that measured them.
+	Cores int
+}
+
+// Find returns the first complete result of a run for an engine and workload.
+func (m Measured) Find(run, engine, workload string) *result.Result {
+	for _, r := range m.Runs[run] {
+		if r.Engine.Kind == engine && r.Workload.Name == workload && r.Complete {
+			return r
+		}
+	}
+	return nil
+}
+
+var studies = map[string]*Study{}
+
+func register(s *Study) { studies[s.Name] = s }
+
+// List returns every study, by name.
+func List() []*Study {
+	var out []*Study
+	for _, s := range studies {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Lookup finds a study by name; an unknown one is an error naming the known ones.
+func Lookup(name string) (*Study, error) {
+	if s, ok := studies[name]; ok {
+		return s, nil
+	}
+	var names []string
+	for _, s := range List() {
+		names = append(names, s.Name)
+	}
+	return nil, fmt.Errorf("no study %q: fairbench reproduces %s (fairbench reproduce --list)", name, strings.Join(names, ", "))
+}
+
+// Executor runs one comparison into dir; the command line gives compare's, tests may give a
+// smaller one.
+type Executor func(ctx context.Context, run Run, engines []string, dir string) error
+
+// Options are one reproduction.
+type Options struct {
+	Scale   Scale
+	Engines []string // restrict to these kinds; nil = the study's engines that are installed
+	OutDir  string
+	Log     io.Writer
+	Cores   int
+	Execute Executor
+}
+
+// Reproduce runs the study's comparisons, judges the rows and writes OUT/report.{md,html}.
+// A run that fails still leaves its rows, judged "not comparable here" with the reason.
+func Reproduce(ctx context.Context, s *Study, o Options) ([]Row, error) {
+	pub, err := LoadPublished(s.Key)
+	if err != nil {
+		return nil, err
+	}
+	got := Measured{Runs: map[string][]*result.Result{}, Cores: o.Cores}
+	for _, run := range s.Runs(o.Scale) {
+		engines := pick(run.Engines, s.Engines, o.Engines)
+		if len(engines) == 0 {
+			continue
+		}
+		dir := filepath.Join(o.OutDir, run.Name)
+		logf(o.Log, "== %s: run %q on %s", s.Name, run.Name, strings.Join(engines, ", "))
+		if err := o.Execute(ctx, run, engines, dir); err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			logf(o.Log, "run %q failed: %v (its rows will say so)", run.Name, err)
+		}
+		rs, _ := result.ReadPath(dir)
+		got.Runs[run.Name] = rs
+	}
+	rows := s.Judge(pub, got)
+	return rows, writeReport(o.OutDir, s, o.Scale, rows, got, pub)
+}
+
+// pick is the run's engines, else the study's, narrowed to the user's choice.
+func pick(run, study, user []string) []string {
+	want := run
+	if want == nil {
+		want = study
+	}
+	if user == nil {
+		return want
+	}
+	var out []string
+	for _, k := range want {
+		for _, u := range user {
+			if u == k {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+func logf(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format+"\n", args...)
+	}
+}
