@@ -58,6 +58,14 @@ func judgeRatio(figure, run string, pub, got float64, gotOK bool, why string) Ro
 		row.Why = "same winner" + sideWord(got)
 		return row
 	}
+	// A tie on one side and a small lead on the other (both within twice the tie band) say the
+	// same thing: the engines are close. Only a clear lead against a tie, or opposite leads,
+	// disagree.
+	if (side(pub) == 0 || side(got) == 0) && math.Abs(pub-1) <= 2*TieBand && math.Abs(got-1) <= 2*TieBand {
+		row.Verdict = Agrees
+		row.Why = "both close: within 10% of each other"
+		return row
+	}
 	row.Verdict = Disagrees
 	row.Why = fmt.Sprintf("published%s, measured%s", sideWord(pub), sideWord(got))
 	if why != "" {

@@ -68,6 +68,7 @@ func TestRatioRules(t *testing.T) {
 		want     string
 	}{
 		{0.15, 0.3, Agrees}, {0.15, 1.2, Disagrees}, {1.23, 1.03, Disagrees}, {0.97, 1.04, Agrees}, {1.8, 1.1, Agrees},
+		{0.96, 0.949, Agrees}, {1.04, 1.09, Agrees}, {1.04, 1.12, Disagrees}, {0.9, 1.1, Disagrees},
 	}
 	for _, tc := range tests {
 		if r := judgeRatio("x", "fair", tc.pub, tc.got, true, ""); r.Verdict != tc.want {

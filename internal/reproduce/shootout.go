@@ -168,7 +168,7 @@ func shootoutMemory(pub Published, got Measured) []Row {
 			if ok {
 				ratio = mb / refMB
 			}
-			why := ""
+			why := "measured here: " + memoryMethod(phase) + "; the study does not say how it measured"
 			if !ok {
 				why = "memory not measured (the server was not started by fairbench here)"
 			}
@@ -176,6 +176,13 @@ func shootoutMemory(pub Published, got Measured) []Row {
 		}
 	}
 	return rows
+}
+
+func memoryMethod(phase string) string {
+	if phase == "idle" {
+		return "resident memory after start, before any load"
+	}
+	return "peak PSS under load (shared memory counted once, not once per process)"
 }
 
 // memoryMB is the server's memory footprint in MiB from the best source the result has: shared
