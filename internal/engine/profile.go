@@ -21,6 +21,9 @@ type Profile struct {
 	MaxConnections  int   // default 200
 	RedoBytes       int64 // max_wal_size = innodb redo log capacity; default 1 GiB (large so checkpoints don't dominate)
 	Binlog          bool  // binary log on both MySQL-family servers; default off
+	// Mode is ModeFair ("" too) or ModeDefaults; Flip lists knobs (Knobs) flipped from it.
+	Mode string
+	Flip []string
 }
 
 // DefaultProfile sizes the buffer pool from this machine's memory (the
@@ -97,7 +100,7 @@ func (p Profile) withDefaults() Profile {
 	if p.RedoBytes == 0 {
 		p.RedoBytes = d.RedoBytes
 	}
-	return p
+	return p.withKnobs()
 }
 
 // validate rejects sizes some engine would refuse or silently change; sizes
@@ -129,9 +132,10 @@ func (p Profile) Settings(kind string) map[string]string {
 // fixed when the cluster is created.
 var pgInitKeys = map[string]bool{"server_encoding": true, "lc_collate": true, "lc_ctype": true}
 
-// settingsFor is Settings for a particular server version ("" = current),
-// because MySQL renamed its redo option in 8.0.30.
-func (p Profile) settingsFor(kind, version string) map[string]string {
+// fairSettings is the fair profile for a particular server version ("" =
+// current), because MySQL renamed its redo option in 8.0.30; settingsFor
+// (knobs.go) derives the other modes from it.
+func (p Profile) fairSettings(kind, version string) map[string]string {
 	switch kind {
 	case Postgres:
 		return map[string]string{
