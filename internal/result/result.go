@@ -57,6 +57,14 @@ type Result struct {
 
 	Server *Server `json:"server,omitempty"`
 
+	// Profile names the settings a server fairbench started ran with, "fair" or "defaults"
+	// (absent for a server given by DSN); Flipped lists the knobs compare --explain flipped from
+	// that profile for this run, which makes it a knob-effect run rather than a comparison run.
+	Profile string   `json:"profile,omitempty"`
+	Flipped []string `json:"flipped,omitempty"`
+	// Dataset is the loaded data as it was right after prepare, for the parity audit.
+	Dataset *Dataset `json:"dataset,omitempty"`
+
 	// Ramp is present when the run added clients step by step (--ramp) to find the saturation point.
 	Ramp *Ramp `json:"ramp,omitempty"`
 
@@ -208,6 +216,23 @@ type Server struct {
 	// Engine counters over the measured run, as deltas, and per transaction.
 	Counters map[string]int64   `json:"counters,omitempty"`
 	PerTxn   map[string]float64 `json:"per_txn,omitempty"`
+}
+
+// Dataset fingerprints the data a run's workload loaded, the same way on every engine.
+type Dataset struct {
+	Tables []DatasetTable `json:"tables"`
+	// Indexes are "table(col,col)" with " primary" or " unique" where so, sorted.
+	Indexes []string `json:"indexes"`
+	// Checksummed is false when the data set was too large to checksum: counts only.
+	Checksummed bool    `json:"checksummed"`
+	Note        string  `json:"note,omitempty"` // what the checksums leave out, or why there are none
+	Seconds     float64 `json:"seconds"`        // what taking the fingerprint cost
+}
+
+type DatasetTable struct {
+	Name     string `json:"name"`
+	Rows     int64  `json:"rows"`
+	Checksum string `json:"checksum,omitempty"` // sum of each row's 60-bit SHA-256 prefix, decimal
 }
 
 // Write stores r at path atomically: a reader never sees a half-written file.

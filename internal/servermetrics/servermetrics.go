@@ -19,11 +19,14 @@ var (
 		"shared_buffers", "max_connections", "max_wal_size", "fsync", "synchronous_commit",
 		"full_page_writes", "wal_level", "checkpoint_timeout", "effective_cache_size", "work_mem",
 		"autovacuum", "server_version",
+		// What the parity audit puts side by side besides memory and durability.
+		"default_transaction_isolation", "block_size", "data_checksums", "server_encoding", "wal_sync_method",
 	}
 	mySettingKeys = []string{
 		"innodb_buffer_pool_size", "max_connections", "innodb_flush_log_at_trx_commit", "sync_binlog",
 		"log_bin", "innodb_log_file_size", "innodb_redo_log_capacity", "innodb_doublewrite",
 		"innodb_flush_method", "transaction_isolation", "tx_isolation", "version",
+		"innodb_page_size", "innodb_checksum_algorithm", "character_set_server", "binlog_format",
 	}
 )
 

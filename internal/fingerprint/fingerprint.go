@@ -1,0 +1,215 @@
+// Package fingerprint describes the data a workload loaded, the same way on every engine, so a
+// comparison can show that each engine was given the same rows and the same indexes: per table
+// the row count and a content checksum, and every index by its columns.
+//
+// The checksum is computed by each server over its own rows with functions both SQL dialects
+// have (SHA-256, CONCAT_WS) on a canonical text of each row: integers, decimals and strings as text
+// (PostgreSQL's CHAR padding removed, as the MySQL family removes it), booleans as 0/1, bytes as
+// lower-case hex. Date/time and floating-point columns are left out, and the result says so:
+// timestamps are set at load time, and engines print floats differently. The per-row hashes are
+// summed, so the order rows come back in does not matter.
+package fingerprint
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/sqldb"
+)
+
+// ChecksumRowLimit bounds the work: above this many rows in all, only the counts are taken (a
+// checksum reads every row once, about a second per million rows here).
+const ChecksumRowLimit = 5_000_000
+
+type column struct{ name, dataType string }
+
+// Take fingerprints the tables in the connection's current schema (PostgreSQL) or database
+// (MySQL family): the throwaway database compare loads the workload into.
+func Take(ctx context.Context, c sqldb.Conn) (*result.Dataset, error) {
+	t0 := time.Now()
+	cols, err := columns(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	ds := &result.Dataset{}
+	var total int64
+	names := make([]string, 0, len(cols))
+	for name := range cols {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		n, err := queryInt(ctx, c, "SELECT COUNT(*) FROM "+quote(c.Kind(), name))
+		if err != nil {
+			return nil, fmt.Errorf("counting rows of %s: %w", name, err)
+		}
+		ds.Tables = append(ds.Tables, result.DatasetTable{Name: name, Rows: n})
+		total += n
+	}
+	left := map[string]bool{}
+	if total <= ChecksumRowLimit {
+		for i := range ds.Tables {
+			tb := &ds.Tables[i]
+			sum, skipped, err := checksum(ctx, c, tb.Name, cols[tb.Name])
+			if err != nil {
+				return nil, fmt.Errorf("checksumming %s: %w", tb.Name, err)
+			}
+			tb.Checksum = sum
+			for _, s := range skipped {
+				left[s] = true
+			}
+		}
+		ds.Checksummed = true
+		if len(left) > 0 {
+			ds.Note = "checksums leave out date/time and floating-point columns: " + strings.Join(sortedSet(left), ", ")
+		}
+	} else {
+		ds.Note = fmt.Sprintf("row counts only: %d rows is more than the %d a checksum reads", total, ChecksumRowLimit)
+	}
+	if ds.Indexes, err = indexes(ctx, c); err != nil {
+		return nil, err
+	}
+	ds.Seconds = time.Since(t0).Seconds()
+	return ds, nil
+}
+
+// columns lists each base table's columns in order, names in lower case.
+func columns(ctx context.Context, c sqldb.Conn) (map[string][]column, error) {
+	schema := "current_schema()"
+	if c.Kind().MySQLFamily() {
+		schema = "DATABASE()"
+	}
+	rows, err := c.Query(ctx, `SELECT c.table_name, c.column_name, c.data_type FROM information_schema.columns c
+		JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+		WHERE c.table_schema = `+schema+` AND t.table_type = 'BASE TABLE'
+		ORDER BY c.table_name, c.ordinal_position`)
+	if err != nil {
+		return nil, fmt.Errorf("listing the loaded tables: %w", err)
+	}
+	out := map[string][]column{}
+	for _, r := range rows {
+		if len(r) == 3 {
+			t := strings.ToLower(r[0])
+			out[t] = append(out[t], column{name: r[1], dataType: strings.ToLower(r[2])})
+		}
+	}
+	return out, nil
+}
+
+// canonical is a column's expression in the canonical row text, "" when it is left out.
+func canonical(kind sqldb.Kind, col column) string {
+	q := quote(kind, col.name)
+	dt := col.dataType
+	switch {
+	case strings.Contains(dt, "date") || strings.Contains(dt, "time") || dt == "interval" || dt == "year" ||
+		dt == "double precision" || dt == "double" || dt == "real" || dt == "float":
+		return ""
+	case kind.MySQLFamily() && (strings.Contains(dt, "binary") || strings.Contains(dt, "blob")):
+		return "LOWER(HEX(" + q + "))"
+	case kind.MySQLFamily():
+		return q
+	case dt == "bytea":
+		return "encode(" + q + ", 'hex')"
+	case dt == "boolean":
+		return q + "::int::text"
+	}
+	return q + "::text"
+}
+
+// checksum sums the first 60 bits of each row's SHA-256 (MySQL 9 has no MD5 any more): exact
+// in both engines' decimal SUM.
+func checksum(ctx context.Context, c sqldb.Conn, table string, cols []column) (string, []string, error) {
+	var exprs, skipped []string
+	for _, col := range cols {
+		if e := canonical(c.Kind(), col); e != "" {
+			exprs = append(exprs, e)
+		} else {
+			skipped = append(skipped, table+"."+strings.ToLower(col.name))
+		}
+	}
+	if len(exprs) == 0 {
+		return "", skipped, nil
+	}
+	row := "CONCAT_WS('|', " + strings.Join(exprs, ", ") + ")"
+	var h string
+	if c.Kind().MySQLFamily() {
+		h = "CAST(CONV(SUBSTRING(SHA2(" + row + ", 256), 1, 15), 16, 10) AS UNSIGNED)"
+	} else {
+		h = "('x' || substr(encode(sha256(convert_to(" + row + ", 'UTF8')), 'hex'), 1, 15))::bit(60)::bigint"
+	}
+	rows, err := c.Query(ctx, "SELECT COALESCE(SUM("+h+"), 0) FROM "+quote(c.Kind(), table))
+	if err != nil {
+		return "", nil, err
+	}
+	if len(rows) != 1 || len(rows[0]) != 1 {
+		return "", nil, fmt.Errorf("unexpected answer %v", rows)
+	}
+	return strings.TrimSpace(rows[0][0]), skipped, nil
+}
+
+// indexes names every index by table, columns and kind, so that PostgreSQL's sbtest1_pkey and
+// InnoDB's PRIMARY read alike: "sbtest1(id) primary", "sbtest1(k)".
+func indexes(ctx context.Context, c sqldb.Conn) ([]string, error) {
+	q := `SELECT t.relname, i.indisprimary::int, i.indisunique::int,
+		(SELECT string_agg(a.attname, ',' ORDER BY k.n) FROM unnest(i.indkey::int2[]) WITH ORDINALITY k(attnum, n)
+			JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum)
+		FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid
+		WHERE t.relkind = 'r' AND t.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())`
+	if c.Kind().MySQLFamily() {
+		q = `SELECT table_name, MAX(index_name = 'PRIMARY'), MAX(non_unique = 0),
+			GROUP_CONCAT(column_name ORDER BY seq_in_index SEPARATOR ',')
+			FROM information_schema.statistics WHERE table_schema = DATABASE() GROUP BY table_name, index_name`
+	}
+	rows, err := c.Query(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("listing indexes: %w", err)
+	}
+	var out []string
+	for _, r := range rows {
+		if len(r) != 4 {
+			continue
+		}
+		s := strings.ToLower(r[0]) + "(" + strings.ToLower(r[3]) + ")"
+		switch {
+		case r[1] == "1":
+			s += " primary"
+		case r[2] == "1":
+			s += " unique"
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func quote(kind sqldb.Kind, name string) string {
+	if kind.MySQLFamily() {
+		return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+	}
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+func queryInt(ctx context.Context, c sqldb.Conn, q string) (int64, error) {
+	rows, err := c.Query(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	if len(rows) != 1 || len(rows[0]) != 1 {
+		return 0, fmt.Errorf("unexpected answer %v", rows)
+	}
+	return strconv.ParseInt(strings.TrimSpace(rows[0][0]), 10, 64)
+}
+
+func sortedSet(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
