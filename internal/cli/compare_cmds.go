@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fairbench/fairbench/internal/compare"
 	"github.com/fairbench/fairbench/internal/engine"
@@ -49,6 +50,7 @@ func newEnginesCmd() *cobra.Command {
 func newCompareCmd() *cobra.Command {
 	var (
 		engines, suiteName, out, mysqlRoot, workDir, bufferPool string
+		profileName, explain                                    string
 		run                                                     runFlags
 		repeat                                                  int
 		binlog, force, verbose                                  bool
@@ -80,9 +82,13 @@ func newCompareCmd() *cobra.Command {
 			if err != nil {
 				return badInput(err)
 			}
-			prof, err := profileFromFlags(bufferPool, binlog)
+			prof, err := profileFromFlags(bufferPool, binlog, profileName)
 			if err != nil {
 				return err
+			}
+			knobs, err := compare.ParseExplain(explain)
+			if err != nil {
+				return badInput(err)
 			}
 			if out == "" {
 				out = filepath.Join("out", "compare-"+time.Now().Format("20060102-150405"))
@@ -90,7 +96,7 @@ func newCompareCmd() *cobra.Command {
 			if err := checkOutDir(out, force); err != nil {
 				return err
 			}
-			opts := &compare.Options{Engines: kinds, Suite: s, OutDir: out, Profile: prof, MySQLRoot: mysqlRoot,
+			opts := &compare.Options{Engines: kinds, Suite: s, OutDir: out, Profile: prof, Explain: knobs, MySQLRoot: mysqlRoot,
 				WorkDir: workDir, Seed: seed, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}
 			if verbose {
 				opts.IntervalLog = cmd.ErrOrStderr()
@@ -119,6 +125,8 @@ func newCompareCmd() *cobra.Command {
 	f.StringVar(&workDir, "workdir", "", "where the servers' throwaway data directories go (default the system temp dir)")
 	f.StringVar(&bufferPool, "buffer-pool", "", "buffer pool of every engine (default 25% of RAM, at most 2G)")
 	f.BoolVar(&binlog, "binlog", false, "turn the binary log on for MySQL and MariaDB (sync_binlog=1)")
+	addProfileFlag(f, &profileName)
+	f.StringVar(&explain, "explain", "", "run each engine again with one knob flipped, per knob, and report each knob's effect: "+knobList())
 	f.Uint64Var(&seed, "rand-seed", 0, "random seed; 0 = from the clock")
 	f.BoolVar(&verbose, "verbose", false, "print the per-second interval lines too")
 	return cmd
@@ -141,11 +149,19 @@ func checkOutDir(out string, force bool) error {
 	return nil
 }
 
-// profileFromFlags is the fairness profile with --buffer-pool and --binlog applied, the same for
-// compare and serve so both start identical servers.
-func profileFromFlags(bufferPool string, binlog bool) (engine.Profile, error) {
+// profileFromFlags is the profile --profile names with --buffer-pool and --binlog applied, the
+// same for compare and serve so both start identical servers.
+func profileFromFlags(bufferPool string, binlog bool, mode string) (engine.Profile, error) {
 	prof := engine.DefaultProfile()
 	prof.Binlog = binlog
+	m, err := engine.ParseMode(mode)
+	if err != nil {
+		return prof, badInput(err)
+	}
+	prof.Mode = m
+	if m == engine.ModeDefaults && bufferPool != "" {
+		return prof, badInputf("--buffer-pool contradicts --profile defaults (which keeps each engine's own buffer pool): drop one of them")
+	}
 	if bufferPool != "" {
 		n, err := runspec.ParseSize("--buffer-pool", bufferPool)
 		if err != nil {
@@ -180,7 +196,7 @@ func newReportCmd() *cobra.Command {
 }
 
 func newServeCmd() *cobra.Command {
-	var kind, mysqlRoot, workDir, bufferPool string
+	var kind, mysqlRoot, workDir, bufferPool, profileName string
 	var binlog bool
 	cmd := &cobra.Command{
 		Use:   "serve --engine postgres|mariadb|mysql",
@@ -194,9 +210,12 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return badInput(err)
 			}
-			prof, err := profileFromFlags(bufferPool, binlog)
+			prof, err := profileFromFlags(bufferPool, binlog, profileName)
 			if err != nil {
 				return err
+			}
+			if err := engine.CheckProfile(inst, prof); err != nil {
+				return badInput(err)
 			}
 			srv, err := engine.Start(cmd.Context(), inst, prof, workDir)
 			if err != nil {
@@ -216,6 +235,20 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&workDir, "workdir", "", "where the data directory goes (default the system temp dir)")
 	f.StringVar(&bufferPool, "buffer-pool", "", "buffer pool (default 25% of RAM, at most 2G)")
 	f.BoolVar(&binlog, "binlog", false, "binary log on (MySQL, MariaDB)")
+	addProfileFlag(f, &profileName)
 	_ = cmd.MarkFlagRequired("engine")
 	return cmd
+}
+
+func addProfileFlag(f *pflag.FlagSet, v *string) {
+	f.StringVar(v, "profile", engine.ModeFair, "fair: the same settings on every engine; defaults: each engine as its package ships it (buffer pool included, MySQL's binary log on)")
+}
+
+// knobList documents the knobs --explain takes.
+func knobList() string {
+	var parts []string
+	for _, k := range engine.Knobs {
+		parts = append(parts, k.Name+" ("+k.Doc+")")
+	}
+	return strings.Join(parts, "; ")
 }

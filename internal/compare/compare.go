@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/fingerprint"
 	"github.com/fairbench/fairbench/internal/job"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/report"
@@ -34,10 +35,13 @@ import (
 
 // Options is one comparison.
 type Options struct {
-	Engines   []string
-	Suite     *suite.Suite
-	OutDir    string
-	Profile   engine.Profile
+	Engines []string
+	Suite   *suite.Suite
+	OutDir  string
+	Profile engine.Profile
+	// Explain lists knobs (engine.Knobs) to flip one at a time: each engine a knob applies to runs
+	// the suite again with that knob flipped, and the report shows each knob's effect.
+	Explain   []string
 	MySQLRoot string
 	WorkDir   string // where servers' data directories go; "" = the system temp dir
 	Seed      uint64
@@ -68,7 +72,13 @@ func Plan(o *Options) ([]engine.Installation, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := engine.CheckProfile(inst, o.Profile); err != nil {
+			return nil, err
+		}
 		insts = append(insts, inst)
+	}
+	if err := checkExplain(o.Explain, o.Engines); err != nil {
+		return nil, err
 	}
 	steps, err := o.Suite.Resolve()
 	if err != nil {
@@ -153,7 +163,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	c := &comparison{opts: o, steps: steps, resultsDir: resultsDir, started: time.Now(),
-		totalSteps: len(insts) * o.Suite.Repeat * stepCount(steps)}
+		totalSteps: (len(insts) + len(explainRuns(o.Explain, insts))) * o.Suite.Repeat * stepCount(steps)}
 	c.logf("== suite %s: %s", o.Suite.Name, o.Suite.Description)
 	var runErr error
 	for rep := 1; rep <= o.Suite.Repeat && runErr == nil; rep++ {
@@ -167,9 +177,20 @@ func Run(ctx context.Context, o *Options) error {
 		}
 		for _, inst := range order {
 			env.Engines[inst.Kind] = inst.Version
-			if runErr = c.engine(ctx, inst, rep); runErr != nil {
+			if runErr = c.engine(ctx, inst, rep, o.Profile); runErr != nil {
 				break
 			}
+		}
+	}
+	for _, er := range explainRuns(o.Explain, insts) {
+		if runErr != nil {
+			break
+		}
+		prof := o.Profile
+		prof.Flip = []string{er.knob}
+		c.logf("== explain %s: %s with that one knob flipped", er.knob, er.inst.Kind)
+		for rep := 1; rep <= o.Suite.Repeat && runErr == nil; rep++ {
+			runErr = c.engine(ctx, er.inst, rep, prof)
 		}
 	}
 	if err := writeEnvironment(o.OutDir, env); err != nil && runErr == nil {
@@ -222,10 +243,10 @@ func (c *comparison) eta() string {
 }
 
 // engine runs the whole suite on one freshly started server and always stops it.
-func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep int) (err error) {
+func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep int, prof engine.Profile) (err error) {
 	o := c.opts
-	c.logf("== %s %s: starting a throwaway server (ETA %s)", inst.Kind, inst.Version, c.eta())
-	srv, err := engine.Start(ctx, inst, o.Profile, o.WorkDir)
+	c.logf("== %s %s: starting a throwaway server, profile %s (ETA %s)", inst.Kind, inst.Version, profileText(prof), c.eta())
+	srv, err := engine.Start(ctx, inst, prof, o.WorkDir)
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", inst.Kind, err)
 	}
@@ -252,6 +273,7 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 	rnd := randgen.DefaultConfig(o.Suite.RandType)
 	loaded := ""
 	var lastJob *job.Job
+	var dataset *result.Dataset
 	for _, st := range c.steps {
 		j, err := newJob(target, st, rnd, o.Seed, filepath.Join(o.OutDir, "tpch-answers"))
 		if err != nil {
@@ -270,6 +292,10 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 			}
 			c.logf("   %s: prepared in %.1fs", inst.Kind, time.Since(t0).Seconds())
 			loaded = key
+			if dataset, err = fingerprint.Take(ctx, monConn); err != nil {
+				return fmt.Errorf("fingerprinting the data loaded on %s: %w", inst.Kind, err)
+			}
+			c.logf("   %s: data fingerprinted in %.1fs", inst.Kind, dataset.Seconds)
 		}
 		lastJob = j
 		for _, threads := range st.Threads {
@@ -278,7 +304,8 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 					return err
 				}
 			}
-			if err := c.step(ctx, srv, monConn, j, st, threads, rep, settings); err != nil {
+			run := stepRun{srv: srv, prof: prof, settings: settings, dataset: dataset, threads: threads, rep: rep}
+			if err := c.step(ctx, monConn, j, st, run); err != nil {
 				return err
 			}
 		}
@@ -286,10 +313,19 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 	return nil
 }
 
+// stepRun is what one step records beside its measurements.
+type stepRun struct {
+	srv          *engine.Server
+	prof         engine.Profile
+	settings     map[string]string
+	dataset      *result.Dataset
+	threads, rep int
+}
+
 // step runs one workload at one thread count and writes its result, complete or not.
-func (c *comparison) step(ctx context.Context, srv *engine.Server, monConn sqldb.Conn, j *job.Job, st suite.Resolved,
-	threads, rep int, settings map[string]string) error {
+func (c *comparison) step(ctx context.Context, monConn sqldb.Conn, j *job.Job, st suite.Resolved, run stepRun) error {
 	o := c.opts
+	srv, threads, rep := run.srv, run.threads, run.rep
 	c.logf("   %s: %s, %d threads, %s (step %d/%d, ETA %s)", srv.Kind, st.Workload, threads, st.Time, c.doneSteps+1, c.totalSteps, c.eta())
 	mon := servermetrics.NewMonitor(monConn, srv.PIDs)
 	if err := mon.Start(ctx); err != nil {
@@ -309,12 +345,15 @@ func (c *comparison) step(ctx context.Context, srv *engine.Server, monConn sqldb
 		return runErr
 	}
 	res.Engine.Kind = srv.Kind
+	res.Profile = run.prof.Name()
+	res.Flipped = run.prof.Flip
+	res.Dataset = run.dataset
 	if len(st.Threads) > 1 {
 		res.Label = fmt.Sprintf("threads=%d", threads)
 	}
 	if srvRes, err := mon.Finish(context.WithoutCancel(ctx), res.Transactions); err == nil {
 		srvRes.Profile = srv.Applied
-		srvRes.Settings = settings
+		srvRes.Settings = run.settings
 		res.Server = srvRes
 	} else if runErr == nil {
 		runErr = err
@@ -335,6 +374,9 @@ func (c *comparison) step(ctx context.Context, srv *engine.Server, monConn sqldb
 	}
 	if st.Ramp != nil {
 		name += "-ramp"
+	}
+	if len(run.prof.Flip) > 0 {
+		name += "-explain-" + strings.Join(run.prof.Flip, "-")
 	}
 	if o.Suite.Repeat > 1 {
 		name += fmt.Sprintf("-%d", rep)
@@ -374,7 +416,13 @@ func writeEnvironment(dir string, env *result.Environment) error {
 
 // fairnessSummary is the profile in words, for the report's fairness section.
 func fairnessSummary(p engine.Profile) map[string]string {
+	if p.Mode == engine.ModeDefaults {
+		return map[string]string{
+			"profile": "defaults: each engine as its package ships it (buffer pool, WAL/redo, max_connections, binary log); only the loopback address and the character set are set",
+		}
+	}
 	return map[string]string{
+		"profile": "fair: the same settings on every engine",
 		"buffer pool (shared_buffers = innodb_buffer_pool_size)": fmt.Sprintf("%d MiB", p.BufferPoolBytes>>20),
 		"max connections": fmt.Sprint(p.MaxConnections),
 		"redo / WAL size (max_wal_size = innodb redo capacity)": fmt.Sprintf("%d MiB", p.RedoBytes>>20),
@@ -385,9 +433,12 @@ func fairnessSummary(p engine.Profile) map[string]string {
 
 func notes(p engine.Profile) []string {
 	n := []string{"Each engine ran alone on the machine, in a fresh data directory, started and stopped by fairbench."}
-	if !p.Binlog {
+	switch {
+	case p.Mode == engine.ModeDefaults:
+		n = append(n, "Profile defaults: each engine ran with its package's own settings, so they differ (MySQL writes and syncs a binary log, MariaDB and PostgreSQL do not; buffer pools and redo sizes are each engine's default); the parity section lists every difference.")
+	case !p.Binlog:
 		n = append(n, "The binary log is off on MySQL and MariaDB (as PostgreSQL has no equivalent on by default); --binlog turns it on for both.")
-	} else {
+	default:
 		n = append(n, "The binary log is on for MySQL and MariaDB, with sync_binlog=1.")
 	}
 	return n
