@@ -82,7 +82,7 @@ func build(in *Input) (*document, error) {
 	d.Date = reportDate(m.Results)
 	d.Summary = m.summary()
 
-	d.Sections = append(d.Sections, m.decisionSection())
+	d.Sections = append(d.Sections, m.paritySection(), m.decisionSection())
 	if s := m.resultsSection(); s != nil {
 		d.Sections = append(d.Sections, s)
 	}
@@ -103,6 +103,9 @@ func build(in *Input) (*document, error) {
 		d.Sections = append(d.Sections, s)
 	}
 	if s := m.spreadSection(); s != nil {
+		d.Sections = append(d.Sections, s)
+	}
+	if s := m.knobSection(); s != nil {
 		d.Sections = append(d.Sections, s)
 	}
 	d.Sections = append(d.Sections, m.fairnessSection(), m.environmentSection(), m.notesSection(), m.runsSection(), m.reproduceSection())
@@ -302,7 +305,11 @@ func (m *model) decisionSection() *section {
 		case uc != d.Workload:
 			uc += " · " + d.Workload
 		}
-		t.Rows = append(t.Rows, []cell{{Text: uc, Head: true}, {Text: d.Pick, Best: d.Winner != nil}, {Text: d.Why}})
+		pick := d.Pick
+		if d.Winner != nil || len(d.Tied) > 0 {
+			pick += m.pickCaveat()
+		}
+		t.Rows = append(t.Rows, []cell{{Text: uc, Head: true}, {Text: pick, Best: d.Winner != nil}, {Text: d.Why}})
 	}
 	if anyOLTP {
 		t.Foot = append(t.Foot, fmt.Sprintf("Best pick is the highest TPS at the thread count every engine ran. A gap smaller than the larger of both engines' repeat spread and %s counts as a tie. Incomplete runs are never picked.", fmtPct(minNoise)))

@@ -87,6 +87,10 @@ type model struct {
 	Headline map[string]int
 	// effLabel maps a result to the label that identifies its variant.
 	effLabel map[*result.Result]string
+	// Explain holds the compare --explain runs (a knob flipped): only the knob section shows
+	// them, so no other figure mixes them with the comparison's own runs.
+	Explain []*result.Result
+	parity  *parityAudit
 }
 
 var engineOrder = map[string]int{"postgres": 0, "mysql": 1, "mariadb": 2}
@@ -129,7 +133,11 @@ func newModel(in *Input) *model {
 		effLabel:   map[*result.Result]string{},
 	}
 	for _, r := range in.Results {
-		if r != nil {
+		switch {
+		case r == nil:
+		case len(r.Flipped) > 0:
+			m.Explain = append(m.Explain, r)
+		default:
 			m.Results = append(m.Results, r)
 		}
 	}

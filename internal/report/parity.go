@@ -1,0 +1,667 @@
+package report
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+// The parity audit: did the engines run on equal terms? It compares, from the results files
+// alone, the settings that decide a fair fight as each server reported them, the data each one
+// loaded and the statements each transaction sent, and lists every difference with its reason
+// where the difference is deliberate. A difference without a reason is "unexplained", and the
+// quick decision says so beside its picks.
+
+// parityDiff is one difference the audit found; an empty reason means unexplained.
+type parityDiff struct {
+	what, reason string
+}
+
+type parityAudit struct {
+	settings, data, statements *table
+	diffs                      []parityDiff
+	defaults                   bool     // some engine ran with its package's defaults
+	unrecorded                 []string // what the results do not record, so could not be compared
+}
+
+func (a *parityAudit) unexplained() int {
+	n := 0
+	for _, d := range a.diffs {
+		if d.reason == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// facet is one setting compared across engines, read from the server's own view of it.
+type facet struct {
+	name string
+	// innodbOnly facets are compared among the MySQL-family engines only (PostgreSQL has no such
+	// setting); the others across all engines.
+	innodbOnly bool
+	// read gives what the report shows and the canonical value compared; ok is false when the
+	// engine did not report the setting.
+	read func(kind string, s map[string]string) (shown, canon string, ok bool)
+	// byDesign explains a difference between PostgreSQL and InnoDB that each engine's design
+	// makes: applied only when every engine of a family agrees with its family.
+	byDesign string
+}
+
+var facets = []facet{
+	{name: "durability (commit waits for the log flush)", read: readDurability},
+	{name: "binary log", innodbOnly: true, read: readBinlog},
+	{name: "buffer pool", read: readBytes("shared_buffers", "innodb_buffer_pool_size")},
+	{name: "WAL / redo size", read: readRedo},
+	tornPage,
+	{name: "isolation level", read: readIsolation,
+		byDesign: "each engine's default isolation, which sysbench and fairbench leave as it is"},
+	{name: "page size", read: readBytes("block_size", "innodb_page_size"),
+		byDesign: "each engine's page size (PostgreSQL's is fixed when it is built)"},
+	{name: "page checksums", read: readChecksums,
+		byDesign: "InnoDB always checksums pages; PostgreSQL only when initdb enabled them (off by default before 18)"},
+	{name: "max_connections", read: readPlain("max_connections", "max_connections")},
+	{name: "character set", read: readCharset},
+	{name: "flush method", innodbOnly: true, read: readPlain("", "innodb_flush_method")},
+}
+
+var tornPage = facet{name: "torn-page protection", read: readTornPage}
+
+func isInnoDB(kind string) bool { return kind == "mysql" || kind == "mariadb" }
+
+func readPlain(pgKey, myKey string) func(string, map[string]string) (string, string, bool) {
+	return func(kind string, s map[string]string) (string, string, bool) {
+		key := pgKey
+		if isInnoDB(kind) {
+			key = myKey
+		}
+		v, ok := s[key]
+		if key == "" || !ok {
+			return "", "", false
+		}
+		return v, strings.ToUpper(v), true
+	}
+}
+
+func readDurability(kind string, s map[string]string) (string, string, bool) {
+	if isInnoDB(kind) {
+		v, ok := s["innodb_flush_log_at_trx_commit"]
+		if !ok {
+			return "", "", false
+		}
+		return "innodb_flush_log_at_trx_commit=" + v, onOff(v == "1"), true
+	}
+	fs, ok1 := s["fsync"]
+	sc, ok2 := s["synchronous_commit"]
+	if !ok1 || !ok2 {
+		return "", "", false
+	}
+	return "fsync=" + fs + ", synchronous_commit=" + sc, onOff(fs == "on" && sc != "off"), true
+}
+
+func readBinlog(kind string, s map[string]string) (string, string, bool) {
+	v, ok := s["log_bin"]
+	if !isInnoDB(kind) || !ok {
+		return "", "", false
+	}
+	if !strings.EqualFold(v, "ON") && v != "1" {
+		return "off", "off", true
+	}
+	shown := "on"
+	if sb, ok := s["sync_binlog"]; ok {
+		shown += ", sync_binlog=" + sb
+	}
+	return shown, strings.ToLower(shown), true
+}
+
+func readBytes(pgKey, myKey string) func(string, map[string]string) (string, string, bool) {
+	return func(kind string, s map[string]string) (string, string, bool) {
+		key := pgKey
+		if isInnoDB(kind) {
+			key = myKey
+		}
+		n, ok := settingBytes(s[key])
+		if !ok {
+			return "", "", false
+		}
+		return fmtSize(n), strconv.FormatInt(n, 10), true
+	}
+}
+
+func readRedo(kind string, s map[string]string) (string, string, bool) {
+	if !isInnoDB(kind) {
+		return readBytes("max_wal_size", "")(kind, s)
+	}
+	for _, k := range []string{"innodb_redo_log_capacity", "innodb_log_file_size"} {
+		if n, ok := settingBytes(s[k]); ok {
+			return fmtSize(n) + " (" + k + ")", strconv.FormatInt(n, 10), true
+		}
+	}
+	return "", "", false
+}
+
+func readTornPage(kind string, s map[string]string) (string, string, bool) {
+	key := "full_page_writes"
+	if isInnoDB(kind) {
+		key = "innodb_doublewrite"
+	}
+	v, ok := s[key]
+	if !ok {
+		return "", "", false
+	}
+	on := strings.EqualFold(v, "on") || v == "1" || strings.EqualFold(v, "true")
+	return key + "=" + v, onOff(on), true
+}
+
+func readIsolation(kind string, s map[string]string) (string, string, bool) {
+	key := "default_transaction_isolation"
+	if isInnoDB(kind) {
+		key = "transaction_isolation"
+	}
+	v, ok := s[key]
+	if !ok {
+		return "", "", false
+	}
+	canon := strings.ToUpper(strings.ReplaceAll(v, "-", " "))
+	return canon, canon, true
+}
+
+func readChecksums(kind string, s map[string]string) (string, string, bool) {
+	if isInnoDB(kind) {
+		v, ok := s["innodb_checksum_algorithm"]
+		if !ok {
+			return "", "", false
+		}
+		on := !strings.Contains(strings.ToLower(v), "none")
+		return onOff(on) + " (" + v + ")", onOff(on), true
+	}
+	v, ok := s["data_checksums"]
+	if !ok {
+		return "", "", false
+	}
+	return v, strings.ToLower(v), true
+}
+
+func readCharset(kind string, s map[string]string) (string, string, bool) {
+	key := "server_encoding"
+	if isInnoDB(kind) {
+		key = "character_set_server"
+	}
+	v, ok := s[key]
+	if !ok {
+		return "", "", false
+	}
+	canon := strings.ToUpper(v)
+	switch canon {
+	case "UTF8", "UTF8MB4":
+		canon = "UTF-8"
+	case "UTF8MB3":
+		canon = "UTF-8 (3-byte)"
+	}
+	return v, canon, true
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// settingBytes reads a size as a server reports it: PostgreSQL's "128MB", "1GB", "8192", or
+// a plain byte count from the MySQL family.
+func settingBytes(v string) (int64, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"kB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"TB", 1 << 40}} {
+		if strings.HasSuffix(v, u.suffix) {
+			mult, v = u.m, strings.TrimSuffix(v, u.suffix)
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return n * mult, true
+}
+
+// fmtSize writes bytes in the largest binary unit that states them exactly.
+func fmtSize(n int64) string {
+	for _, u := range []struct {
+		name string
+		b    int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.b && n%u.b == 0 {
+			return fmtInt(n/u.b) + " " + u.name
+		}
+	}
+	return fmtInt(n) + " B"
+}
+
+// audit runs the parity audit over the comparison's runs (not the --explain runs).
+func (m *model) audit() *parityAudit {
+	if m.parity != nil {
+		return m.parity
+	}
+	a := &parityAudit{}
+	for _, r := range m.Results {
+		a.defaults = a.defaults || r.Profile == "defaults"
+	}
+	a.settings = m.settingsAudit(a)
+	a.data = m.dataAudit(a)
+	a.statements = m.statementsAudit(a)
+	m.parity = a
+	return a
+}
+
+// variantValues gathers one facet's distinct shown and canonical values per engine.
+type variantValues struct {
+	shown, canon []string
+}
+
+func (m *model) facetValues(f facet) map[*variant]*variantValues {
+	out := map[*variant]*variantValues{}
+	for _, r := range m.Results {
+		if r.Server == nil || len(r.Server.Settings) == 0 {
+			continue
+		}
+		v := m.variantOf(r)
+		if f.innodbOnly && !isInnoDB(v.Kind) {
+			continue
+		}
+		shown, canon, ok := f.read(v.Kind, r.Server.Settings)
+		if !ok {
+			continue
+		}
+		vv := out[v]
+		if vv == nil {
+			vv = &variantValues{}
+			out[v] = vv
+		}
+		if !containsStr(vv.shown, shown) {
+			vv.shown = append(vv.shown, shown)
+		}
+		if !containsStr(vv.canon, canon) {
+			vv.canon = append(vv.canon, canon)
+		}
+	}
+	return out
+}
+
+func (m *model) settingsAudit(a *parityAudit) *table {
+	h, _ := m.engineHeader("Setting")
+	t := &table{Caption: "Settings, as each server reported them", Header: h}
+	profiles := map[*variant][]string{}
+	for _, r := range m.Results {
+		v := m.variantOf(r)
+		p := orDash(r.Profile)
+		if !containsStr(profiles[v], p) {
+			profiles[v] = append(profiles[v], p)
+		}
+	}
+	row := []cell{{Text: "profile", Head: true}}
+	all := map[string]bool{}
+	for _, v := range m.Variants {
+		row = append(row, cell{Text: strings.Join(profiles[v], " / ")})
+		for _, p := range profiles[v] {
+			all[p] = true
+		}
+	}
+	t.Rows = append(t.Rows, row)
+	if len(all) > 1 {
+		a.diffs = append(a.diffs, parityDiff{what: "profile: the engines ran under different profiles (" + strings.Join(sortedStrings(all), ", ") + ")"})
+	}
+	for _, f := range facets {
+		vals := m.facetValues(f)
+		row := []cell{{Text: f.name, Head: true}}
+		for _, v := range m.Variants {
+			txt := "—"
+			if vv := vals[v]; vv != nil {
+				txt = strings.Join(vv.shown, " / ")
+			} else if f.innodbOnly && !isInnoDB(v.Kind) {
+				txt = "n/a"
+			} else if !containsStr(a.unrecorded, f.name) {
+				a.unrecorded = append(a.unrecorded, f.name)
+			}
+			row = append(row, cell{Text: txt})
+		}
+		t.Rows = append(t.Rows, row)
+		if d, ok := m.facetDiff(f, vals, a.defaults); ok {
+			a.diffs = append(a.diffs, d)
+		}
+	}
+	m.tornPageMechanism(a)
+	t.Foot = []string{"— means the server did not report the setting (or the results predate the audit); n/a that the engine has no such setting."}
+	return t
+}
+
+// facetDiff compares a facet's canonical values and explains a difference where it can.
+func (m *model) facetDiff(f facet, vals map[*variant]*variantValues, defaults bool) (parityDiff, bool) {
+	byCanon := map[string][]string{}
+	var order []string
+	family := map[bool]map[string]bool{true: {}, false: {}}
+	for _, v := range m.Variants {
+		vv := vals[v]
+		if vv == nil {
+			continue
+		}
+		for _, c := range vv.canon {
+			if byCanon[c] == nil {
+				order = append(order, c)
+			}
+			byCanon[c] = append(byCanon[c], v.Name)
+			family[isInnoDB(v.Kind)][c] = true
+		}
+	}
+	if len(order) < 2 {
+		return parityDiff{}, false
+	}
+	var parts []string
+	for _, c := range order {
+		parts = append(parts, m.shownFor(vals, byCanon[c])+" on "+joinAnd(byCanon[c]))
+	}
+	d := parityDiff{what: f.name + ": " + strings.Join(parts, "; ")}
+	switch {
+	case f.byDesign != "" && len(family[true]) == 1 && len(family[false]) == 1:
+		d.reason = f.byDesign
+	case defaults:
+		d.reason = "each package's default (--profile defaults)"
+	}
+	return d, true
+}
+
+// shownFor is how the first of the named engines shows a value, for the difference's text.
+func (m *model) shownFor(vals map[*variant]*variantValues, names []string) string {
+	for _, v := range m.Variants {
+		if v.Name == names[0] && vals[v] != nil {
+			return vals[v].shown[0]
+		}
+	}
+	return ""
+}
+
+// tornPageMechanism names the one deliberate difference that equal settings hide: PostgreSQL and
+// InnoDB protect against torn pages in different ways, with different write costs.
+func (m *model) tornPageMechanism(a *parityAudit) {
+	var pg, inno bool
+	for v, vv := range m.facetValues(tornPage) {
+		on := len(vv.canon) == 1 && vv.canon[0] == "on"
+		pg = pg || (v.Kind == "postgres" && on)
+		inno = inno || (isInnoDB(v.Kind) && on)
+	}
+	if pg && inno {
+		a.diffs = append(a.diffs, parityDiff{what: "torn-page protection: full_page_writes on PostgreSQL, doublewrite on InnoDB",
+			reason: "each engine's own mechanism (PostgreSQL logs a page's first change after a checkpoint whole; InnoDB writes pages twice)"})
+	}
+}
+
+// datasetKey names a data set by its tables, so that the runs of one prepare compare together.
+func datasetKey(ds *result.Dataset) string {
+	names := make([]string, len(ds.Tables))
+	for i, t := range ds.Tables {
+		names[i] = t.Name
+	}
+	if len(names) > 4 {
+		names = append(names[:3], "… "+names[len(names)-1])
+	}
+	return strings.Join(names, ", ")
+}
+
+// digest is a short, stable name for a list of facts, so a reader can see at a glance that two
+// engines' checksums or indexes are the same.
+func digest(items []string) string {
+	h := fnv.New32a()
+	for _, it := range items {
+		h.Write([]byte(it))
+		h.Write([]byte{0})
+	}
+	return fmt.Sprintf("%08x", h.Sum32())
+}
+
+type dataFacts struct {
+	tables, rows, checksum, indexes string
+	note                            string
+}
+
+func factsOf(ds *result.Dataset) dataFacts {
+	var rows int64
+	var sums []string
+	for _, t := range ds.Tables {
+		rows += t.Rows
+		sums = append(sums, t.Name+":"+strconv.FormatInt(t.Rows, 10)+":"+t.Checksum)
+	}
+	f := dataFacts{tables: fmtInt(int64(len(ds.Tables))), rows: fmtInt(rows), note: ds.Note,
+		indexes: fmtInt(int64(len(ds.Indexes))) + " (" + digest(ds.Indexes) + ")"}
+	f.checksum = "not taken"
+	if ds.Checksummed {
+		f.checksum = digest(sums)
+	}
+	return f
+}
+
+func (m *model) dataAudit(a *parityAudit) *table {
+	type key struct {
+		set string
+		v   *variant
+	}
+	facts := map[key][]dataFacts{}
+	sets := map[string]bool{}
+	datasets := map[key]*result.Dataset{}
+	for _, r := range m.Results {
+		if r.Dataset == nil {
+			continue
+		}
+		k := key{datasetKey(r.Dataset), m.variantOf(r)}
+		f := factsOf(r.Dataset)
+		if !containsFacts(facts[k], f) {
+			facts[k] = append(facts[k], f)
+			datasets[k] = r.Dataset
+		}
+		sets[k.set] = true
+	}
+	if len(sets) == 0 {
+		a.unrecorded = append(a.unrecorded, "the loaded data")
+		return nil
+	}
+	h, num := m.engineHeader("Data set", "")
+	num[0], num[1] = false, false
+	t := &table{Caption: "Data, as loaded (before the first measured run)", Header: h, Numeric: num}
+	var notes []string
+	for _, set := range sortedStrings(sets) {
+		rowsDiffer := false
+		for _, row := range []struct {
+			name string
+			get  func(dataFacts) string
+		}{
+			{"tables", func(f dataFacts) string { return f.tables }},
+			{"rows", func(f dataFacts) string { return f.rows }},
+			{"content checksum", func(f dataFacts) string { return f.checksum }},
+			{"indexes", func(f dataFacts) string { return f.indexes }},
+		} {
+			cells := []cell{{Text: set, Head: true}, {Text: row.name}}
+			seen := map[string][]string{}
+			var order []string
+			for _, v := range m.Variants {
+				var vals []string
+				for _, f := range facts[key{set, v}] {
+					vals = append(vals, row.get(f))
+					if f.note != "" && !containsStr(notes, f.note) {
+						notes = append(notes, f.note)
+					}
+				}
+				txt := strings.Join(vals, " / ")
+				cells = append(cells, cell{Text: orDash(txt)})
+				if txt != "" {
+					if seen[txt] == nil {
+						order = append(order, txt)
+					}
+					seen[txt] = append(seen[txt], v.Name)
+				}
+			}
+			t.Rows = append(t.Rows, cells)
+			// Other row counts already mean other content: one cause, one difference.
+			if len(order) > 1 && !(rowsDiffer && row.name == "content checksum") {
+				rowsDiffer = rowsDiffer || row.name == "rows"
+				var parts []string
+				for _, o := range order {
+					parts = append(parts, o+" on "+joinAnd(seen[o]))
+				}
+				a.diffs = append(a.diffs, parityDiff{what: "data " + set + ": " + row.name + " differ: " + strings.Join(parts, "; ")})
+			}
+		}
+	}
+	t.Foot = append([]string{"Each server counted and checksummed its own rows right after prepare (a sum of each row's SHA-256 over a canonical text of the row, the same on every engine); checksums and indexes are shown as short digests: equal digests, equal content."}, notes...)
+	return t
+}
+
+func containsFacts(list []dataFacts, f dataFacts) bool {
+	for _, x := range list {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// statementsAudit compares the statements each transaction sent, per workload at its headline
+// thread count.
+func (m *model) statementsAudit(a *parityAudit) *table {
+	h, num := m.engineHeader("Workload", "")
+	num[0], num[1] = false, false
+	t := &table{Caption: "Statements", Header: h, Numeric: num}
+	for _, w := range m.Workloads {
+		gs := m.headlineGroups(w)
+		per := make([]float64, len(gs))
+		cells := []cell{{Text: w, Head: true}, {Text: "statements per transaction"}}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		var vals []string
+		for i, g := range gs {
+			txt := "—"
+			if g != nil {
+				var q, tx int64
+				for _, r := range g.Used {
+					q += r.Queries.Total
+					tx += r.Transactions
+				}
+				if tx > 0 {
+					per[i] = float64(q) / float64(tx)
+					txt = fmtFixed(per[i], 2)
+					lo, hi = math.Min(lo, per[i]), math.Max(hi, per[i])
+					vals = append(vals, txt+" on "+g.V.Name)
+				}
+			}
+			cells = append(cells, cell{Text: txt})
+		}
+		t.Rows = append(t.Rows, cells)
+		if hi > lo*1.02 {
+			a.diffs = append(a.diffs, parityDiff{what: w + ": statements per transaction differ: " + strings.Join(vals, ", ")})
+		}
+		for _, name := range []string{"protocol (prepared or text)", "round trips per transaction"} {
+			row := []cell{{Text: w, Head: true}, {Text: name}}
+			for range gs {
+				row = append(row, cell{Text: "not recorded"})
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	t.Foot = []string{"Statements per transaction count every statement sent (BEGIN and COMMIT included) over the committed transactions, retries included. These results do not record the protocol or the round trips on the wire."}
+	return t
+}
+
+// parityVerdict is the audit's one line.
+func (a *parityAudit) verdict() string {
+	var unrec string
+	if len(a.unrecorded) > 0 {
+		unrec = " Not recorded in these results, so not compared: " + joinAnd(a.unrecorded) + "."
+	}
+	if len(a.diffs) == 0 && unrec == "" {
+		return "Parity: equal."
+	}
+	if len(a.diffs) == 0 {
+		return "Parity: no difference in what was recorded." + unrec
+	}
+	n, u := len(a.diffs), a.unexplained()
+	s := fmt.Sprintf("Parity: %d difference%s", n, plural(n))
+	switch {
+	case u == 0:
+		s += ", each deliberate (reasons below)."
+	case u == n:
+		s += ", none explained."
+	default:
+		s += fmt.Sprintf(", %d unexplained.", u)
+	}
+	return s + unrec
+}
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func (m *model) paritySection() *section {
+	a := m.audit()
+	s := &section{ID: "parity", Heading: "Parity"}
+	s.Paras = append(s.Paras, a.verdict())
+	if d := m.distribution(); d != "" {
+		s.Paras = append(s.Paras, "Rows and keys drawn with the "+d+" distribution (sysbench --rand-type).")
+	}
+	if len(a.diffs) > 0 {
+		t := &table{Caption: "Differences", Header: []string{"Difference", "Reason"}}
+		for _, d := range a.diffs {
+			t.Rows = append(t.Rows, []cell{{Text: d.what, Head: true}, {Text: orText(d.reason, "unexplained"), Failed: d.reason == ""}})
+		}
+		s.Tables = append(s.Tables, t)
+	}
+	for _, t := range []*table{a.settings, a.data, a.statements} {
+		if t != nil {
+			s.Tables = append(s.Tables, t)
+		}
+	}
+	return s
+}
+
+// distribution names the random distributions the runs used, "" when none recorded one.
+func (m *model) distribution() string {
+	set := map[string]bool{}
+	for _, r := range m.Results {
+		if d := r.Workload.Options["rand-type"]; d != "" {
+			set[d] = true
+		}
+	}
+	return joinAnd(sortedStrings(set))
+}
+
+// pickCaveat is what the quick decision says beside a pick the audit does not clear.
+func (m *model) pickCaveat() string {
+	a := m.audit()
+	switch {
+	case a.unexplained() > 0:
+		return fmt.Sprintf(" (not on equal terms: %d unexplained difference%s, see Parity)", a.unexplained(), plural(a.unexplained()))
+	case a.defaults:
+		return " (under each package's defaults: settings differ, see Parity)"
+	}
+	return ""
+}
