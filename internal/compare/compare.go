@@ -327,7 +327,8 @@ func (c *comparison) step(ctx context.Context, monConn sqldb.Conn, j *job.Job, s
 	o := c.opts
 	srv, threads, rep := run.srv, run.threads, run.rep
 	c.logf("   %s: %s, %d threads, %s (step %d/%d, ETA %s)", srv.Kind, st.Workload, threads, st.Time, c.doneSteps+1, c.totalSteps, c.eta())
-	mon := servermetrics.NewMonitor(monConn, srv.PIDs)
+	g, _ := srv.Cgroup()
+	mon := servermetrics.NewMonitor(monConn, srv.PIDs).WithCgroup(g, srv.DataDisk()).WithDataDir(srv.DataDir)
 	if err := mon.Start(ctx); err != nil {
 		return err
 	}

@@ -190,6 +190,13 @@ type Interval struct {
 	// Server-side figures for the same interval, when sampled.
 	ServerCPUPct float64 `json:"server_cpu_pct,omitempty"`
 	ServerRSSMB  float64 `json:"server_rss_mb,omitempty"`
+	// From the server's cgroup (or node_exporter): memory charged at the interval's end, and
+	// block I/O in the interval on the data directory's disk.
+	ServerMemMB          float64 `json:"server_mem_mb,omitempty"`
+	ServerDiskReadBytes  int64   `json:"server_disk_read_bytes,omitempty"`
+	ServerDiskWriteBytes int64   `json:"server_disk_write_bytes,omitempty"`
+	ServerDiskReadOps    int64   `json:"server_disk_read_ops,omitempty"`
+	ServerDiskWriteOps   int64   `json:"server_disk_write_ops,omitempty"`
 }
 
 // Server holds what fairbench saw of the server side.
@@ -209,9 +216,32 @@ type Server struct {
 	PSSPeakMB      float64 `json:"pss_peak_mb,omitempty"`
 	DiskReadBytes  int64   `json:"disk_read_bytes,omitempty"`
 	DiskWriteBytes int64   `json:"disk_write_bytes,omitempty"`
-	DiskSource     string  `json:"disk_source,omitempty"` // where disk figures come from (/proc/PID/io)
+	DiskSource     string  `json:"disk_source,omitempty"` // where disk figures come from (cgroup, /proc/PID/io, node_exporter)
+
+	// Where the CPU and memory figures come from: "cgroup v1 DIR", "cgroup v2 DIR", "/proc",
+	// "node_exporter URL (whole host)" or "not measured (remote)".
+	CPUSource    string `json:"cpu_source,omitempty"`
+	MemorySource string `json:"memory_source,omitempty"`
+	// Memory the kernel charges the server (cgroup) or the host uses (node_exporter), in MiB:
+	// idle (before the run), under load (the most seen at an interval's end), and the kernel's
+	// own peak; anonymous memory and page cache (shared memory included) apart.
+	MemIdleMB      float64 `json:"mem_idle_mb,omitempty"`
+	MemLoadMB      float64 `json:"mem_load_mb,omitempty"`
+	MemPeakMB      float64 `json:"mem_peak_mb,omitempty"`
+	MemAnonIdleMB  float64 `json:"mem_anon_idle_mb,omitempty"`
+	MemAnonLoadMB  float64 `json:"mem_anon_load_mb,omitempty"`
+	MemCacheIdleMB float64 `json:"mem_cache_idle_mb,omitempty"`
+	MemCacheLoadMB float64 `json:"mem_cache_load_mb,omitempty"`
+	// Block I/O operations at the device, and which device ("254:0 vda"); bytes are above.
+	DiskReadOps  int64  `json:"disk_read_ops,omitempty"`
+	DiskWriteOps int64  `json:"disk_write_ops,omitempty"`
+	DiskDevice   string `json:"disk_device,omitempty"`
+	// HostPerTxn divides the host figures by transactions: cpu_ms, disk_read_bytes,
+	// disk_write_bytes, disk_read_ops, disk_write_ops.
+	HostPerTxn map[string]float64 `json:"host_per_txn,omitempty"`
 
 	DataSizeBytes int64 `json:"data_size_bytes,omitempty"` // tables + indexes of the workload, from the engine
+	DataDirBytes  int64 `json:"data_dir_bytes,omitempty"`  // the whole data directory on disk (logs, WAL/redo, undo included), local servers
 
 	// Engine counters over the measured run, as deltas, and per transaction.
 	Counters map[string]int64   `json:"counters,omitempty"`

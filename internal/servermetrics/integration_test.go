@@ -383,3 +383,55 @@ func procExists(pid int) bool {
 	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
 	return err == nil
 }
+
+// With the server's cgroup the monitor takes CPU, memory and disk from the kernel's accounting
+// of the group, says so, and needs no /proc sampling; the writes of committed rows reach the
+// data directory's disk, and the memory is the group's (shared buffers counted once).
+func TestIntegrationMonitorCgroup(t *testing.T) {
+	for _, srv := range integrationServers {
+		t.Run(srv.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := testserver.Server(t, srv.env)
+			g, why := s.Cgroup()
+			if g == nil {
+				t.Skipf("no cgroup: %v", why)
+			}
+			c := openTest(t, srv.env)
+			m := NewMonitor(c, s.PIDs).WithCgroup(g, s.DataDisk()).WithDataDir(s.DataDir)
+			if m.sampler != nil && len(g.Missing) == 0 {
+				t.Error("the /proc sampler still runs although the cgroup covers everything")
+			}
+			if err := m.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			doWork(t, srv.env)
+			var iv result.Interval
+			m.OnInterval(&iv)
+			res, err := m.Finish(ctx, 20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("interval %+v\nserver cpu %s, mem %s, disk %s %s: %+v", iv, res.CPUSource, res.MemorySource, res.DiskDevice, res.DiskSource, res)
+			for name, src := range map[string]string{"cpu": res.CPUSource, "memory": res.MemorySource, "disk": res.DiskSource} {
+				if !strings.HasPrefix(src, "cgroup v") {
+					t.Errorf("%s source = %q, want the cgroup", name, src)
+				}
+			}
+			if res.CPUUserS+res.CPUSystemS <= 0 || iv.ServerCPUPct <= 0 {
+				t.Errorf("no CPU: %+v, interval %+v", res, iv)
+			}
+			if res.MemIdleMB <= 0 || res.MemLoadMB < res.MemIdleMB/2 || res.MemAnonLoadMB <= 0 || iv.ServerMemMB <= 0 {
+				t.Errorf("memory figures missing: %+v, interval %+v", res, iv)
+			}
+			if s.DataDisk() != "" && (res.DiskWriteBytes < 8192 || res.DiskWriteOps <= 0 || iv.ServerDiskWriteBytes <= 0) {
+				t.Errorf("%d committed rows wrote %d bytes in %d operations to %s", workRows, res.DiskWriteBytes, res.DiskWriteOps, res.DiskDevice)
+			}
+			if res.HostPerTxn["disk_write_bytes"] <= 0 || res.HostPerTxn["cpu_ms"] <= 0 {
+				t.Errorf("per-transaction host figures: %v", res.HostPerTxn)
+			}
+			if res.DataDirBytes < res.DataSizeBytes {
+				t.Errorf("data directory %d bytes on disk, less than the tables' %d", res.DataDirBytes, res.DataSizeBytes)
+			}
+		})
+	}
+}

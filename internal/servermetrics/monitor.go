@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/cgroup"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
@@ -24,7 +28,10 @@ const backendExitWait = 3 * time.Second
 // to m.OnInterval, then Finish once Run has returned (its connections closed).
 type Monitor struct {
 	conn    sqldb.Conn
-	sampler *ProcessSampler // nil for a remote server
+	sampler *ProcessSampler // nil for a remote server, or where the cgroup covers everything
+	group   *groupWatch     // nil without a cgroup
+	local   bool
+	dataDir string // the server's data directory, for its size on disk
 
 	mu          sync.Mutex
 	started     bool
@@ -46,12 +53,59 @@ type Monitor struct {
 // write_bytes per page-cache chunk dirtied, so for buffered writers (PostgreSQL) it can exceed the
 // bytes that reach the disk many times over; InnoDB's O_DIRECT writes are counted byte for byte.
 // The engines' own counters (wal_bytes, pages_written) are the figure to compare across engines.
+// SourceProc names the /proc sampler as the source of CPU and memory figures (RSS and PSS
+// summed over the server's processes), used where the server has no cgroup.
+const SourceProc = "/proc (sum over the server's processes)"
+
+// SourceRemote marks host figures of a server fairbench did not start and has no node_exporter for.
+const SourceRemote = "not measured (remote)"
+
 const DiskSourceProcIO = "/proc/PID/io (write_bytes counts page-cache chunks dirtied; see wal_bytes and pages_written for bytes the engine wrote)"
 
 func NewMonitor(conn sqldb.Conn, pids func() []int) *Monitor {
 	m := &Monitor{conn: conn}
 	if pids != nil {
 		m.sampler = NewProcessSampler(pids)
+		m.local = true
+	}
+	return m
+}
+
+// WithDataDir has Finish record the data directory's size on disk.
+func (m *Monitor) WithDataDir(dir string) *Monitor {
+	m.dataDir = dir
+	return m
+}
+
+// dirBytes is the space the files under dir take on disk (allocated blocks, so sparse and
+// preallocated files count as the filesystem does).
+func dirBytes(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // a file removed meanwhile
+		}
+		if info, err := d.Info(); err == nil {
+			if st, ok := info.Sys().(*syscall.Stat_t); ok {
+				n += st.Blocks * 512
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+// WithCgroup takes the server's CPU, memory and disk figures from its cgroup (g may be nil: no
+// change), disk figures from the disk holding its data ("MAJ:MIN", "" for all devices). /proc
+// sampling stays only for what the group cannot give.
+func (m *Monitor) WithCgroup(g *cgroup.Group, disk string) *Monitor {
+	if g == nil {
+		return m
+	}
+	m.group = newGroupWatch(g, disk)
+	m.local = true
+	if len(g.Missing) == 0 {
+		m.sampler = nil
 	}
 	return m
 }
@@ -77,6 +131,11 @@ func (m *Monitor) Start(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.settings, m.before, m.pgEarlier = settings, before, earlier
+	if m.group != nil {
+		if err := m.group.start(); err != nil {
+			return fmt.Errorf("reading the server's cgroup: %w", err)
+		}
+	}
 	if m.sampler != nil {
 		s, err := m.sampler.Sample()
 		if err != nil {
@@ -105,6 +164,11 @@ func (m *Monitor) MeasureStart(ctx context.Context) error {
 		return errors.New("servermetrics: MeasureStart before Start")
 	}
 	m.before = before
+	if m.group != nil {
+		if err := m.group.measureStart(); err != nil {
+			return fmt.Errorf("reading the server's cgroup: %w", err)
+		}
+	}
 	if m.sampler != nil {
 		s, err := m.sampler.Sample()
 		if err != nil {
@@ -120,14 +184,20 @@ func (m *Monitor) MeasureStart(ctx context.Context) error {
 // is meant for runner.Config.OnInterval, which calls it on the runner's reporter goroutine; a
 // failed sample leaves the fields empty and is reported by Finish.
 func (m *Monitor) OnInterval(iv *result.Interval) {
-	if m.sampler == nil {
-		return
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.started {
 		return
 	}
+	if m.group != nil {
+		if err := m.group.interval(iv); err != nil && m.sampleErr == nil {
+			m.sampleErr = err
+		}
+	}
+	if m.sampler == nil {
+		return
+	}
+	cpuDone := iv.ServerCPUPct != 0
 	s, err := m.sampler.Sample()
 	if err != nil {
 		if m.sampleErr == nil {
@@ -135,7 +205,9 @@ func (m *Monitor) OnInterval(iv *result.Interval) {
 		}
 		return
 	}
-	iv.ServerCPUPct = round(CPUPercent(m.last, s), 100)
+	if !cpuDone {
+		iv.ServerCPUPct = round(CPUPercent(m.last, s), 100)
+	}
 	iv.ServerRSSMB = round(float64(s.RSSBytes)/mib, 10)
 	m.last = s
 	m.track(s)
@@ -167,7 +239,14 @@ func (m *Monitor) Finish(ctx context.Context, transactions int64) (*result.Serve
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	srv := &result.Server{Local: m.sampler != nil, Settings: m.settings}
+	srv := &result.Server{Local: m.local, Settings: m.settings}
+	var gotCPU, gotMem, gotDisk bool
+	if m.group != nil {
+		var err error
+		if gotCPU, gotMem, gotDisk, err = m.group.finish(srv); err != nil {
+			errs = append(errs, fmt.Errorf("reading the server's cgroup: %w", err))
+		}
+	}
 	if m.sampler != nil {
 		// The run's end is when caches are fullest; a PSS figure rationed away there would miss
 		// the peak.
@@ -179,21 +258,38 @@ func (m *Monitor) Finish(ctx context.Context, transactions int64) (*result.Serve
 			m.track(s)
 		}
 		end := m.last
-		srv.CPUUserS = round(end.CPUUser-m.base.CPUUser, 100)
-		srv.CPUSystemS = round(end.CPUSystem-m.base.CPUSystem, 100)
-		srv.CPUPct = round(CPUPercent(m.base, end), 100)
-		srv.RSSIdleMB = round(float64(m.idleRSS)/mib, 10)
-		srv.RSSPeakMB = round(float64(m.peakRSS)/mib, 10)
-		srv.PSSPeakMB = round(float64(m.peakPSS)/mib, 10)
+		if !gotCPU {
+			srv.CPUUserS = round(end.CPUUser-m.base.CPUUser, 100)
+			srv.CPUSystemS = round(end.CPUSystem-m.base.CPUSystem, 100)
+			srv.CPUPct = round(CPUPercent(m.base, end), 100)
+			srv.CPUSource = SourceProc
+		}
+		if !gotMem {
+			srv.RSSIdleMB = round(float64(m.idleRSS)/mib, 10)
+			srv.RSSPeakMB = round(float64(m.peakRSS)/mib, 10)
+			srv.PSSPeakMB = round(float64(m.peakPSS)/mib, 10)
+			srv.MemorySource = SourceProc
+		}
 		// Undercounted disk figures would be compared as if they were whole; better none.
-		if !m.diskPartial {
+		if !m.diskPartial && !gotDisk {
 			srv.DiskReadBytes = end.ReadBytes - m.base.ReadBytes
 			srv.DiskWriteBytes = end.WriteBytes - m.base.WriteBytes
 			srv.DiskSource = DiskSourceProcIO
 		}
-		if m.sampleErr != nil {
-			errs = append(errs, fmt.Errorf("sampling server processes: %w", m.sampleErr))
+	}
+	if m.sampleErr != nil {
+		errs = append(errs, fmt.Errorf("sampling the server: %w", m.sampleErr))
+	}
+	if m.dataDir != "" {
+		if n, err := dirBytes(m.dataDir); err == nil {
+			srv.DataDirBytes = n
 		}
+	}
+	if m.local && transactions > 0 {
+		srv.HostPerTxn = hostPerTxn(srv, transactions)
+	}
+	if !m.local && srv.CPUSource == "" {
+		srv.CPUSource, srv.MemorySource, srv.DiskSource = SourceRemote, SourceRemote, SourceRemote
 	}
 	if cerr != nil {
 		errs = append(errs, cerr)
@@ -234,6 +330,22 @@ func (m *Monitor) waitRunBackendsExit(ctx context.Context) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// hostPerTxn divides the host figures by the transactions.
+func hostPerTxn(srv *result.Server, txns int64) map[string]float64 {
+	n := float64(txns)
+	out := map[string]float64{}
+	if srv.CPUSource != "" {
+		out["cpu_ms"] = round((srv.CPUUserS+srv.CPUSystemS)*1000/n, 1000)
+	}
+	if srv.DiskDevice != "" {
+		out["disk_read_bytes"] = round(float64(srv.DiskReadBytes)/n, 100)
+		out["disk_write_bytes"] = round(float64(srv.DiskWriteBytes)/n, 100)
+		out["disk_read_ops"] = round(float64(srv.DiskReadOps)/n, 1000)
+		out["disk_write_ops"] = round(float64(srv.DiskWriteOps)/n, 1000)
+	}
+	return out
 }
 
 func round(x, scale float64) float64 { return math.Round(x*scale) / scale }
