@@ -292,14 +292,15 @@ func threadsText(n int) string {
 
 func (m *model) decisionSection() *section {
 	t := &table{Header: []string{"Use case", "Best pick", "Why"}}
-	anyRamp, anyOLTP, anyTPCH := false, false, false
+	anyRamp, anyOLTP, anyTPCH, anyResource := false, false, false, false
 	for _, d := range m.decisions() {
 		anyRamp = anyRamp || d.Ramp
 		anyTPCH = anyTPCH || d.TPCH
-		anyOLTP = anyOLTP || !d.TPCH
+		anyOLTP = anyOLTP || (!d.TPCH && !d.Resource)
+		anyResource = anyResource || d.Resource
 		uc := d.UseCase
 		switch {
-		case d.TPCH:
+		case d.TPCH, d.Resource:
 		case d.Ramp && uc == strings.TrimSuffix(d.Workload, " (ramp)"):
 			uc = d.Workload
 		case uc != d.Workload:
@@ -316,6 +317,9 @@ func (m *model) decisionSection() *section {
 	}
 	if anyTPCH {
 		t.Foot = append(t.Foot, fmt.Sprintf("Analytics rows pick the lowest TPC-H geometric mean (throughput test: the most queries per hour) among engines that answered every query correctly: an engine with a wrong answer, a timeout or an error is never picked, however fast. A gap below %s (or the repeat spread) counts as a tie.", fmtPct(minNoise)))
+	}
+	if anyResource {
+		t.Foot = append(t.Foot, fmt.Sprintf("Memory rows pick the smallest memory the kernel charged the server's cgroup (shared buffers counted once); disk rows the fewest block-device write operations per transaction. A gap below %s counts as a tie; incomplete runs are left out.", fmtPct(minNoise)))
 	}
 	if anyRamp {
 		t.Foot = append(t.Foot, "Rows marked (ramp) rank each engine's ramp by its throughput at its own saturation point, whatever the thread count there, with the same tie rule; ramps are never compared with fixed-thread runs.")
@@ -655,6 +659,31 @@ func stoppedText(rp *result.Ramp) string {
 	return why
 }
 
+// sourcesText names where each engine's memory and disk figures came from.
+func (m *model) sourcesText() string {
+	var parts []string
+	for _, v := range m.Variants {
+		var mem, disk []string
+		for _, w := range m.Workloads {
+			if g := m.group(v, w, m.Headline[w]); g != nil && g.Server != nil {
+				for _, s := range g.Server.MemorySources {
+					mem = addSource(mem, s)
+				}
+				for _, s := range g.Server.DiskSources {
+					disk = addSource(disk, s)
+				}
+			}
+		}
+		if len(mem)+len(disk) > 0 {
+			parts = append(parts, fmt.Sprintf("%s: memory from %s, disk from %s", v.Name, orDash(strings.Join(mem, ", ")), orDash(strings.Join(disk, ", "))))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " Sources: " + strings.Join(parts, "; ") + "."
+}
+
 func (m *model) serverSection() *section {
 	opt := func(f func(a *serverAgg) optFloat) func(g *group) (float64, bool) {
 		return func(g *group) (float64, bool) {
@@ -664,10 +693,17 @@ func (m *model) serverSection() *section {
 	}
 	base := []metricRow{
 		{Name: "server CPU % (of machine)", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.CPUPct }), Format: func(v float64) string { return fmtFixed(v, 1) }},
-		{Name: "RSS idle MB", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.RSSIdleMB }), Format: fmtSmart},
-		{Name: "RSS peak MB", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.RSSPeakMB }), Format: fmtSmart},
+		{Name: "memory idle MB", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.MemIdleMB }), Format: fmtSmart},
+		{Name: "memory under load MB", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.MemLoadMB }), Format: fmtSmart},
+		{Name: "· anonymous MB", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.MemAnonLoadMB }), Format: fmtSmart},
+		{Name: "· page cache + shared MB", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.MemCacheLoadMB }), Format: fmtSmart},
 		{Name: "disk read MB", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.DiskReadMB }), Format: fmtSmart},
 		{Name: "disk write MB", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.DiskWriteMB }), Format: fmtSmart},
+		{Name: "disk reads (ops)", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.DiskReadOps }), Format: fmtSmart},
+		{Name: "disk writes (ops)", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.DiskWriteOps }), Format: fmtSmart},
+		{Name: "disk write KB per txn", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.DiskWriteKBPerTxn }), Format: fmtSmart},
+		{Name: "disk writes per txn", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.DiskWriteOpsPerTxn }), Format: fmtSmart},
+		{Name: "data directory MB on disk", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.DataDirMB }), Format: fmtSmart},
 		{Name: "data size MB", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.DataSizeMB }), Format: fmtSmart},
 		{Name: "client CPU µs per txn", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.ClientCPUUsPerTxn }), Format: fmtSmart},
 	}
@@ -703,7 +739,8 @@ func (m *model) serverSection() *section {
 		return nil
 	}
 	t.Foot = []string{
-		"Server CPU % is of the whole machine over the measured run; MB are 2^20 bytes; per-txn counters are engine counter deltas divided by transactions. Process figures need a server fairbench started itself; — means not measured.",
+		"Server CPU % is of the whole machine over the measured run; MB are 2^20 bytes; per-txn counters are engine counter deltas divided by transactions. Host figures need a server fairbench started itself (or --node-exporter); — means not measured.",
+		"Memory is what the kernel charges the server's cgroup (shared memory such as PostgreSQL's shared_buffers counted once): idle before the run, and the most seen under load; where a server had no cgroup, under load is the PSS sum of its processes. Disk figures are block I/O at the data directory's device, bytes and operations, as the cgroup counts them." + m.sourcesText(),
 	}
 	return &section{ID: "server", Heading: "Server side", Tables: []*table{t}}
 }
@@ -1038,8 +1075,10 @@ func (m *model) chartsSection() *section {
 		add("Latency by percentile (all complete runs merged)", svg, err)
 		svg, err = intervalChart(m, gs, "server CPU %", func(iv result.Interval) float64 { return iv.ServerCPUPct }, true)
 		add("Server CPU % over time", svg, err)
-		svg, err = intervalChart(m, gs, "server RSS MB", func(iv result.Interval) float64 { return iv.ServerRSSMB }, true)
-		add("Server RSS over time", svg, err)
+		svg, err = intervalChart(m, gs, "server memory MB", func(iv result.Interval) float64 { return iv.ServerMemMB }, true)
+		add("Server memory (cgroup) over time", svg, err)
+		svg, err = intervalChart(m, gs, "disk writes (ops)", func(iv result.Interval) float64 { return float64(iv.ServerDiskWriteOps) }, true)
+		add("Disk write operations per interval", svg, err)
 		if len(fg.Figures) > 0 {
 			s.Figures = append(s.Figures, fg)
 		}

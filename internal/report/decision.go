@@ -40,6 +40,9 @@ type decision struct {
 	// TPCH marks a decision between TPC-H runs, by geometric mean or queries per hour; UseCase
 	// then names the test and scale factor.
 	TPCH bool
+	// Resource marks a decision by memory footprint or disk writes (lower is better); UseCase
+	// then says which.
+	Resource bool
 }
 
 // noise is the relative TPS gap below which two groups cannot be told apart.
@@ -213,5 +216,5 @@ func (m *model) decisions() []decision {
 			out = append(out, decideTPCH(s))
 		}
 	}
-	return out
+	return append(out, m.resourceDecisions()...)
 }

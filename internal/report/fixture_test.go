@@ -92,8 +92,9 @@ func makeResult(t testing.TB, s runSpec) *result.Result {
 			T: float64(i * 5), Threads: s.threads,
 			TPS: math.Round(s.tps*w*10) / 10, QPS: math.Round(s.tps*w*qpt*10) / 10,
 			P95MS: math.Round(lat.P95/w*100) / 100, P99MS: math.Round(lat.P99/w*(1+0.1*math.Cos(float64(i)+phase))*100) / 100,
-			ServerCPUPct: math.Round((35+float64(s.threads)*2.5+3*math.Sin(float64(i)+phase))*10) / 10,
-			ServerRSSMB:  math.Round(900 + 40*float64(i) + 10*phase),
+			ServerCPUPct:       math.Round((35+float64(s.threads)*2.5+3*math.Sin(float64(i)+phase))*10) / 10,
+			ServerMemMB:        math.Round(900 + 40*float64(i) + 10*phase),
+			ServerDiskWriteOps: int64(s.tps) * 5 / 4,
 		})
 	}
 	r.Server = &result.Server{
@@ -101,12 +102,21 @@ func makeResult(t testing.TB, s runSpec) *result.Result {
 		CPUUserS:       40,
 		CPUSystemS:     8,
 		CPUPct:         35 + float64(s.threads)*2.5,
-		RSSIdleMB:      180 + float64(len(s.kind))*10,
-		RSSPeakMB:      1400 + float64(len(s.kind))*25,
+		CPUSource:      "cgroup v1 /sys/fs/cgroup/cpuacct/fairbench-x",
+		MemorySource:   "cgroup v1 /sys/fs/cgroup/memory/fairbench-x",
+		MemIdleMB:      180 + float64(len(s.kind))*10,
+		MemLoadMB:      1400 + float64(len(s.kind))*25,
+		MemAnonLoadMB:  300 + float64(len(s.kind))*5,
+		MemCacheLoadMB: 1100 + float64(len(s.kind))*20,
 		DiskReadBytes:  12 << 20,
 		DiskWriteBytes: int64(s.tps) << 16,
-		DiskSource:     "/proc/PID/io",
+		DiskReadOps:    3 << 10,
+		DiskWriteOps:   int64(s.tps) * 75,
+		DiskDevice:     "254:0 vda",
+		DiskSource:     "cgroup v1 /sys/fs/cgroup/blkio/fairbench-x",
 		DataSizeBytes:  (210 + int64(len(s.kind))*4) << 20,
+		DataDirBytes:   (1400 + int64(len(s.kind))*4) << 20,
+		HostPerTxn:     map[string]float64{"cpu_ms": 0.8, "disk_write_bytes": 1092 + float64(len(s.kind))*100, "disk_write_ops": 1.25 - float64(len(s.kind))*0.05},
 	}
 	switch s.kind {
 	case "postgres":

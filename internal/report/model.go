@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -44,10 +45,17 @@ type group struct {
 }
 
 type serverAgg struct {
-	CPUPct, RSSIdleMB, RSSPeakMB  optFloat
-	DiskReadMB, DiskWriteMB       optFloat
+	CPUPct                        optFloat
 	DataSizeMB, ClientCPUUsPerTxn optFloat
-	PerTxn                        map[string]float64
+	// Memory is the cgroup's charge (or, where a server had none, the PSS sum under load); never
+	// an RSS sum, which counts PostgreSQL's shared buffers once per backend.
+	MemIdleMB, MemLoadMB, MemAnonLoadMB, MemCacheLoadMB optFloat
+	// Disk figures are at the device only (cgroup or node_exporter), never /proc/PID/io's.
+	DiskReadMB, DiskWriteMB, DiskReadOps, DiskWriteOps optFloat
+	DiskWriteKBPerTxn, DiskWriteOpsPerTxn              optFloat
+	DataDirMB                                          optFloat
+	MemorySources, DiskSources                         []string // distinct kinds, for the table's foot
+	PerTxn                                             map[string]float64
 }
 
 // optFloat tells "not measured" from zero, which matters for server metrics that only local
@@ -487,6 +495,40 @@ func rampStep(rp *result.Ramp, threads int) (result.RampStep, bool) {
 	return result.RampStep{}, false
 }
 
+// memLoadMB is the memory under load: the cgroup's, or the PSS sum where there was no cgroup.
+func memLoadMB(s *result.Server) float64 {
+	if s.MemLoadMB > 0 {
+		return s.MemLoadMB
+	}
+	return s.PSSPeakMB
+}
+
+// deviceLevel says whether the disk figures were counted at the block device.
+func deviceLevel(s *result.Server) bool { return s.DiskDevice != "" }
+
+// sourceKind shortens a source to what a reader needs ("cgroup v1", "/proc", "node_exporter").
+func sourceKind(src string) string {
+	switch {
+	case src == "":
+		return ""
+	case strings.HasPrefix(src, "cgroup v"):
+		return src[:len("cgroup v1")]
+	case strings.HasPrefix(src, "/proc"):
+		return "/proc"
+	case strings.HasPrefix(src, "node_exporter"):
+		return "node_exporter (whole host)"
+	}
+	return src
+}
+
+func addSource(list []string, src string) []string {
+	k := sourceKind(src)
+	if k == "" || slices.Contains(list, k) {
+		return list
+	}
+	return append(list, k)
+}
+
 func summariseServer(runs []*result.Result) *serverAgg {
 	const mb = 1 << 20
 	collect := func(f func(r *result.Result) (float64, bool)) optFloat {
@@ -510,19 +552,41 @@ func summariseServer(runs []*result.Result) *serverAgg {
 			return v, v != 0
 		}
 	}
+	disk := func(f func(s *result.Server) float64) func(r *result.Result) (float64, bool) {
+		return func(r *result.Result) (float64, bool) {
+			if r.Server == nil || !deviceLevel(r.Server) {
+				return 0, false
+			}
+			v := f(r.Server)
+			return v, v != 0
+		}
+	}
 	a := &serverAgg{
-		CPUPct:      collect(srv(func(s *result.Server) float64 { return s.CPUPct })),
-		RSSIdleMB:   collect(srv(func(s *result.Server) float64 { return s.RSSIdleMB })),
-		RSSPeakMB:   collect(srv(func(s *result.Server) float64 { return s.RSSPeakMB })),
-		DiskReadMB:  collect(srv(func(s *result.Server) float64 { return float64(s.DiskReadBytes) / mb })),
-		DiskWriteMB: collect(srv(func(s *result.Server) float64 { return float64(s.DiskWriteBytes) / mb })),
-		DataSizeMB:  collect(srv(func(s *result.Server) float64 { return float64(s.DataSizeBytes) / mb })),
+		CPUPct:             collect(srv(func(s *result.Server) float64 { return s.CPUPct })),
+		MemIdleMB:          collect(srv(func(s *result.Server) float64 { return s.MemIdleMB })),
+		MemLoadMB:          collect(srv(memLoadMB)),
+		MemAnonLoadMB:      collect(srv(func(s *result.Server) float64 { return s.MemAnonLoadMB })),
+		MemCacheLoadMB:     collect(srv(func(s *result.Server) float64 { return s.MemCacheLoadMB })),
+		DiskReadMB:         collect(disk(func(s *result.Server) float64 { return float64(s.DiskReadBytes) / mb })),
+		DiskWriteMB:        collect(disk(func(s *result.Server) float64 { return float64(s.DiskWriteBytes) / mb })),
+		DiskReadOps:        collect(disk(func(s *result.Server) float64 { return float64(s.DiskReadOps) })),
+		DiskWriteOps:       collect(disk(func(s *result.Server) float64 { return float64(s.DiskWriteOps) })),
+		DiskWriteKBPerTxn:  collect(disk(func(s *result.Server) float64 { return s.HostPerTxn["disk_write_bytes"] / 1024 })),
+		DiskWriteOpsPerTxn: collect(disk(func(s *result.Server) float64 { return s.HostPerTxn["disk_write_ops"] })),
+		DataDirMB:          collect(srv(func(s *result.Server) float64 { return float64(s.DataDirBytes) / mb })),
+		DataSizeMB:         collect(srv(func(s *result.Server) float64 { return float64(s.DataSizeBytes) / mb })),
 		ClientCPUUsPerTxn: collect(func(r *result.Result) (float64, bool) {
 			if r.Transactions <= 0 || r.ClientCPUS <= 0 {
 				return 0, false
 			}
 			return r.ClientCPUS / float64(r.Transactions) * 1e6, true
 		}),
+	}
+	for _, r := range runs {
+		if r.Server != nil {
+			a.MemorySources = addSource(a.MemorySources, r.Server.MemorySource)
+			a.DiskSources = addSource(a.DiskSources, r.Server.DiskSource)
+		}
 	}
 	keys := map[string]bool{}
 	for _, r := range runs {
