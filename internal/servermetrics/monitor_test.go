@@ -131,8 +131,13 @@ func TestMonitorRemote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if srv.Local || srv.CPUPct != 0 || srv.RSSPeakMB != 0 || srv.DiskSource != "" {
+	if srv.Local || srv.CPUPct != 0 || srv.RSSPeakMB != 0 || srv.MemLoadMB != 0 || srv.DiskWriteBytes != 0 {
 		t.Errorf("a remote server got process figures: %+v", srv)
+	}
+	for _, src := range []string{srv.CPUSource, srv.MemorySource, srv.DiskSource} {
+		if src != SourceRemote {
+			t.Errorf("a remote server's host figures are marked %q, want %q", src, SourceRemote)
+		}
 	}
 	if srv.Counters[KeyWALBytes] != 4000 || srv.DataSizeBytes != 65536 {
 		t.Errorf("engine figures: %+v", srv)
