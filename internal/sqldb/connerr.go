@@ -54,7 +54,7 @@ func IsTooManyConnections(err error) bool {
 func describeConnectError(ctx context.Context, t Target, timeout time.Duration, err error) error {
 	addr := net.JoinHostPort(t.Host, strconv.Itoa(t.Port))
 	reason, msg := classifyConnectError(ctx, t, addr, timeout, err)
-	if strings.Contains(msg, t.Password) && t.Password != "" {
+	if t.Password != "" && t.Password != t.User && strings.Contains(msg, t.Password) {
 		msg = strings.ReplaceAll(msg, t.Password, "****")
 	}
 	return &ConnectError{Reason: reason, msg: msg, Err: err}
