@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/fairbench/fairbench/internal/randgen"
@@ -76,11 +77,81 @@ func (j *Job) ServerVersion(ctx context.Context) (string, error) {
 	return sqldb.ServerVersion(ctx, c)
 }
 
+// serverFacts is ServerVersion plus the transport (plaintext or TLS) the server says the
+// connection uses, which the result records so the parity audit can compare it.
+func (j *Job) serverFacts(ctx context.Context) (version, transport string, err error) {
+	c, err := j.Connect(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	defer c.Close()
+	if version, err = sqldb.ServerVersion(ctx, c); err != nil {
+		return "", "", err
+	}
+	transport, err = sqldb.Transport(ctx, c)
+	return version, transport, err
+}
+
+// wireTally sums the run's connections' statements and round trips over the measured window.
+type wireTally struct {
+	mu     sync.Mutex
+	conns  []sqldb.Conn
+	before sqldb.Counters
+}
+
+func (w *wireTally) connector(connect runner.Connector) runner.Connector {
+	return func(ctx context.Context) (sqldb.Conn, error) {
+		c, err := connect(ctx)
+		if err == nil {
+			w.mu.Lock()
+			w.conns = append(w.conns, c)
+			w.mu.Unlock()
+		}
+		return c, err
+	}
+}
+
+func (w *wireTally) sum() sqldb.Counters {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var total sqldb.Counters
+	for _, c := range w.conns {
+		if n, ok := sqldb.CountersOf(c); ok {
+			total.Statements += n.Statements
+			total.RoundTrips += n.RoundTrips
+		}
+	}
+	return total
+}
+
+// measureFrom takes the starting reading when the warm-up ends, then calls next.
+func (w *wireTally) measureFrom(next func()) func() {
+	return func() {
+		w.before = w.sum()
+		if next != nil {
+			next()
+		}
+	}
+}
+
+func (w *wireTally) result(transactions int64) *result.Wire {
+	n := w.sum().Sub(w.before)
+	if n.Statements == 0 && n.RoundTrips == 0 {
+		return nil
+	}
+	out := &result.Wire{Statements: n.Statements, RoundTrips: n.RoundTrips}
+	if transactions > 0 {
+		out.StatementsPerTxn = float64(n.Statements) / float64(transactions)
+		out.RoundTripsPerTxn = float64(n.RoundTrips) / float64(transactions)
+	}
+	return out
+}
+
 // Run measures the workload and returns a result with every identifying field filled in. On
 // failure the result holds what was measured, marked incomplete.
 func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error) {
 	started := time.Now().UTC()
-	ver, err := j.ServerVersion(ctx)
+	ver, transport, err := j.serverFacts(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +163,12 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 		res, runErr = st.Measure(ctx, j.Env(cfg.Threads, false, nil, cfg.Progress),
 			workload.RunSettings{Threads: cfg.Threads, Duration: cfg.Duration, Progress: cfg.Progress, PIDs: j.PIDs})
 	} else {
-		res, runErr = runner.Run(ctx, cfg, j.Connect, j.Workload)
+		var tally wireTally
+		cfg.OnMeasureStart = tally.measureFrom(cfg.OnMeasureStart)
+		res, runErr = runner.Run(ctx, cfg, tally.connector(j.Connect), j.Workload)
+		if res != nil {
+			res.Wire = tally.result(res.Transactions)
+		}
 	}
 	if res == nil {
 		return nil, runErr
@@ -100,7 +176,7 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 	res.Schema = result.SchemaVersion
 	res.ToolVersion = version.Version
 	res.StartedAt = started
-	res.Engine = result.Engine{Kind: string(j.Target.Kind), Version: ver, Target: j.Target.Redacted()}
+	res.Engine = result.Engine{Kind: string(j.Target.Kind), Version: ver, Target: j.Target.Redacted(), Transport: transport}
 	opts := map[string]string{}
 	for k, v := range j.Options {
 		opts[k] = v

@@ -79,6 +79,18 @@ type Result struct {
 	// LagHistogram is the open loop's schedule-lag histogram (µs), encoded as Histogram is, so
 	// shards' lags merge exactly too.
 	LagHistogram string `json:"lag_histogram,omitempty"`
+
+	// Wire counts what the clients sent over the measured window, for the parity audit.
+	Wire *Wire `json:"wire,omitempty"`
+}
+
+// Wire is the client side of the parity audit: statements and round trips counted on the wire by
+// sqldb over the measured window, in total and per transaction (retried attempts included).
+type Wire struct {
+	Statements       int64   `json:"statements"`
+	RoundTrips       int64   `json:"round_trips"`
+	StatementsPerTxn float64 `json:"statements_per_txn"`
+	RoundTripsPerTxn float64 `json:"round_trips_per_txn"`
 }
 
 // TPCH is one TPC-H power or throughput test. A query whose answer is wrong or that timed out
@@ -140,6 +152,8 @@ type Engine struct {
 	Kind    string `json:"kind"`
 	Version string `json:"version"`
 	Target  string `json:"target"` // DSN with the password removed
+	// Transport is what the server says the connection is: "plaintext" or the TLS version.
+	Transport string `json:"transport,omitempty"`
 }
 
 type Workload struct {

@@ -50,16 +50,17 @@ type blockingConn struct {
 	// pieces, and a 100-row range result (13 KB) would otherwise cost several system calls.
 	rbuf       []byte
 	rpos, rend int
-	// wire counts requests and answers for the parity audit; only the owning goroutine writes
-	// them, and they are read after the run (see Counters).
+	// wire counts requests and answers for the parity audit (see Counters).
 	wire wireCounts
 }
 
 // wireCounts are a connection's exchanges with its server. A round trip is an answer read after
 // a request was written: a request the server does not answer (COM_STMT_CLOSE, Terminate) is not
 // one, and an answer read in several pieces counts once.
+// Only the owning goroutine writes them; roundTrips is atomic so that a run can read it at the
+// end of its warm-up while the threads go on (one uncontended add per round trip).
 type wireCounts struct {
-	roundTrips int64
+	roundTrips atomic.Int64
 	wrote      bool // a request was written and its answer not yet read
 }
 
@@ -121,7 +122,7 @@ func (c *blockingConn) Read(b []byte) (int, error) {
 	}
 	if c.wire.wrote {
 		c.wire.wrote = false
-		c.wire.roundTrips++
+		c.wire.roundTrips.Add(1)
 	}
 	if c.rpos < c.rend {
 		n := copy(b, c.rbuf[c.rpos:c.rend])
@@ -180,7 +181,9 @@ func (c *blockingConn) Write(b []byte) (int, error) {
 		return 0, c.opError("write", net.ErrClosed)
 	}
 	defer c.release()
-	c.wire.wrote = c.wire.wrote || len(b) > 0
+	if len(b) > 0 {
+		c.wire.wrote = true
+	}
 	written := 0
 	raw := true
 	for written < len(b) {

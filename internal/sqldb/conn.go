@@ -91,9 +91,8 @@ func (c Counters) Sub(before Counters) Counters {
 // counted is implemented by sqldb's connections; a test's fake connection need not.
 type counted interface{ counters() Counters }
 
-// CountersOf reads c's counters. They are plain integers written by the goroutine that uses c,
-// so read them when it is done (after a run), not while it runs. ok is false for a Conn that is
-// not sqldb's.
+// CountersOf reads c's counters; any goroutine may, also while c is in use (a reading taken
+// then may miss the statement in flight). ok is false for a Conn that is not sqldb's.
 func CountersOf(c Conn) (Counters, bool) {
 	if cc, ok := c.(counted); ok {
 		return cc.counters(), true

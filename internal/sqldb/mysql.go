@@ -9,6 +9,7 @@ import (
 	"log"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -21,7 +22,7 @@ type myConn struct {
 	kind       Kind
 	conn       driver.Conn
 	sock       *blockingConn // beneath the driver (and TLS): for Close from another goroutine and the wire counters
-	statements int64         // Exec and Query calls (see Counters)
+	statements atomic.Int64  // Exec and Query calls (see Counters)
 }
 
 // blockingNet is the network name under which the MySQL driver dials through dialBlocking.
@@ -77,21 +78,21 @@ func (c *myConn) closeDriver() error {
 }
 
 func (c *myConn) counters() Counters {
-	n := Counters{Statements: c.statements}
+	n := Counters{Statements: c.statements.Load()}
 	if c.sock != nil {
-		n.RoundTrips = c.sock.wire.roundTrips
+		n.RoundTrips = c.sock.wire.roundTrips.Load()
 	}
 	return n
 }
 
 func (c *myConn) Exec(ctx context.Context, sql string) error {
-	c.statements++
+	c.statements.Add(1)
 	_, err := c.conn.(driver.ExecerContext).ExecContext(ctx, sql, nil)
 	return statementError(err)
 }
 
 func (c *myConn) Query(ctx context.Context, sql string, args ...any) ([][]string, error) {
-	c.statements++
+	c.statements.Add(1)
 	out, err := c.query(ctx, sql, args)
 	return out, statementError(err)
 }
@@ -188,7 +189,7 @@ func (s *myStmt) Query(ctx context.Context, args ...any) (int64, error) {
 	if err := s.bind(args); err != nil {
 		return 0, err
 	}
-	s.owner.statements++
+	s.owner.statements.Add(1)
 	rows, err := s.stmt.(driver.StmtQueryContext).QueryContext(ctx, s.args)
 	if err != nil {
 		return 0, statementError(err)
@@ -213,7 +214,7 @@ func (s *myStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 	if err := s.bind(args); err != nil {
 		return 0, err
 	}
-	s.owner.statements++
+	s.owner.statements.Add(1)
 	res, err := s.stmt.(driver.StmtExecContext).ExecContext(ctx, s.args)
 	if err != nil {
 		return 0, statementError(err)

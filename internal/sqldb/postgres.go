@@ -17,7 +17,7 @@ type pgConn struct {
 	conn *pgconn.PgConn
 	sock *blockingConn // beneath pgconn (and TLS): for Close from another goroutine and the wire counters
 	// statements counts Exec and Query calls (see Counters).
-	statements int64
+	statements atomic.Int64
 }
 
 func openPostgres(ctx context.Context, t Target) (*pgConn, error) {
@@ -86,15 +86,15 @@ func (c *pgConn) Close() error {
 }
 
 func (c *pgConn) counters() Counters {
-	n := Counters{Statements: c.statements}
+	n := Counters{Statements: c.statements.Load()}
 	if c.sock != nil {
-		n.RoundTrips = c.sock.wire.roundTrips
+		n.RoundTrips = c.sock.wire.roundTrips.Load()
 	}
 	return n
 }
 
 func (c *pgConn) Exec(ctx context.Context, sql string) error {
-	c.statements++
+	c.statements.Add(1)
 	_, err := c.conn.Exec(ctx, sql).ReadAll()
 	return statementError(err)
 }
@@ -104,7 +104,7 @@ func (c *pgConn) Query(ctx context.Context, sql string, args ...any) ([][]string
 	for i, a := range args {
 		params[i] = appendText(nil, a)
 	}
-	c.statements++
+	c.statements.Add(1)
 	res := c.conn.ExecParams(ctx, dollarPlaceholders(sql), params, nil, nil, nil).Read()
 	if res.Err != nil {
 		return nil, statementError(res.Err)
@@ -165,7 +165,7 @@ func (s *pgStmt) Query(ctx context.Context, args ...any) (int64, error) {
 	if err := s.bind(args); err != nil {
 		return 0, err
 	}
-	s.owner.statements++
+	s.owner.statements.Add(1)
 	rr := s.conn.ExecPrepared(ctx, s.name, s.params, nil, binaryResults)
 	var n int64
 	for rr.NextRow() {
@@ -181,7 +181,7 @@ func (s *pgStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 	if err := s.bind(args); err != nil {
 		return 0, err
 	}
-	s.owner.statements++
+	s.owner.statements.Add(1)
 	tag, err := s.conn.ExecPrepared(ctx, s.name, s.params, nil, binaryResults).Close()
 	if err != nil {
 		return 0, statementError(err)
@@ -197,7 +197,7 @@ func CopyFrom(ctx context.Context, c Conn, table string, columns []string, r io.
 		return 0, errors.New("COPY is PostgreSQL only")
 	}
 	sql := fmt.Sprintf("COPY %s (%s) FROM STDIN", table, strings.Join(columns, ", "))
-	pc.statements++
+	pc.statements.Add(1)
 	tag, err := pc.conn.CopyFrom(ctx, r, sql)
 	return tag.RowsAffected(), statementError(err)
 }
