@@ -14,6 +14,7 @@ import (
 	"github.com/fairbench/fairbench/internal/compare"
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/reproduce"
+	"github.com/fairbench/fairbench/internal/study"
 	"github.com/fairbench/fairbench/internal/suite"
 )
 
@@ -107,6 +108,12 @@ func checkReproduceOut(out string, force bool) error {
 // compareExecutor runs each of a study's comparisons with compare, on fresh throwaway servers.
 func compareExecutor(mysqlRoot, workDir string, cmd *cobra.Command) reproduce.Executor {
 	return func(ctx context.Context, run reproduce.Run, engines []string, dir string) error {
+		if b := run.Bandwidth; b != nil {
+			_, err := study.RunBandwidth(ctx, study.BandwidthOptions{Common: study.Common{Engines: engines, MySQLRoot: mysqlRoot,
+				WorkDir: workDir, Time: b.Time, Threads: b.Threads, Tables: b.Tables, OutDir: dir,
+				Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}, Limits: b.Limits, TPCHScale: b.TPCHScale})
+			return err
+		}
 		s, err := suite.Parse([]byte(run.Suite), "study "+run.Name)
 		if err != nil {
 			return err

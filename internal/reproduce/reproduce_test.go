@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/study"
 )
 
 func fake(engine, workload string, tps, qps float64) *result.Result {
@@ -103,5 +104,37 @@ func TestReproduceWritesReport(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	if err != nil || !strings.Contains(string(md), "| read-write TPS, mysql / postgres | fair | 0.15x | 0.20x | agrees |") {
 		t.Errorf("report.md lacks the read-write row:\n%s", md)
+	}
+}
+
+func TestBandwidthJudge(t *testing.T) {
+	pub, err := LoadPublished("nvme_bandwidth_mvcc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := func(tpsCap, tpsMax, q18Cap, q18Max, pages float64) []study.Step {
+		return []study.Step{
+			{Limit: "25M", LimitBps: 25 << 20, TPS: tpsCap, Extra: map[string]study.ExtraResult{"tpch_q18": {Seconds: q18Cap}}},
+			{Limit: "max", TPS: tpsMax, PagesRequestedPerSec4K: pages, Extra: map[string]study.ExtraResult{"tpch_q18": {Seconds: q18Max}}},
+		}
+	}
+	doc := &study.Bandwidth{Engines: []study.BandwidthEngine{
+		{EngineInfo: study.EngineInfo{Kind: "postgres"}, Steps: steps(187, 423, 5.48, 1.27, 900)},
+		{EngineInfo: study.EngineInfo{Kind: "mariadb"}, Steps: steps(69.6, 209, 4.92, 3.09, 300)},
+	}}
+	rows := judgeBandwidth(pub, Measured{Bandwidth: map[string]*study.Bandwidth{"fair": doc}})
+	want := map[string]string{
+		"OLTP read-write TPS, mariadb / postgres, lowest cap (25M here, 125 MiB/s published)": Disagrees, // 0.37x against 1.80x
+		"TPC-H Q18 seconds, mariadb / postgres, uncapped":                                      Agrees,    // 2.43x against 5.30x
+		"TPC-H Q18 seconds, mariadb / postgres, lowest cap (25M here, 125 MiB/s published)":   Disagrees, // 0.90x against 13.18x
+		"4 KB pages requested per second under OLTP, postgres / mariadb, uncapped":             Agrees,
+	}
+	for fig, v := range want {
+		if r := rowOf(t, rows, fig); r.Verdict != v {
+			t.Errorf("%s: %s (%s %s), want %s", fig, r.Verdict, r.Measured, r.Why, v)
+		}
+	}
+	if r := judgeBandwidth(pub, Measured{})[0]; r.Verdict != NotComparable || !strings.Contains(r.Why, "did not run") {
+		t.Errorf("no document: %+v", r)
 	}
 }

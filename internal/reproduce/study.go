@@ -9,13 +9,17 @@ package reproduce
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/study"
 )
 
 // Scale is how big a reproduction is: small shrinks data and time by the study's documented
@@ -67,11 +71,25 @@ type Run struct {
 	Binlog bool
 	// BufferPoolBytes is the study's buffer pool, the same on every engine (0 = the profile's).
 	BufferPoolBytes int64
+	// Bandwidth, when set, makes this run fairbench's storage-bandwidth study instead of a
+	// compare: OLTP and TPC-H Q18 with the data directory on a capped device.
+	Bandwidth *BandwidthRun
+}
+
+// BandwidthRun is a run of `fairbench study bandwidth`.
+type BandwidthRun struct {
+	Limits    []string // caps, "max" for none
+	Threads   int
+	Tables    int
+	Time      time.Duration
+	TPCHScale float64
 }
 
 // Measured is what the runs produced: results by run name.
 type Measured struct {
 	Runs map[string][]*result.Result
+	// Bandwidth holds the bandwidth study's documents by run name.
+	Bandwidth map[string]*study.Bandwidth
 	// Cores is the number of CPUs of the machine that measured them.
 	Cores int
 }
@@ -133,7 +151,7 @@ func Reproduce(ctx context.Context, s *Study, o Options) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	got := Measured{Runs: map[string][]*result.Result{}, Cores: o.Cores}
+	got := Measured{Runs: map[string][]*result.Result{}, Bandwidth: map[string]*study.Bandwidth{}, Cores: o.Cores}
 	for _, run := range s.Runs(o.Scale) {
 		engines := pick(run.Engines, s.Engines, o.Engines)
 		if len(engines) == 0 {
@@ -149,6 +167,9 @@ func Reproduce(ctx context.Context, s *Study, o Options) ([]Row, error) {
 		}
 		rs, _ := result.ReadPath(dir)
 		got.Runs[run.Name] = rs
+		if run.Bandwidth != nil {
+			got.Bandwidth[run.Name] = readBandwidth(dir)
+		}
 	}
 	rows := s.Judge(pub, got)
 	return rows, writeReport(o.OutDir, s, o.Scale, rows, got, pub)
@@ -172,6 +193,19 @@ func pick(run, study, user []string) []string {
 		}
 	}
 	return out
+}
+
+// readBandwidth loads a bandwidth study's document; nil when the run left none.
+func readBandwidth(dir string) *study.Bandwidth {
+	data, err := os.ReadFile(filepath.Join(dir, "bandwidth.json"))
+	if err != nil {
+		return nil
+	}
+	var doc study.Bandwidth
+	if json.Unmarshal(data, &doc) != nil {
+		return nil
+	}
+	return &doc
 }
 
 func logf(w io.Writer, format string, args ...any) {
