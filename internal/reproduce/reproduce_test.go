@@ -125,9 +125,9 @@ func TestBandwidthJudge(t *testing.T) {
 	rows := judgeBandwidth(pub, Measured{Bandwidth: map[string]*study.Bandwidth{"fair": doc}})
 	want := map[string]string{
 		"OLTP read-write TPS, mariadb / postgres, lowest cap (25M here, 125 MiB/s published)": Disagrees, // 0.37x against 1.80x
-		"TPC-H Q18 seconds, mariadb / postgres, uncapped":                                      Agrees,    // 2.43x against 5.30x
+		"TPC-H Q18 seconds, mariadb / postgres, uncapped":                                     Agrees,    // 2.43x against 5.30x
 		"TPC-H Q18 seconds, mariadb / postgres, lowest cap (25M here, 125 MiB/s published)":   Disagrees, // 0.90x against 13.18x
-		"4 KB pages requested per second under OLTP, postgres / mariadb, uncapped":             Agrees,
+		"4 KB pages requested per second under OLTP, postgres / mariadb, uncapped":            Agrees,
 	}
 	for fig, v := range want {
 		if r := rowOf(t, rows, fig); r.Verdict != v {
