@@ -13,7 +13,7 @@ import (
 
 func fake(engine, workload string, tps, qps float64) *result.Result {
 	return &result.Result{Complete: true, Engine: result.Engine{Kind: engine, Version: engine + " 99"}, Workload: result.Workload{Name: workload},
-		TPS: tps, QPS: qps, DurationS: 10, Server: &result.Server{RSSIdleMB: 100, PSSPeakMB: 500}}
+		TPS: tps, QPS: qps, DurationS: 10, Server: &result.Server{MemIdleMB: 100, MemLoadMB: 500}}
 }
 
 // published shoot-out shape: PostgreSQL wins read-write by far over MySQL; MariaDB wins read-only.

@@ -180,21 +180,22 @@ func shootoutMemory(pub Published, got Measured) []Row {
 
 func memoryMethod(phase string) string {
 	if phase == "idle" {
-		return "resident memory after start, before any load"
+		return "the memory the kernel charges the server's cgroup after start, before any load (anonymous and page cache, shared memory included)"
 	}
-	return "peak PSS under load (shared memory counted once, not once per process)"
+	return "the most the kernel charged the server's cgroup at an interval's end under load"
 }
 
-// memoryMB is the server's memory footprint in MiB from the best source the result has: shared
-// buffers counted once (PSS), never an RSS sum, which counts them once per process.
+// memoryMB is the server's memory footprint in MiB as the kernel charges its cgroup; results
+// without one (a server fairbench did not start) have none, never an RSS sum, which counts
+// shared buffers once per process.
 func memoryMB(r *result.Result, phase string) (float64, bool) {
 	if r == nil || r.Server == nil {
 		return 0, false
 	}
 	if phase == "idle" {
-		return r.Server.RSSIdleMB, r.Server.RSSIdleMB > 0
+		return r.Server.MemIdleMB, r.Server.MemIdleMB > 0
 	}
-	return r.Server.PSSPeakMB, r.Server.PSSPeakMB > 0
+	return r.Server.MemLoadMB, r.Server.MemLoadMB > 0
 }
 
 // shootoutDecisions compares the study's decision table with the picks of fairbench's figures.
