@@ -33,6 +33,8 @@ if [ -z "${FAIRBENCH_NO_EXTRAS:-}" ]; then
   command -v chromium >/dev/null 2>&1 || want+=(chromium)
   # A real Prometheus scrapes --metrics-addr in the live-metrics test.
   command -v prometheus >/dev/null 2>&1 || want+=(prometheus)
+  # run --node-exporter is tested against Debian's node_exporter on loopback.
+  [ -x /usr/bin/prometheus-node-exporter ] || want+=(prometheus-node-exporter)
 fi
 need_mysql=""
 if [ -z "${FAIRBENCH_NO_MYSQL:-}" ] && [ ! -x "$MYSQL_ROOT/usr/sbin/mysqld" ]; then

@@ -148,6 +148,23 @@ func (g *Group) makeV1(mounts []Mount, self, c string) error {
 	return fmt.Errorf("cgroup v1 %s hierarchy is not mounted", c)
 }
 
+// Reopen is a group another process made (its Dirs and V2 as recorded), for reading its
+// figures. Only its maker closes it.
+func Reopen(v2 bool, dirs map[string]string) (*Group, error) {
+	g := &Group{V2: v2, Dirs: map[string]string{}}
+	for c, d := range dirs {
+		if _, err := os.Stat(d); err != nil {
+			return nil, fmt.Errorf("cgroup %s: %w", d, err)
+		}
+		g.Dirs[c] = d
+		g.Name = filepath.Base(d)
+	}
+	if len(g.Dirs) == 0 {
+		return nil, errors.New("no cgroup directories recorded")
+	}
+	return g, nil
+}
+
 // dirs lists the group's directories once each (cpu and cpuacct may share a hierarchy).
 func (g *Group) dirs() []string {
 	seen := map[string]bool{}

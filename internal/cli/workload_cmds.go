@@ -366,6 +366,7 @@ func outPath(out string, threads int, sweep bool) string {
 func newRunCmd() *cobra.Command {
 	var f jobFlags
 	var r runFlags
+	var nodeExporter string
 	cmd := &cobra.Command{
 		Use:   "run --target DSN --workload NAME [--threads 8] [--time 30s] [options]",
 		Short: "Run a workload and measure throughput and latency",
@@ -385,9 +386,13 @@ func newRunCmd() *cobra.Command {
 			if _, err := connectCheck(cmd, j); err != nil {
 				return err
 			}
+			hosts, err := findHostSource(cmd.Context(), j.Target, nodeExporter)
+			if err != nil {
+				return err
+			}
 			for _, n := range threads {
 				cfg.Threads = n
-				res, runErr := j.Run(cmd.Context(), cfg)
+				res, runErr := runMeasured(cmd.Context(), j, cfg, hosts)
 				if res != nil {
 					if res.Ramp != nil {
 						printRamp(cmd.OutOrStdout(), res)
@@ -396,6 +401,7 @@ func newRunCmd() *cobra.Command {
 						res.Label = fmt.Sprintf("threads=%d", n)
 					}
 					printSummary(cmd.OutOrStdout(), res)
+					printServer(cmd.OutOrStdout(), res.Server)
 					if path := outPath(r.out, n, len(threads) > 1); path != "" {
 						if err := result.Write(path, res); err != nil {
 							return fmt.Errorf("writing %s: %w", path, err)
@@ -422,6 +428,7 @@ func newRunCmd() *cobra.Command {
 	}
 	f.register(cmd.Flags())
 	r.register(cmd.Flags())
+	cmd.Flags().StringVar(&nodeExporter, "node-exporter", "", "URL of node_exporter's metrics on the server's machine (http://HOST:9100/metrics): host CPU, memory and disk from there")
 	return cmd
 }
 

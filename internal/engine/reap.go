@@ -39,6 +39,11 @@ type record struct {
 	MountPoint  string   `json:"mount_point,omitempty"`
 	SockDir     string   `json:"sock_dir,omitempty"`
 	Cgroups     []string `json:"cgroups,omitempty"`
+	// CgroupDirs maps each controller to its directory (see cgroup.Group.Dirs), CgroupV2 the
+	// hierarchy, for another fairbench measuring this server (run --target on its DSN).
+	CgroupDirs map[string]string `json:"cgroup_dirs,omitempty"`
+	CgroupV2   bool              `json:"cgroup_v2,omitempty"`
+	DataDir    string            `json:"data_dir,omitempty"`
 }
 
 func ownerTag() string {
@@ -65,10 +70,12 @@ func (s *Server) writeRecord() error {
 			rec.ServerPID, rec.ServerStart = p.pid, p.start
 		}
 	}
+	rec.DataDir = s.DataDir
 	if s.cg != nil {
 		for _, d := range s.cg.Dirs {
 			rec.Cgroups = append(rec.Cgroups, d)
 		}
+		rec.CgroupDirs, rec.CgroupV2 = s.cg.Dirs, s.cg.V2
 	}
 	if s.record == "" {
 		s.record = filepath.Join(RecordDir, fmt.Sprintf("%d-%s.json", os.Getpid(), filepath.Base(s.hostRun)))
@@ -174,4 +181,35 @@ func madeByStart(d, kind string) bool {
 	b := filepath.Base(d)
 	return strings.HasPrefix(b, "fairbench-"+kind+"-") || strings.HasPrefix(b, "fbsock-") ||
 		(strings.HasPrefix(b, kind+"-") && filepath.Base(filepath.Dir(d)) == "fairbench")
+}
+
+// Local is a server a fairbench on this machine started and still runs (compare, serve).
+type Local struct {
+	Kind, DataDir string
+	Group         *cgroup.Group // nil where it has none
+}
+
+// FindLocal finds the live throwaway server listening on the loopback port, so a run given its
+// DSN measures it as compare does: from its cgroup.
+func FindLocal(port int) (*Local, bool) {
+	files, _ := filepath.Glob(filepath.Join(RecordDir, "*.json"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var rec record
+		if json.Unmarshal(b, &rec) != nil || rec.Port != port || !ownerAlive(rec.Owner) {
+			continue
+		}
+		if p, ok := readProc(rec.ServerPID); !ok || p.start != rec.ServerStart || dead(p) {
+			continue
+		}
+		l := &Local{Kind: rec.Kind, DataDir: rec.DataDir}
+		if len(rec.CgroupDirs) > 0 {
+			l.Group, _ = cgroup.Reopen(rec.CgroupV2, rec.CgroupDirs)
+		}
+		return l, true
+	}
+	return nil, false
 }

@@ -30,6 +30,7 @@ type Monitor struct {
 	conn    sqldb.Conn
 	sampler *ProcessSampler // nil for a remote server, or where the cgroup covers everything
 	group   *groupWatch     // nil without a cgroup
+	host    *hostWatch      // a remote server's host through node_exporter, nil without one
 	local   bool
 	dataDir string // the server's data directory, for its size on disk
 
@@ -67,6 +68,15 @@ func NewMonitor(conn sqldb.Conn, pids func() []int) *Monitor {
 	if pids != nil {
 		m.sampler = NewProcessSampler(pids)
 		m.local = true
+	}
+	return m
+}
+
+// WithNodeExporter takes a remote server's host figures (CPU, memory, disks of the whole
+// machine) from node_exporter, made with NewNodeExporter; nil changes nothing.
+func (m *Monitor) WithNodeExporter(n *NodeExporter) *Monitor {
+	if n != nil {
+		m.host = &hostWatch{n: n}
 	}
 	return m
 }
@@ -136,6 +146,11 @@ func (m *Monitor) Start(ctx context.Context) error {
 			return fmt.Errorf("reading the server's cgroup: %w", err)
 		}
 	}
+	if m.host != nil {
+		if err := m.host.start(); err != nil {
+			return err
+		}
+	}
 	if m.sampler != nil {
 		s, err := m.sampler.Sample()
 		if err != nil {
@@ -169,6 +184,11 @@ func (m *Monitor) MeasureStart(ctx context.Context) error {
 			return fmt.Errorf("reading the server's cgroup: %w", err)
 		}
 	}
+	if m.host != nil {
+		if err := m.host.measureStart(); err != nil {
+			return err
+		}
+	}
 	if m.sampler != nil {
 		s, err := m.sampler.Sample()
 		if err != nil {
@@ -191,6 +211,11 @@ func (m *Monitor) OnInterval(iv *result.Interval) {
 	}
 	if m.group != nil {
 		if err := m.group.interval(iv); err != nil && m.sampleErr == nil {
+			m.sampleErr = err
+		}
+	}
+	if m.host != nil {
+		if err := m.host.interval(iv); err != nil && m.sampleErr == nil {
 			m.sampleErr = err
 		}
 	}
@@ -245,6 +270,13 @@ func (m *Monitor) Finish(ctx context.Context, transactions int64) (*result.Serve
 		var err error
 		if gotCPU, gotMem, gotDisk, err = m.group.finish(srv); err != nil {
 			errs = append(errs, fmt.Errorf("reading the server's cgroup: %w", err))
+		}
+	}
+	if m.host != nil {
+		if err := m.host.finish(srv); err != nil {
+			errs = append(errs, err)
+		} else if transactions > 0 {
+			srv.HostPerTxn = hostPerTxn(srv, transactions)
 		}
 	}
 	if m.sampler != nil {
