@@ -154,6 +154,9 @@ type loader struct {
 	err     error // the sender's first error; read after done is closed
 
 	scratch []byte
+	// table maps a TPC-C table name to the one loaded (sysbench-tpcc's "stock1"); nil loads the
+	// names as they are.
+	table func(string) string
 }
 
 type batch struct {
@@ -223,6 +226,9 @@ type sink struct {
 }
 
 func (l *loader) sink(table string, cols []string) *sink {
+	if l.table != nil {
+		table = l.table(table)
+	}
 	s := &sink{l: l, table: table, cols: cols}
 	if l.mysql {
 		s.head = "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES "

@@ -253,24 +253,30 @@ func (t *tpcc) conditions(ctx context.Context, env *workload.Env) ([]Verdict, er
 // that fairbench did not create, and refuses a database prepared with fewer warehouses than asked
 // for, whose missing districts would only fail obscurely later.
 func (t *tpcc) checkPrepared(ctx context.Context, c sqldb.Conn) error {
-	for _, n := range tableNames {
+	return checkLoaded(ctx, c, name, tableNames, "warehouse", t.warehouses, "warehouses")
+}
+
+// checkLoaded is checkPrepared for any set of TPC-C tables: names must all be fairbench's, and
+// the table warehouse must hold warehouses 1..want (flag is the option that asks for them).
+func checkLoaded(ctx context.Context, c sqldb.Conn, wl string, names []string, warehouse string, want int, flag string) error {
+	for _, n := range names {
 		switch st, err := workload.StateOf(ctx, c, n); {
 		case err != nil:
 			return err
 		case st == workload.Absent:
-			return &workload.NotPreparedError{Workload: name, Detail: "table " + n + " not found"}
+			return &workload.NotPreparedError{Workload: wl, Detail: "table " + n + " not found"}
 		case st == workload.Foreign:
-			return fmt.Errorf("table %s exists but was not created by fairbench: it is not a TPC-C table of fairbench's; use another database", n)
+			return fmt.Errorf("table %s exists but was not created by fairbench: it is not a %s table of fairbench's; use another database", n, wl)
 		}
 	}
-	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM warehouse WHERE w_id BETWEEN 1 AND ?", t.warehouses)
+	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+warehouse+" WHERE w_id BETWEEN 1 AND ?", want)
 	if err != nil {
 		return err
 	}
-	if rows[0][0] != fmt.Sprint(t.warehouses) {
-		return &workload.NotPreparedError{Workload: name, Detail: fmt.Sprintf(
-			"only %s of the %d warehouses asked for (--warehouses %d) are loaded; after 'fairbench cleanup --workload %s', and with --warehouses %d",
-			rows[0][0], t.warehouses, t.warehouses, name, t.warehouses)}
+	if rows[0][0] != fmt.Sprint(want) {
+		return &workload.NotPreparedError{Workload: wl, Detail: fmt.Sprintf(
+			"only %s of the %d warehouses asked for (--%s %d) are loaded in %s; after 'fairbench cleanup --workload %s', and with --%s %d",
+			rows[0][0], want, flag, want, warehouse, wl, flag, want)}
 	}
 	return nil
 }
