@@ -118,6 +118,9 @@ func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
 	if err := workload.ClaimTables(ctx, c, name, tableNames, env.Force); err != nil {
 		return err
 	}
+	if err := claimRoutine(ctx, c); err != nil {
+		return err
+	}
 	mysql := c.Kind().MySQLFamily()
 	tables := p.tables(c.Kind())
 	var jobs []loadJob
@@ -196,6 +199,10 @@ func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
 		if err := workload.OnConnections(ctx, env, env.LoadThreads, tables, phase); err != nil {
 			return err
 		}
+	}
+	// The routine is part of the dataset whatever --transfer a run uses, so one prepare serves both.
+	if err := createRoutine(ctx, c); err != nil {
+		return fmt.Errorf("creating %s: %w", routineName, err)
 	}
 	meta := fmt.Sprintf("INSERT INTO payments_meta (name, value) VALUES ('accounts', '%d'), ('banks', '%d'), "+
 		"('initial_balance', '%s'), ('total', '%s'), ('transfers_deleted', '0')",

@@ -6,6 +6,7 @@ package payments
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -43,6 +44,9 @@ func init() {
 			{Name: "accounts", Default: "1000000", Help: "users, each with one account, card and auth token"},
 			{Name: "banks", Default: "50", Help: "banks the accounts are spread over"},
 			{Name: "deletes", Default: "off", Help: fmt.Sprintf("on: %d%% of transactions delete the %d oldest transfers of one account (the per-account check is then no longer possible)", deletePct, deleteBatch)},
+			{Name: "transfer", Default: "statements", Help: "statements: debit, credit and record as client statements in BEGIN/COMMIT after two reads (7 round trips); " +
+				"routine: the published study's shape, 3 reads and one call of the server-side routine transfer_funds (4 round trips)"},
+			{Name: "delete-every", Default: "0", Help: "with --transfer routine: every Nth operation of a client deletes the oldest transfer it recorded (the study: 20); 0: none"},
 		},
 		Dataset:     "payments",
 		DataOptions: []string{"accounts", "banks"},
@@ -58,7 +62,7 @@ func init() {
 			if p.deletes, err = o.Bool("deletes"); err != nil {
 				return nil, err
 			}
-			return p, nil
+			return p, p.transferOptions(o)
 		},
 	})
 }
@@ -66,10 +70,38 @@ func init() {
 type payments struct {
 	accounts, banks int
 	deletes         bool
+	// routine: a transfer is one call of transfer_funds (routine.go); deleteEvery: every Nth
+	// operation deletes a transfer the routine recorded.
+	routine     bool
+	deleteEvery int
 }
 
+func (p *payments) transferOptions(o workload.Options) error {
+	switch o["transfer"] {
+	case "statements":
+	case "routine":
+		p.routine = true
+	default:
+		return fmt.Errorf("--transfer must be routine or statements, got %q", o["transfer"])
+	}
+	var err error
+	if p.deleteEvery, err = o.Int("delete-every", 0); err != nil {
+		return err
+	}
+	switch {
+	case p.deleteEvery > 0 && !p.routine:
+		return fmt.Errorf("--delete-every needs --transfer routine, whose call returns the id of the transfer to delete")
+	case p.deleteEvery > 0 && p.deletes:
+		return fmt.Errorf("--delete-every and --deletes on are two delete patterns: choose one")
+	}
+	return nil
+}
+
+// deleting says whether a run removes transfers, so that Check can no longer recompute each balance.
+func (p *payments) deleting() bool { return p.deletes || p.deleteEvery > 0 }
+
 func (p *payments) TransactionKinds() []string {
-	if p.deletes {
+	if p.deleting() {
 		return []string{"transfer", "delete"}
 	}
 	return []string{"transfer"}
@@ -108,14 +140,27 @@ func metaInt(m map[string]string, key string) (int64, error) {
 	return n, nil
 }
 
-// Cleanup drops the payments tables fairbench created and leaves any others alone.
+// Cleanup drops the payments tables and routine fairbench created and leaves any others alone.
 func (p *payments) Cleanup(ctx context.Context, env *workload.Env) error {
 	c, err := env.Connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	return workload.DropOwned(ctx, c, tableNames)
+	st, err := routineState(ctx, c)
+	if err != nil {
+		return err
+	}
+	if st == workload.Ours {
+		if err := dropRoutine(ctx, c); err != nil {
+			return err
+		}
+	}
+	err = workload.DropOwned(ctx, c, tableNames)
+	if st == workload.Foreign {
+		err = errors.Join(err, fmt.Errorf("left routine %s in place: not created by fairbench", routineName))
+	}
+	return err
 }
 
 // cents parses a DECIMAL(15,2) as the server prints it ("-12.5", "1000.00", "7") into cents.

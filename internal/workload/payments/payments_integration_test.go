@@ -13,6 +13,7 @@ import (
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
+	"github.com/fairbench/fairbench/internal/workload"
 	"github.com/fairbench/fairbench/internal/workload/workloadtest"
 )
 
@@ -68,6 +69,11 @@ func TestOptions(t *testing.T) {
 		{map[string]string{"accounts": "1"}, "--accounts must be at least 2"},
 		{map[string]string{"banks": "0"}, "--banks must be at least 1"},
 		{map[string]string{"deletes": "maybe"}, "--deletes must be on or off"},
+		{map[string]string{"transfer": "proc"}, "--transfer must be routine or statements"},
+		{map[string]string{"delete-every": "20"}, "--delete-every needs --transfer routine"},
+		{map[string]string{"transfer": "routine", "delete-every": "-1"}, "--delete-every must be at least 0"},
+		{map[string]string{"transfer": "routine", "delete-every": "20", "deletes": "on"}, "choose one"},
+		{map[string]string{"transfer": "routine", "delete-every": "20"}, ""},
 	} {
 		_, err := job.New(sqldb.Target{Kind: sqldb.Postgres}, name, tc.set, randgen.DefaultConfig("uniform"), 1)
 		if (err == nil) != (tc.wantErr == "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
@@ -206,6 +212,74 @@ func TestRefusesForeignTables(t *testing.T) {
 			workloadtest.Exec(t, c, "INSERT INTO transfers VALUES (1, 'precious')")
 			j := newJob(t, tg, map[string]string{"accounts": "100"})
 			workloadtest.ForeignTableLeftAlone(t, c, j, "transfers", "banks", "SELECT note FROM transfers", "precious")
+		})
+	}
+}
+
+// The published study's shape on every engine: 4 round trips per transfer through the
+// server-side routine, and every 20th operation of a client deleting a transfer it recorded,
+// which must really go (the table holds the committed transfers minus the deletes); money is
+// conserved.
+func TestRoutineTransfersAndDeletes(t *testing.T) {
+	for _, kind := range testserver.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			tg := testserver.Database(t, kind)
+			ctx := context.Background()
+			j := newJob(t, tg, map[string]string{"accounts": "2000", "banks": "50", "transfer": "routine", "delete-every": "20"})
+			workloadtest.Prepare(t, j, 2)
+			c := workloadtest.Conn(t, tg)
+			res := workloadtest.Run(t, j, 8, 2*time.Second)
+			tr, del := res.ByKind["transfer"], res.ByKind["delete"]
+			if tr == nil || del == nil || del.Transactions == 0 {
+				t.Fatalf("by kind: %+v, want transfers and deletes", res.ByKind)
+			}
+			if share := float64(del.Transactions) / float64(res.Transactions); share < 0.03 || share > 0.07 {
+				t.Errorf("deletes are %.1f%% of operations, want 1 in 20", 100*share)
+			}
+			left := tr.Transactions - tr.Rollbacks - del.Transactions
+			if got := workloadtest.Rows(t, c, "SELECT COUNT(*) FROM transfers")[0][0]; got != strconv.FormatInt(left, 10) {
+				t.Fatalf("transfers has %s rows, want %d: %d committed transfers minus %d deletes", got, left, tr.Transactions-tr.Rollbacks, del.Transactions)
+			}
+			if res.Rollbacks == 0 && res.Retries == 0 {
+				if stmts := res.Queries.Read + res.Queries.Write + res.Queries.Other; stmts != 4*tr.Transactions+del.Transactions {
+					t.Errorf("%d statements for %d transfers and %d deletes, want 4 round trips per transfer and 1 per delete", stmts, tr.Transactions, del.Transactions)
+				}
+			}
+			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); err != nil {
+				t.Fatalf("check after the run: %v", err)
+			}
+			workloadtest.Cleanup(t, j, c, tableNames...)
+			if st, err := routineState(ctx, c); err != nil || st != workload.Absent {
+				t.Fatalf("after cleanup the routine is %v (%v), want it dropped", st, err)
+			}
+		})
+	}
+}
+
+// A transfer_funds routine someone else made is never replaced or dropped.
+func TestForeignRoutineLeftAlone(t *testing.T) {
+	for _, kind := range testserver.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			tg := testserver.Database(t, kind)
+			ctx := context.Background()
+			c := workloadtest.Conn(t, tg)
+			if kind == "postgres" {
+				workloadtest.Exec(t, c, "CREATE FUNCTION transfer_funds(a integer) RETURNS integer LANGUAGE sql AS 'SELECT 7'")
+			} else {
+				workloadtest.Exec(t, c, "CREATE PROCEDURE transfer_funds() SELECT 7")
+			}
+			j := newJob(t, tg, map[string]string{"accounts": "100"})
+			for _, force := range []bool{false, true} {
+				if err := j.Workload.Prepare(ctx, j.Env(1, force, nil, nil)); err == nil || !strings.Contains(err.Error(), "routine transfer_funds exists and was not created by fairbench") {
+					t.Fatalf("prepare (force=%v) beside a foreign transfer_funds: %v, want a refusal", force, err)
+				}
+			}
+			if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "left routine transfer_funds in place") {
+				t.Fatalf("cleanup beside a foreign transfer_funds: %v", err)
+			}
+			if st, _ := routineState(ctx, c); st != workload.Foreign {
+				t.Fatalf("the user's routine is %v after prepare and cleanup, want it untouched", st)
+			}
 		})
 	}
 }

@@ -54,6 +54,9 @@ type worker struct {
 	auth, cards, debit, credit, insert, del sqldb.Stmt
 
 	token, amount []byte // reused parameter buffers
+
+	// --transfer routine (routine_worker.go)
+	r *routineWorker
 }
 
 // NewWorker prepares the statements and makes sure the tables hold the --accounts this run
@@ -71,7 +74,7 @@ func (p *payments) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.
 		if n != int64(p.accounts) {
 			return nil, fmt.Errorf("the payments tables hold %d accounts but --accounts is %d: pass --accounts %d", n, p.accounts, n)
 		}
-		if p.deletes {
+		if p.deleting() {
 			// From here on transfers may be missing, so Check can no longer recompute each balance.
 			if err := conn.Exec(ctx, "UPDATE payments_meta SET value = '1' WHERE name = 'transfers_deleted'"); err != nil {
 				return nil, err
@@ -79,6 +82,11 @@ func (p *payments) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.
 		}
 	}
 	w := &worker{p: p, conn: conn, rng: rng, token: make([]byte, 0, 32), amount: make([]byte, 0, 16)}
+	if p.routine {
+		var err error
+		w.r, err = newRoutineWorker(ctx, w)
+		return w, err
+	}
 	stmts := []struct {
 		sql string
 		dst *sqldb.Stmt
@@ -110,6 +118,9 @@ func (p *payments) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.
 func (w *worker) account() int64 { return int64(w.rng.Default(1, uint32(w.p.accounts))) }
 
 func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
+	if w.r != nil {
+		return w.r.transaction(ctx, q)
+	}
 	if w.p.deletes && w.rng.Uniform(1, 100) <= deletePct {
 		q.Kind = kindDelete
 		q.Write++
@@ -117,14 +128,7 @@ func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 		return err
 	}
 	q.Kind = kindTransfer
-	from := w.account()
-	// The receiver is any other account: draw from one fewer and skip the sender.
-	to := int64(w.rng.Default(1, uint32(w.p.accounts-1)))
-	if to >= from {
-		to++
-	}
-	w.amount = appendMoney(w.amount[:0], int64(w.rng.Uniform(minAmount, maxAmount)))
-	w.token = appendToken(w.token[:0], from)
+	from, to := w.draw()
 
 	q.Read++
 	n, err := w.auth.Query(ctx, w.token, to)
@@ -170,6 +174,19 @@ func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 	}
 	q.Other++
 	return w.conn.Exec(ctx, "COMMIT")
+}
+
+// draw picks the sender, the receiver and the amount, and the sender's token.
+func (w *worker) draw() (from, to int64) {
+	from = w.account()
+	// The receiver is any other account: draw from one fewer and skip the sender.
+	to = int64(w.rng.Default(1, uint32(w.p.accounts-1)))
+	if to >= from {
+		to++
+	}
+	w.amount = appendMoney(w.amount[:0], int64(w.rng.Uniform(minAmount, maxAmount)))
+	w.token = appendToken(w.token[:0], from)
+	return from, to
 }
 
 // debitFrom takes the amount if the balance covers it; a decline is ErrRolledBack (ok false).

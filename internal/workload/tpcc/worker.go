@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/fairbench/fairbench/internal/randgen"
@@ -19,43 +17,13 @@ import (
 // count: one round trip each, parsed by the server every time, on every engine alike. Each
 // transaction's statements are in its own file (new_order.go, payment.go, ...).
 
-// valueQuery is a statement whose rows the transaction reads. On the MySQL family its integer and
-// string arguments are written into the text as literals, so that it costs one round trip as on
-// PostgreSQL (the driver would otherwise prepare, execute and close it: two).
-type valueQuery struct {
-	sql   string
-	parts []string
-}
+// valueQuery is a statement whose values the transaction reads, one round trip on every engine.
+type valueQuery = workload.ValueQuery
 
-func valueSQL(sql string) valueQuery { return valueQuery{sql: sql, parts: strings.Split(sql, "?")} }
+func valueSQL(sql string) valueQuery { return workload.NewValueQuery(sql) }
 
 func (w *worker) rows(ctx context.Context, q valueQuery, args ...any) ([][]string, error) {
-	if !w.mysql {
-		return w.conn.Query(ctx, q.sql, args...)
-	}
-	b := w.lit[:0]
-	for i, p := range q.parts {
-		b = append(b, p...)
-		if i < len(args) {
-			switch v := args[i].(type) {
-			case int:
-				b = strconv.AppendInt(b, int64(v), 10)
-			case string:
-				b = append(b, '\'')
-				for j := 0; j < len(v); j++ {
-					if v[j] == '\'' || v[j] == '\\' {
-						b = append(b, v[j])
-					}
-					b = append(b, v[j])
-				}
-				b = append(b, '\'')
-			default:
-				return nil, fmt.Errorf("tpcc: no literal form for %T", v)
-			}
-		}
-	}
-	w.lit = b
-	return w.conn.Query(ctx, string(b))
+	return q.Rows(ctx, w.conn, &w.lit, args...)
 }
 
 // Keying and think times of clause 5.2.5.7, in seconds, per kind.
