@@ -109,6 +109,8 @@ func config(threads int, d time.Duration) Config {
 
 var deadlock = &pgconn.PgError{Code: "40P01", Message: "deadlock detected (test)"}
 
+// TestRunner runs the runner against a real PostgreSQL; it is one table of short cases, long
+// only by their number.
 func TestRunner(t *testing.T) {
 	connect := connector(t)
 	cases := []struct {

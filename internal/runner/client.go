@@ -1,0 +1,168 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/workload"
+)
+
+// client is one simulated user: a connection, the workload's worker on it, and its tally.
+type client struct {
+	id     int
+	conn   sqldb.Conn
+	worker workload.Worker
+	tally  *tally
+	rng    *rand.Rand // the pacer's draws
+	// gate holds a client a ramp has not reached yet; nil lets it start at once.
+	gate chan struct{}
+	// done is closed when the client's goroutine has returned.
+	done chan struct{}
+	// abandoned is set when the run gave up waiting for the client (stuck in a statement): its
+	// connection is then closed under it, and the error that comes back is not the run's failure.
+	abandoned atomic.Bool
+}
+
+// clients is what the client goroutines share with the run.
+type clients struct {
+	list       []*client
+	pace       pacer
+	stmtCtx    context.Context // cancelled only when stuck clients are abandoned
+	abandonCtx context.CancelFunc
+	// stop asks clients to finish the transaction in flight and start no other; stopped is
+	// closed with it, for waits that block.
+	stop      atomic.Bool
+	stopped   chan struct{}
+	measuring atomic.Bool
+	maxTries  int
+	fatal     atomic.Pointer[FatalError]
+	fatalCh   chan struct{} // closed by the first fatal error
+	policy    string        // the threads' scheduling policy (sched.go)
+	fellBack  atomic.Bool   // a thread could not get policy
+}
+
+// start runs every client on its own goroutine. Each client is a locked OS thread that spins
+// for its arrival (pacer.go) or waits in a raw system call (sqldb's blockingConn) holding its P,
+// so there must be a P per client and two for the reporter and the rest, or clients queue for Ps
+// behind each other's spins (sqldb raises it too, per connection). It is never lowered.
+func (cs *clients) start() {
+	if want := len(cs.list) + 2; runtime.GOMAXPROCS(0) < want {
+		runtime.GOMAXPROCS(want)
+	}
+	for _, cl := range cs.list {
+		go cs.run(cl)
+	}
+}
+
+// run is one client's goroutine. It is one OS thread per client, as sysbench has: the
+// connection's reads block in the kernel on this thread (see sqldb's blockingConn), and a
+// goroutine that the Go scheduler moved between threads after each preemption woke on a thread
+// the kernel had no history for, preempting the server more often. Measured: about 10% more
+// oltp_read_only TPS on PostgreSQL at the same client CPU. The thread's scheduling policy is set
+// once here (sched.go says why). The thread is never unlocked, so it ends with the goroutine and
+// its policy never reaches other goroutines.
+func (cs *clients) run(cl *client) {
+	defer close(cl.done)
+	runtime.LockOSThread()
+	if got := setThreadScheduling(cs.policy); got != cs.policy {
+		cs.fellBack.Store(true)
+	}
+	if cs.pace.open() {
+		preciseTimerSlack()
+	}
+	if cl.gate != nil {
+		select {
+		case <-cl.gate:
+		case <-cs.stopped:
+			return
+		}
+	}
+	cs.loop(cl)
+}
+
+// loop runs transactions until the run stops. It allocates nothing and takes only the client's
+// own, uncontended lock (in tally.record).
+func (cs *clients) loop(cl *client) {
+	open := cs.pace.open()
+	// Declared once: &n reaches the workload through an interface, so a per-transaction
+	// variable would be one heap allocation per transaction.
+	var n counts
+	for !cs.stop.Load() {
+		due, ok := cs.pace.next(cl)
+		if !ok {
+			return
+		}
+		began := time.Now()
+		if due.IsZero() {
+			due = began
+		}
+		n = counts{}
+		err := attempt(cs.stmtCtx, cl.worker, cl.conn, cs.maxTries, &n)
+		if cl.abandoned.Load() {
+			return
+		}
+		done := time.Now()
+		if err != nil && !sqldb.IsRetryable(err) {
+			cs.fail(cl.id, err)
+			return
+		}
+		if !cs.measuring.Load() {
+			continue
+		}
+		if !cl.tally.record(&n, done.Sub(due)-n.q.Paused, began.Sub(due), open) {
+			return
+		}
+	}
+}
+
+// fail records the first non-retryable error and stops the run.
+func (cs *clients) fail(id int, err error) {
+	if cs.fatal.CompareAndSwap(nil, &FatalError{Thread: id, Err: err}) {
+		close(cs.fatalCh)
+	}
+	cs.halt()
+}
+
+// halt stops the clients; it may be called more than once.
+func (cs *clients) halt() {
+	if !cs.stop.Swap(true) {
+		close(cs.stopped)
+	}
+}
+
+// attempt runs one transaction, retrying transient conflicts up to maxTries attempts in all. After
+// any failed attempt it rolls back, since engines differ in what a failed statement leaves open.
+func attempt(ctx context.Context, w workload.Worker, c sqldb.Conn, maxTries int, n *counts) error {
+	for try := 1; ; try++ {
+		err := w.Transaction(ctx, &n.q)
+		if err == nil {
+			n.txns++
+			return nil
+		}
+		if errors.Is(err, workload.ErrRolledBack) {
+			if rbErr := c.Exec(ctx, "ROLLBACK"); rbErr != nil {
+				return rbErr
+			}
+			n.txns++
+			n.rollbacks++
+			return nil
+		}
+		if rbErr := c.Exec(ctx, "ROLLBACK"); rbErr != nil && !sqldb.IsRetryable(err) {
+			return errors.Join(err, rbErr)
+		}
+		if !sqldb.IsRetryable(err) {
+			return err
+		}
+		if try >= maxTries {
+			// Exhausted: counted as an error, and the run goes on, as with sysbench's ignored errors.
+			n.errors++
+			return nil
+		}
+		n.retries++
+	}
+}

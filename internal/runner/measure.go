@@ -1,0 +1,235 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"syscall"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+// interruptGrace is how long a Ctrl-C waits for clients to finish their transaction before it
+// abandons them, so a frozen server never holds the user for more than about a second.
+const interruptGrace = 500 * time.Millisecond
+
+// endGrace is how long the end of a run waits for clients still in a transaction: long enough
+// for any healthy transaction, short against the run.
+func endGrace(d time.Duration) time.Duration {
+	return min(5*time.Second, max(time.Second, d/10))
+}
+
+// measurement is the reporter's side of a run: the clock, the warm-up, the intervals, the ramp's
+// steps and the end.
+type measurement struct {
+	cfg      *Config
+	cs       *clients
+	ramp     *rampState
+	rampStop string
+	active   int // clients let in so far
+	ivs      *intervals
+	started  bool      // the measured window began (the warm-up was over)
+	start    time.Time // of the measured window
+	end      time.Time // of the measured window
+	cpuStart time.Duration
+	stall    *StallError
+}
+
+// run warms up, measures until the end or a stop, stops the clients and waits for them (within
+// a grace). It returns why the run stopped early, or nil. A transaction counts when it ends
+// inside the measured window: one still running at the end is not counted, so transactions a
+// stalled server answers late never inflate the window's rate.
+func (m *measurement) run(ctx context.Context, measureFrom time.Time) error {
+	reason := m.warmUp(ctx, measureFrom)
+	if reason == nil {
+		if !m.started {
+			m.begin()
+		}
+		reason = m.window(ctx)
+	}
+	m.cs.measuring.Store(false)
+	m.end = time.Now()
+	m.cs.halt()
+	grace := interruptGrace
+	if reason == nil {
+		grace = endGrace(m.cfg.Duration) + maxPause(m.cs.list)
+	}
+	stuck := waitFor(m.cs.list, grace)
+	m.cs.abandon(stuck)
+	if len(stuck) > 0 {
+		m.stall = &StallError{Clients: len(stuck), Grace: grace, Wall: time.Since(m.start)}
+	}
+	return reason
+}
+
+// warmUp runs the clients, uncounted, until measureFrom.
+func (m *measurement) warmUp(ctx context.Context, measureFrom time.Time) error {
+	if m.cfg.Warmup <= 0 {
+		return nil
+	}
+	t := time.NewTimer(time.Until(measureFrom))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ErrInterrupted
+	case <-m.cs.fatalCh:
+		return errFatal
+	}
+}
+
+// errFatal stands for a client's fatal error until Run replaces it with the error itself.
+var errFatal = fmt.Errorf("a client failed")
+
+// begin starts counting: the measured window starts now, after any warm-up bookkeeping. Without
+// a warm-up Run calls it before the clients start, so none of their first transactions is lost.
+func (m *measurement) begin() {
+	m.cs.measuring.Store(true)
+	if m.cfg.OnMeasureStart != nil {
+		m.cfg.OnMeasureStart()
+	}
+	m.start = time.Now()
+	m.started = true
+	m.cpuStart = cpuTime()
+	if m.ramp != nil {
+		m.ramp.stepStart = m.start
+	}
+	m.ivs = newIntervals(m.tallies(), m.start, m.cfg.OnInterval)
+}
+
+// window cuts an interval every ReportInterval until Duration is over (the last interval is cut
+// after the clients have stopped), a ramp stops, ctx is cancelled or a client fails. Interval
+// ends are set from the window's start, so a late reporter does not shift the ones after; the
+// last is stretched to the end rather than leaving a sliver of an interval.
+func (m *measurement) window(ctx context.Context) error {
+	every, end := m.cfg.ReportInterval, m.start.Add(m.cfg.Duration)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		k := time.Since(m.start)/every + 1
+		boundary := m.start.Add(k * every)
+		final := end.Sub(boundary) < every/10
+		if final {
+			boundary = end
+		}
+		timer.Reset(time.Until(boundary))
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return ErrInterrupted
+		case <-m.cs.fatalCh:
+			return errFatal
+		}
+		if final {
+			m.rampStop = "time"
+			return nil
+		}
+		if m.cut() {
+			return nil
+		}
+	}
+}
+
+// cut closes one interval, reports it, and feeds the ramp; true when the ramp is done.
+func (m *measurement) cut() bool {
+	sum, span, iv := m.ivs.cut(m.active)
+	if m.cfg.Progress != nil {
+		printInterval(m.cfg.Progress, iv, sum, span)
+	}
+	if m.ramp == nil {
+		return false
+	}
+	level, why := m.ramp.observe(m.ivs.merged, sum.txns, sum.errors, m.ivs.last)
+	if why != "" {
+		m.rampStop = why
+		return true
+	}
+	for ; m.active < level; m.active++ {
+		close(m.cs.list[m.active].gate)
+	}
+	return false
+}
+
+// waitFor waits up to grace for every client to return and lists those that did not.
+func waitFor(list []*client, grace time.Duration) []*client {
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	var stuck []*client
+	for _, cl := range list {
+		if stuck == nil {
+			select {
+			case <-cl.done:
+				continue
+			case <-t.C:
+				stuck = []*client{}
+			}
+		}
+		select {
+		case <-cl.done:
+		default:
+			stuck = append(stuck, cl)
+		}
+	}
+	return stuck
+}
+
+// maxPause is the longest on-purpose pause any client took in one transaction (TPC-C's think
+// times): a client in such a pause is not stuck on the server, so the end waits for it.
+func maxPause(list []*client) time.Duration {
+	var p time.Duration
+	for _, cl := range list {
+		p = max(p, cl.tally.pause())
+	}
+	return p
+}
+
+// finish closes the last interval at the end, records the ramp and folds the tallies into res.
+func (m *measurement) finish(res *result.Result, kinds []string) error {
+	var measured time.Duration
+	if m.started {
+		measured = m.end.Sub(m.start)
+		tail, tailHist := m.ivs.cutLast(m.active, m.end, m.cfg.ReportInterval/10)
+		res.Intervals = m.ivs.list
+		if m.ramp != nil && m.rampStop == "time" {
+			m.ramp.observe(tailHist, tail.txns, tail.errors, m.end)
+		}
+		res.ClientCPUS = (cpuTime() - m.cpuStart).Seconds()
+	}
+	res.ClientScheduling = m.cs.policy
+	if m.cs.fellBack.Load() {
+		res.ClientScheduling = SchedNormal
+	}
+	if m.ramp != nil {
+		res.Ramp = m.ramp.finish(m.end, m.rampStop)
+		res.Threads = m.active
+		res.Label = "ramp"
+	}
+	return fold(res, m.tallies(), kinds, measured)
+}
+
+func (m *measurement) tallies() []*tally {
+	out := make([]*tally, len(m.cs.list))
+	for i, cl := range m.cs.list {
+		out[i] = cl.tally
+	}
+	return out
+}
+
+// printInterval writes sysbench's interval line, with p99 beside p95 and retries for reconnects.
+func printInterval(w io.Writer, iv *result.Interval, sum counts, span time.Duration) {
+	s := max(span.Seconds(), 1e-9)
+	fmt.Fprintf(w, "[ %.0fs ] thds: %d tps: %.2f qps: %.2f (r/w/o: %.2f/%.2f/%.2f) lat (ms,95%%/99%%): %.2f/%.2f err/s: %.2f retry/s: %.2f\n",
+		iv.T, iv.Threads, iv.TPS, iv.QPS, float64(sum.q.Read)/s, float64(sum.q.Write)/s, float64(sum.q.Other)/s,
+		iv.P95MS, iv.P99MS, float64(iv.Errors)/s, float64(iv.Retries)/s)
+}
+
+// cpuTime is this process's user+system CPU, the client's cost of the benchmark.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

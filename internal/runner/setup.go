@@ -1,0 +1,96 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/workload"
+)
+
+// connectClients connects and prepares every client before the clock starts: connection set-up
+// is not workload. A cancelled ctx (Ctrl-C) returns at once even while a connection hangs; the
+// set-up goroutine closes what it opened when it gets back.
+func connectClients(ctx context.Context, cfg *Config, connect Connector, wl workload.Workload, kinds int) (*clients, error) {
+	cs := &clients{stopped: make(chan struct{}), fatalCh: make(chan struct{}), maxTries: cfg.MaxTries, policy: clientScheduling()}
+	// Statements run on a context that only abandoning stuck clients cancels: a run ends between
+	// transactions, as sysbench's does, so no transaction is cut off half-way and counted wrong.
+	cs.stmtCtx, cs.abandonCtx = context.WithCancel(context.WithoutCancel(ctx))
+	type outcome struct {
+		list []*client
+		err  error
+	}
+	got := make(chan outcome, 1)
+	go func() {
+		list, err := openClients(ctx, cfg, connect, wl, kinds)
+		got <- outcome{list, err}
+	}()
+	select {
+	case o := <-got:
+		if o.err != nil {
+			closeConns(o.list)
+			cs.abandonCtx()
+			return nil, o.err
+		}
+		cs.list = o.list
+		return cs, nil
+	case <-ctx.Done():
+		cs.abandonCtx()
+		go func() { closeConns((<-got).list) }()
+		return nil, fmt.Errorf("%w while connecting: %w", ErrInterrupted, ctx.Err())
+	}
+}
+
+// openClients opens one connection per client and makes its worker; on error it returns the
+// clients opened so far, for closing.
+func openClients(ctx context.Context, cfg *Config, connect Connector, wl workload.Workload, kinds int) ([]*client, error) {
+	list := make([]*client, 0, cfg.Threads)
+	for i := range cfg.Threads {
+		c, err := connect(ctx)
+		if err != nil {
+			return list, err
+		}
+		cl := &client{id: i, conn: c, tally: newTally(kinds), done: make(chan struct{}),
+			rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))}
+		list = append(list, cl)
+		var rnd = cfg.Rand.New(cfg.Seed + uint64(i)*0x9e3779b97f4a7c15)
+		if cl.worker, err = wl.NewWorker(ctx, c, rnd, i, cfg.Threads); err != nil {
+			return list, err
+		}
+	}
+	return list, nil
+}
+
+// holdAtGates makes the clients from the first inactive one on wait at their gates until a ramp
+// lets them in: connected and prepared, so joining costs nothing.
+func holdAtGates(list []*client, active int) {
+	for _, cl := range list[active:] {
+		cl.gate = make(chan struct{})
+	}
+}
+
+// closeConns closes the connections of the clients that were not abandoned (an abandoned
+// client's connection was closed when it was given up).
+func closeConns(list []*client) {
+	for _, cl := range list {
+		if cl.conn != nil && !cl.abandoned.Load() {
+			cl.conn.Close()
+		}
+	}
+}
+
+// abandon gives up on clients stuck in a statement after the run's end: their statements'
+// context is cancelled and their connections closed, which returns a read blocked on the
+// socket. Closing happens on its own goroutine, since a driver's polite goodbye may itself block
+// on a frozen server.
+func (cs *clients) abandon(stuck []*client) {
+	if len(stuck) == 0 {
+		return
+	}
+	cs.abandonCtx()
+	for _, cl := range stuck {
+		cl.abandoned.Store(true)
+		go func(c sqldb.Conn) { c.Close() }(cl.conn)
+	}
+}

@@ -1,0 +1,203 @@
+package runner
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/histogram"
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/workload"
+)
+
+// counts is what a client adds up: per transaction, per interval and in total.
+type counts struct {
+	txns, errors, retries, rollbacks int64
+	q                                workload.Queries
+}
+
+func (c *counts) add(o *counts) {
+	c.txns += o.txns
+	c.errors += o.errors
+	c.retries += o.retries
+	c.rollbacks += o.rollbacks
+	c.q.Read += o.q.Read
+	c.q.Write += o.q.Write
+	c.q.Other += o.q.Other
+}
+
+func (c *counts) queries() int64 { return c.q.Read + c.q.Write + c.q.Other }
+
+// tally is one client's record of what it measured. The client feeds it after every
+// transaction, the reporter takes its interval part once per interval, and the fold reads the
+// totals at the end. One lock guards it all: it is contended only once per interval, so it costs
+// a few nanoseconds per transaction, far below any transaction's latency, and the fold can close
+// the tally of a client that never came back from the server without racing with it.
+type tally struct {
+	mu sync.Mutex
+	// closed is set by the fold: a client still running then (abandoned in a stalled statement)
+	// records nothing more.
+	closed   bool
+	interval counts
+	ivHist   *histogram.Histogram
+
+	total     counts
+	totalHist *histogram.Histogram
+	lagHist   *histogram.Histogram
+	// byKind holds per-transaction-type totals for Typed workloads.
+	byKind []kindTotals
+	// maxPause is the longest on-purpose pause (TPC-C's think times) of one transaction: the end
+	// of a run waits that long for a client before it counts it as stuck.
+	maxPause time.Duration
+	_        [64]byte // keep neighbouring clients' locks off one cache line
+}
+
+type kindTotals struct {
+	n    counts
+	hist *histogram.Histogram
+}
+
+func newTally(kinds int) *tally {
+	t := &tally{ivHist: histogram.New(), totalHist: histogram.New(), lagHist: histogram.New()}
+	for range kinds {
+		t.byKind = append(t.byKind, kindTotals{hist: histogram.New()})
+	}
+	return t
+}
+
+// record adds one transaction that took latency from its due time, having started lag after
+// it (open loop only). It returns false once the tally is closed.
+func (t *tally) record(n *counts, latency, lag time.Duration, open bool) bool {
+	micros := latency.Microseconds()
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return false
+	}
+	t.total.add(n)
+	t.totalHist.Record(micros)
+	if open {
+		t.lagHist.Record(lag.Microseconds())
+	}
+	if k := n.q.Kind; k >= 0 && k < len(t.byKind) {
+		t.byKind[k].n.add(n)
+		if n.txns > 0 {
+			t.byKind[k].hist.Record(micros)
+		}
+	}
+	t.maxPause = max(t.maxPause, n.q.Paused)
+	t.interval.add(n)
+	t.ivHist.Record(micros)
+	t.mu.Unlock()
+	return true
+}
+
+// takeInterval adds the interval's counts and latencies to sum and merged and starts the next.
+func (t *tally) takeInterval(sum *counts, merged *histogram.Histogram) {
+	t.mu.Lock()
+	sum.add(&t.interval)
+	t.interval = counts{}
+	merged.Merge(t.ivHist)
+	t.ivHist.Reset()
+	t.mu.Unlock()
+}
+
+// pause is the longest on-purpose pause recorded so far.
+func (t *tally) pause() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.maxPause
+}
+
+// close stops the tally taking records; what it holds is final from then on.
+func (t *tally) close() {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+}
+
+// intervals turns the clients' interval slots into interval records. Each interval's length is
+// read from the clock when its slots are taken, not from the ticker that woke the reporter: a
+// reporter starved of CPU runs late, and a stale tick time would divide several seconds of
+// transactions by one. Interval ends are contiguous from the measurement's start, so the
+// intervals' transactions add up to the totals.
+type intervals struct {
+	tallies []*tally
+	merged  *histogram.Histogram // the last interval's latencies
+	start   time.Time            // measurement start
+	last    time.Time            // end of the last interval
+	lastLen time.Duration
+	lastSum counts
+	list    []result.Interval
+	onCut   func(iv *result.Interval)
+}
+
+func newIntervals(tallies []*tally, start time.Time, onCut func(iv *result.Interval)) *intervals {
+	return &intervals{tallies: tallies, merged: histogram.New(), start: start, last: start, onCut: onCut}
+}
+
+// cut closes the interval that ends now, with active clients running, and returns its counts,
+// its length and its record (also kept in list). Each client's slot is taken at its own moment:
+// a reporter starved of CPU may take seconds to get through them all, waiting on clients that
+// were preempted. The interval ends at the mean of those moments, which makes its count over its
+// length the sum of each client's rate over its own span, and keeps the intervals contiguous.
+func (s *intervals) cut(active int) (counts, time.Duration, *result.Interval) {
+	s.merged.Reset()
+	var sum counts
+	var offsets time.Duration
+	for _, t := range s.tallies {
+		t.takeInterval(&sum, s.merged)
+		offsets += time.Since(s.start)
+	}
+	return s.close(active, s.start.Add(offsets/time.Duration(max(len(s.tallies), 1))), sum)
+}
+
+// close records the interval that ends at end with sum in it.
+func (s *intervals) close(active int, end time.Time, sum counts) (counts, time.Duration, *result.Interval) {
+	s.lastLen, s.lastSum = end.Sub(s.last), sum
+	s.last = end
+	s.list = append(s.list, s.record(active))
+	iv := &s.list[len(s.list)-1]
+	if s.onCut != nil {
+		s.onCut(iv)
+	}
+	return sum, s.lastLen, iv
+}
+
+// record is the interval record of the last interval.
+func (s *intervals) record(active int) result.Interval {
+	sum := &s.lastSum
+	iv := result.Interval{T: math.Round(s.last.Sub(s.start).Seconds()*1000) / 1000, Threads: active,
+		Errors: sum.errors, Retries: sum.retries, P95MS: s.merged.PercentileMS(95), P99MS: s.merged.PercentileMS(99)}
+	if sec := s.lastLen.Seconds(); sec > 0 {
+		iv.TPS = float64(sum.txns) / sec
+		iv.QPS = float64(sum.queries()) / sec
+	}
+	return iv
+}
+
+// cutLast closes the last interval at end, when every client has stopped, and returns what it held that no interval had before,
+// for the ramp. A tail shorter than sliver joins the interval before it instead of standing
+// alone, where its rate would be noise.
+func (s *intervals) cutLast(active int, end time.Time, sliver time.Duration) (counts, *histogram.Histogram) {
+	var tail counts
+	tailHist := histogram.New()
+	for _, t := range s.tallies {
+		t.takeInterval(&tail, tailHist)
+	}
+	if len(s.list) == 0 || end.Sub(s.last) >= sliver {
+		s.merged.Reset()
+		s.merged.Merge(tailHist)
+		s.close(active, end, tail)
+		return tail, tailHist
+	}
+	s.merged.Merge(tailHist)
+	s.lastSum.add(&tail)
+	s.lastLen += end.Sub(s.last)
+	s.last = end
+	prev := &s.list[len(s.list)-1]
+	iv := s.record(active)
+	iv.ServerCPUPct, iv.ServerRSSMB = prev.ServerCPUPct, prev.ServerRSSMB
+	*prev = iv
+	return tail, tailHist
+}
