@@ -1023,17 +1023,20 @@ func (m *model) runsSection() *section {
 				if !r.Complete {
 					status = "incomplete"
 				}
+				if !r.IsMeaningful() {
+					status += ", too little to rank: " + r.NotMeaningful
+				}
 				started := "—"
 				if !r.StartedAt.IsZero() {
 					started = r.StartedAt.UTC().Format("2006-01-02 15:04:05")
 				}
 				tps := fmtRate(r.TPS)
-				if r.TPCH != nil {
-					tps = "—" // TPC-H measures query times, which its own section shows
+				if r.TPCH != nil || !r.IsMeaningful() {
+					tps = "—" // TPC-H measures query times, which its own section shows; a run too short has no rate
 				}
 				t.Rows = append(t.Rows, []cell{
 					{Text: v.Name, Head: true}, {Text: w}, {Text: threads}, {Text: orDash(r.Label)},
-					{Text: started}, {Text: fmtSeconds(r.DurationS)}, {Text: tps, Incomplete: !r.Complete}, {Text: status, Incomplete: !r.Complete},
+					{Text: started}, {Text: fmtSeconds(r.DurationS)}, {Text: tps, Incomplete: !r.Complete || !r.IsMeaningful()}, {Text: status, Incomplete: !r.Complete || !r.IsMeaningful()},
 				})
 			}
 		}

@@ -190,3 +190,25 @@ func TestIncompleteMarkedInResults(t *testing.T) {
 		t.Error("an incomplete result is marked best")
 	}
 }
+
+// A run that measured too little (here: interrupted in its warm-up, the 149,142 TPS of two
+// transactions in 13 µs) is never ranked nor shown as a rate.
+func TestTooLittleIsNotRanked(t *testing.T) {
+	no := false
+	short := run("mysql", "oltp_read_write", 8, 149142, true)
+	short.TPS, short.Meaningful, short.NotMeaningful = 0, &no, "stopped during the warm-up"
+	in := &Input{Results: []*result.Result{run("postgres", "oltp_read_write", 8, 1000, true), short}}
+	md, err := Markdown(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(md)
+	for _, want := range []string{"too little to rank: stopped during the warm-up", "| **postgres** |"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "149,142") || strings.Contains(s, "**mysql**") {
+		t.Errorf("a run too short to mean anything is shown or ranked:\n%s", s)
+	}
+}

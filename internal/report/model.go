@@ -398,10 +398,11 @@ func (m *model) hasRepeats() bool {
 	return false
 }
 
-// pickUsed chooses the runs a group's figures come from.
+// pickUsed chooses the runs a group's figures come from: complete ones that measured enough to
+// mean something. A group with none is shown for information and never ranked.
 func (g *group) pickUsed() {
 	for _, r := range g.Runs {
-		if r.Complete {
+		if r.Complete && r.IsMeaningful() {
 			g.Used = append(g.Used, r)
 		}
 	}

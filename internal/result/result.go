@@ -27,6 +27,13 @@ type Result struct {
 	// Label tells apart runs of the same engine and workload (a step of a sweep, a repeat).
 	Label string `json:"label,omitempty"`
 
+	// Meaningful is false when the run measured too little for its throughput to mean anything
+	// (too few transactions, too short, stopped in its warm-up): TPS and QPS are then 0, and
+	// NotMeaningful says why. Absent (nil) in results that predate it and for self-timed
+	// workloads, which count as meaningful; see IsMeaningful.
+	Meaningful    *bool  `json:"meaningful,omitempty"`
+	NotMeaningful string `json:"not_meaningful,omitempty"`
+
 	Threads   int     `json:"threads"`
 	Rate      float64 `json:"rate"` // target transactions/s, 0 = closed loop
 	WarmupS   float64 `json:"warmup_s"`
@@ -92,6 +99,9 @@ type Wire struct {
 	StatementsPerTxn float64 `json:"statements_per_txn"`
 	RoundTripsPerTxn float64 `json:"round_trips_per_txn"`
 }
+
+// IsMeaningful says whether r's throughput may be shown and ranked.
+func (r *Result) IsMeaningful() bool { return r.Meaningful == nil || *r.Meaningful }
 
 // TPCH is one TPC-H power or throughput test. A query whose answer is wrong or that timed out
 // never shows as a time: its status says so and Seconds is 0.

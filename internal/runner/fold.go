@@ -70,16 +70,16 @@ func foldKinds(tallies []*tally, kinds []string, secs float64) map[string]*resul
 	return out
 }
 
-// tooLittle says why a run measured too little to mean anything, or "" when it did not.
-// inWarmup is true when the run stopped before its warm-up was over.
+// tooLittle says why a run measured too little to mean anything, or "" when it did not. The
+// reason reads after "this run". inWarmup is true when the run stopped before its warm-up was over.
 func tooLittle(res *result.Result, measured time.Duration, inWarmup bool) string {
 	switch {
 	case inWarmup:
 		return "stopped during the warm-up"
 	case measured < MinMeasured:
-		return fmt.Sprintf("measured %.3f s, less than the %.0f s a figure needs", measured.Seconds(), MinMeasured.Seconds())
+		return fmt.Sprintf("measured %.3f s, less than the %.0f s a rate needs", measured.Seconds(), MinMeasured.Seconds())
 	case res.Transactions < MinTransactions:
-		return fmt.Sprintf("%d transactions, fewer than the %d a figure needs", res.Transactions, MinTransactions)
+		return fmt.Sprintf("counted %d transactions, fewer than the %d a rate needs", res.Transactions, MinTransactions)
 	}
 	return ""
 }

@@ -206,7 +206,30 @@ func (m *measurement) finish(res *result.Result, kinds []string) error {
 		res.Threads = m.active
 		res.Label = "ramp"
 	}
-	return fold(res, m.tallies(), kinds, measured)
+	if err := fold(res, m.tallies(), kinds, measured); err != nil {
+		return err
+	}
+	m.judge(res, measured)
+	return nil
+}
+
+// judge marks a result that measured too little to mean anything, and says so on the progress
+// output, where a reader would otherwise take its summary's rate as a figure.
+func (m *measurement) judge(res *result.Result, measured time.Duration) {
+	why := tooLittle(res, measured, !m.started)
+	ok := why == ""
+	res.Meaningful = &ok
+	if ok {
+		return
+	}
+	res.NotMeaningful = why
+	res.TPS, res.QPS = 0, 0
+	for _, k := range res.ByKind {
+		k.TPS = 0
+	}
+	if m.cfg.Progress != nil {
+		fmt.Fprintf(m.cfg.Progress, "not a figure: this run %s; its rate is left out\n", why)
+	}
 }
 
 func (m *measurement) tallies() []*tally {
