@@ -190,7 +190,11 @@ func (m *measurement) finish(res *result.Result, kinds []string) error {
 	var measured time.Duration
 	if m.started {
 		measured = m.end.Sub(m.start)
+		n := len(m.ivs.list)
 		tail, tailHist := m.ivs.cutLast(m.active, m.end, m.cfg.ReportInterval/10)
+		if len(m.ivs.list) > n && m.cfg.Progress != nil {
+			printInterval(m.cfg.Progress, &m.ivs.list[n], tail, m.ivs.lastLen)
+		}
 		res.Intervals = m.ivs.list
 		if m.ramp != nil && m.rampStop == "time" {
 			m.ramp.observe(tailHist, tail.txns, tail.errors, m.end)
