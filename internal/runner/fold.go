@@ -41,6 +41,10 @@ func fold(res *result.Result, tallies []*tally, kinds []string, measured time.Du
 	if res.Rate > 0 {
 		l := lag.Latency()
 		res.ScheduleLagMS = &l
+		var err error
+		if res.LagHistogram, err = lag.Encode(); err != nil {
+			return err
+		}
 	}
 	res.ByKind = foldKinds(tallies, kinds, secs)
 	enc, err := hist.Encode()

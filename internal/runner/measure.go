@@ -200,6 +200,7 @@ func (m *measurement) finish(res *result.Result, kinds []string) error {
 			m.ramp.observe(tailHist, tail.txns, tail.errors, m.end)
 		}
 		res.ClientCPUS = (cpuTime() - m.cpuStart).Seconds()
+		res.Measured = &result.Window{From: m.start.UTC(), To: m.end.UTC()}
 	}
 	res.ClientScheduling = m.cs.policy
 	if m.cs.fellBack.Load() {

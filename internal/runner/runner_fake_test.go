@@ -57,7 +57,10 @@ func TestRunnerOnFakeConnection(t *testing.T) {
 				if got := intervalTxns(r.Intervals); math.Abs(got-float64(r.Transactions)) > 0.005*float64(r.Transactions)+2 {
 					t.Errorf("intervals add up to %.0f transactions, total says %d", got, r.Transactions)
 				}
-				if r.ScheduleLagMS != nil || r.LatencyMS.P50 < 0.04 {
+				if w := r.Measured; w == nil || math.Abs(w.To.Sub(w.From).Seconds()-r.DurationS) > 1e-6 {
+					t.Errorf("measured window %+v against %.3f s", w, r.DurationS)
+				}
+				if r.ScheduleLagMS != nil || r.LagHistogram != "" || r.LatencyMS.P50 < 0.04 {
 					t.Errorf("closed loop: lag %+v, p50 %.3f ms", r.ScheduleLagMS, r.LatencyMS.P50)
 				}
 			}},
@@ -79,7 +82,7 @@ func TestRunnerOnFakeConnection(t *testing.T) {
 				}
 				// About 100 arrivals wait behind the stall, a quarter of the run: p90 sees it,
 				// and the first of them waited nearly the whole stall.
-				if r.LatencyMS.P90 < 100 || r.LatencyMS.Max < 450 || r.ScheduleLagMS == nil || r.ScheduleLagMS.Max < 400 {
+				if r.LatencyMS.P90 < 100 || r.LatencyMS.Max < 450 || r.ScheduleLagMS == nil || r.ScheduleLagMS.Max < 400 || r.LagHistogram == "" {
 					t.Errorf("p90 %.1f ms, max %.1f ms, lag %+v: the stall was omitted", r.LatencyMS.P90, r.LatencyMS.Max, r.ScheduleLagMS)
 				}
 			}},

@@ -195,9 +195,10 @@ func (s *intervals) cutLast(active int, end time.Time, sliver time.Duration) (co
 	s.lastSum.add(&tail)
 	s.lastLen += end.Sub(s.last)
 	s.last = end
+	// The runner's figures cover the longer interval; the server's, sampled at its cut, stay.
 	prev := &s.list[len(s.list)-1]
 	iv := s.record(active)
-	iv.ServerCPUPct, iv.ServerRSSMB = prev.ServerCPUPct, prev.ServerRSSMB
-	*prev = iv
+	prev.T, prev.Threads, prev.TPS, prev.QPS = iv.T, iv.Threads, iv.TPS, iv.QPS
+	prev.P95MS, prev.P99MS, prev.Errors, prev.Retries = iv.P95MS, iv.P99MS, iv.Errors, iv.Retries
 	return tail, tailHist
 }
