@@ -72,9 +72,8 @@ func isInputError(err error) bool {
 	var ie inputError
 	var re *runspec.InputError
 	var np *workload.NotPreparedError
-	var full *sqldb.DiskFullError
 	return errors.As(err, &ie) || errors.As(err, &re) || errors.As(err, &np) ||
-		sqldb.IsTooManyConnections(err) || errors.As(err, &full)
+		sqldb.IsTooManyConnections(err)
 }
 
 // markStarted wraps every command's RunE so that Main can tell cobra's own errors from the command's.

@@ -118,7 +118,8 @@ func newPrepareCmd() *cobra.Command {
 			err = j.Workload.Prepare(cmd.Context(), j.Env(loadThreads, force, bar, out))
 			if err != nil {
 				var np *workload.NotPreparedError
-				if isRefusal(err) || asNotPrepared(err, &np) {
+				var full *sqldb.DiskFullError
+				if isRefusal(err) || asNotPrepared(err, &np) || errors.As(err, &full) {
 					return badInput(err)
 				}
 				return err

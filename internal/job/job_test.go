@@ -2,14 +2,22 @@ package job_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"math"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/job"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
 	_ "github.com/fairbench/fairbench/internal/workload/oltp"
 )
@@ -50,4 +58,66 @@ func TestWireAndTransport(t *testing.T) {
 			t.Logf("%d transactions: %.3f statements, %.3f round trips each", res.Transactions, w.StatementsPerTxn, w.RoundTripsPerTxn)
 		})
 	}
+}
+
+// TestPrepareOnFullDisk: a load that fills the server's disk says so, typed, so the command line
+// can say what to do (exit 2) instead of "connection reset by peer". The tables go to a
+// tablespace on an 8 MB tmpfs, so the data files fill it while the WAL has room, and the server
+// itself reports the full disk (SQLSTATE 53100).
+func TestPrepareOnFullDisk(t *testing.T) {
+	ctx := context.Background()
+	srv := testserver.Server(t, engine.Postgres)
+	dir, err := os.MkdirTemp("", "fb-full-disk-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(dir) })
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs (not root?): %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	st, err := os.Stat(srv.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := st.Sys().(*syscall.Stat_t)
+	if err := os.Chown(dir, int(owner.Uid), int(owner.Gid)); err != nil {
+		t.Fatal(err)
+	}
+	tg := testserver.Database(t, engine.Postgres)
+	admin, err := sqldb.Open(ctx, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	space := fmt.Sprintf("fb_small_%d", os.Getpid())
+	for _, q := range []string{"CREATE TABLESPACE " + space + " LOCATION '" + dir + "'",
+		"ALTER DATABASE " + tg.Database + " SET default_tablespace = " + space} {
+		if err := admin.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	// Registered after the database's own cleanup, so it runs first: empty the tablespace.
+	t.Cleanup(func() {
+		c, err := sqldb.Open(ctx, tg)
+		if err == nil {
+			_ = c.Exec(ctx, "DROP TABLE IF EXISTS sbtest1")
+			_ = c.Exec(ctx, "DROP TABLESPACE "+space)
+			c.Close()
+		}
+	})
+	j, err := job.New(tg, "oltp_read_only", map[string]string{"tables": "1", "table-size": "200000"}, randgen.DefaultConfig("uniform"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = j.Workload.Prepare(ctx, j.Env(1, false, nil, io.Discard))
+	var full *sqldb.DiskFullError
+	if !errors.As(err, &full) || !strings.Contains(err.Error(), "out of disk space") {
+		t.Fatalf("prepare on a full disk: %v; want a DiskFullError", err)
+	}
+	t.Log(err)
 }

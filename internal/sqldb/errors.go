@@ -107,7 +107,7 @@ func isDiskFull(err error) bool {
 type DiskFullError struct{ Err error }
 
 func (e *DiskFullError) Error() string {
-	return "the server's disk is full (" + e.Err.Error() + "): free space where its data directory is, or load less data"
+	return "the server ran out of disk space (" + e.Err.Error() + "): free space where its data is, or load less data"
 }
 func (e *DiskFullError) Unwrap() error { return e.Err }
 
