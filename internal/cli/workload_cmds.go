@@ -91,6 +91,9 @@ func (f *jobFlags) job(fs *pflag.FlagSet) (*job.Job, error) {
 // connectCheck makes the first contact: unreachable servers and wrong passwords are the user's to fix.
 func connectCheck(cmd *cobra.Command, j *job.Job) (string, error) {
 	v, err := j.ServerVersion(cmd.Context())
+	if cmd.Context().Err() != nil {
+		return v, err // interrupted (Ctrl-C): not the input's fault
+	}
 	return v, badInput(err)
 }
 
