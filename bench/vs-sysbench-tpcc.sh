@@ -5,7 +5,8 @@
 # server (their table names are the same). Prints each round's TPS (sysbench's events per second,
 # all five transaction types, the rolled-back NewOrders included; fairbench's transactions per
 # second, counted the same way), sysbench's error rate (its rolled-back NewOrders and restarted
-# deadlocks) beside fairbench's rollbacks and retries, the host's CPU steal, and the medians.
+# deadlocks) beside fairbench's rollbacks and retries, the host's CPU steal and the machine's load
+# average after the run (other work on the machine moves single rounds a lot), and the medians.
 #
 # sysbench-tpcc's Lua scripts are not part of fairbench: pass the path of your own checkout of
 # https://github.com/Percona-Lab/sysbench-tpcc; this script never fetches it.
@@ -55,7 +56,7 @@ sb_prep=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
 /usr/bin/time -f '%e' -o "$tmp/t" "$FB" prepare "${fbopts[@]}" >/dev/null 2>&1
 printf 'prepare: sysbench-tpcc %ss (30 s of it a fixed wait), fairbench %ss\n' "$sb_prep" "$(tail -n 1 "$tmp/t")"
 
-printf '%-12s %10s %12s %22s %7s\n' tool round TPS "err/s | rollback+retry/s" "steal%"
+printf '%-12s %6s %10s %22s %7s %6s\n' tool round TPS "err/s | rollback+retry/s" "steal%" load
 : >"$tmp/rounds"
 for round in $(seq "$ROUNDS"); do
   t0=$(stat_ticks)
@@ -63,7 +64,7 @@ for round in $(seq "$ROUNDS"); do
   tps=$(awk -F'[()]' '/transactions:/ {split($2, a, " "); print a[1]}' "$tmp/sb.out")
   errs=$(awk -F'[()]' '/ignored errors:/ {split($2, a, " "); print a[1]}' "$tmp/sb.out")
   steal=$(steal_pct "$t0" "$(stat_ticks)")
-  printf '%-12s %10s %12s %22s %7s\n' sysbench "$round" "$tps" "$errs" "$steal"
+  printf '%-12s %6s %10s %22s %7s %6s\n' sysbench "$round" "$tps" "$errs" "$steal" "$(cut -d' ' -f1 /proc/loadavg)"
   echo "sysbench $tps $steal" >>"$tmp/rounds"
 
   t0=$(stat_ticks)
@@ -72,7 +73,7 @@ for round in $(seq "$ROUNDS"); do
   tps=$(awk -F'[()]' '/transactions:/ {split($2, a, " "); print a[1]}' "$tmp/fb.out")
   other=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("%.2f" % ((r.get("rollbacks",0)+r.get("retries",0))/r["duration_s"]))' "$tmp/fb.json")
   steal=$(steal_pct "$t0" "$(stat_ticks)")
-  printf '%-12s %10s %12s %22s %7s\n' fairbench "$round" "$tps" "$other" "$steal"
+  printf '%-12s %6s %10s %22s %7s %6s\n' fairbench "$round" "$tps" "$other" "$steal" "$(cut -d' ' -f1 /proc/loadavg)"
   echo "fairbench $tps $steal" >>"$tmp/rounds"
 done
 

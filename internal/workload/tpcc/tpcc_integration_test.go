@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/job"
+	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
 	"github.com/fairbench/fairbench/internal/workload"
@@ -68,9 +69,21 @@ func TestTPCCOnRealServers(t *testing.T) {
 
 			workloadtest.PrepareAgainRefused(t, j, 2)
 
-			runMix(t, j)
+			stmts := runMix(t, j)
 			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); err != nil {
 				t.Fatalf("check after the run: %v", err)
+			}
+			// The same transactions in go-tpc's multi-row statements: the conditions still hold,
+			// in well under the round trips.
+			jb := workloadtest.Job(t, tg, name, map[string]string{"warehouses": "1", "style": "batched"}, 8)
+			batched := runMix(t, jb)
+			if err := jb.Workload.Check(ctx, jb.Env(1, false, nil, nil)); err != nil {
+				t.Fatalf("check after the batched run: %v", err)
+			}
+			rs, rb := stmts.Metrics["round_trips_per_txn"], batched.Metrics["round_trips_per_txn"]
+			t.Logf("round trips per transaction: statements %.1f, batched %.1f", rs, rb)
+			if rs < 20 || rb <= 0 || rb > 0.6*rs {
+				t.Errorf("round trips per transaction: statements %.1f, batched %.1f: want batched well under statements", rs, rb)
 			}
 
 			breakAndCheck(t, c, j)
@@ -144,7 +157,7 @@ func checkPopulation(t *testing.T, c sqldb.Conn) {
 }
 
 // runMix runs the whole mix with 8 threads on one warehouse for 2 s.
-func runMix(t *testing.T, j *job.Job) {
+func runMix(t *testing.T, j *job.Job) *result.Result {
 	t.Helper()
 	res := workloadtest.Run(t, j, 8, 2*time.Second)
 	if !res.Complete || res.Errors != 0 {
@@ -177,6 +190,7 @@ func runMix(t *testing.T, j *job.Job) {
 	}
 	t.Logf("%d transactions (%.0f tps, %d retries), %d NewOrders, %d rolled back, NOPM %.0f",
 		res.Transactions, res.TPS, res.Retries, no.Transactions, no.Rollbacks, nopm)
+	return res
 }
 
 // breakAndCheck adds 1.00 to the warehouse's YTD: conditions 1 and 8 must fail and name

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/workload"
 )
 
 func newGen(seed uint64) gen {
@@ -209,6 +210,21 @@ func TestNOPM(t *testing.T) {
 		}
 		if m := (&tpcc{}).Summarize(&tc.r); len(m) != 2 || m["nopm"] != NOPM(&tc.r) || m["tpmc"] != TpmC(&tc.r) {
 			t.Errorf("%s: Summarize = %v", tc.name, m)
+		}
+	}
+}
+
+func TestStyleOption(t *testing.T) {
+	spec, err := workload.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ style, wantErr string }{
+		{"statements", ""}, {"batched", ""}, {"routines", "--style must be statements or batched"}, {"", "--style must be"},
+	} {
+		_, err := spec.New(spec.WithDefaults(map[string]string{"style": tc.style}))
+		if (err == nil) != (tc.wantErr == "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("--style %q: %v, want %q", tc.style, err, tc.wantErr)
 		}
 	}
 }

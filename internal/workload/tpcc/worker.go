@@ -65,6 +65,7 @@ type worker struct {
 	pendingThink time.Duration
 
 	lit, buf []byte
+	batch    batchSQL // --style batched's statements, built once per size
 	// total is NewOrder's computed total amount: the terminal's output, kept so the arithmetic
 	// the spec asks of the client is done.
 	total float64
@@ -87,7 +88,7 @@ func (t *tpcc) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.Rand
 	rc := t.rc
 	t.mu.Unlock()
 	w := &worker{t: t, conn: conn, mysql: conn.Kind().MySQLFamily(), g: g, rc: rc, w: thread%t.warehouses + 1,
-		ol: make([]olInput, 0, 15)}
+		ol: make([]olInput, 0, 15), batch: batchSQL{}}
 	for _, p := range []struct {
 		dst *sqldb.Stmt
 		sql string
@@ -135,13 +136,21 @@ func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 	var err error
 	switch w.kind {
 	case kindNewOrder:
-		err = w.newOrder(ctx, q)
+		if w.t.style == styleBatched {
+			err = w.newOrderBatched(ctx, q)
+		} else {
+			err = w.newOrder(ctx, q)
+		}
 	case kindPayment:
 		err = w.payment(ctx, q)
 	case kindOrderStatus:
 		err = w.orderStatus(ctx, q)
 	case kindDelivery:
-		err = w.delivery(ctx, q)
+		if w.t.style == styleBatched {
+			err = w.deliveryBatched(ctx, q)
+		} else {
+			err = w.delivery(ctx, q)
+		}
 	default:
 		err = w.stockLevel(ctx, q)
 	}
