@@ -70,7 +70,7 @@ func classifyConnectError(ctx context.Context, t Target, addr string, timeout ti
 	case ctx.Err() != nil:
 		return Interrupted, fmt.Sprintf("connecting to %s: %v", t.Redacted(), ctx.Err())
 	case isTooManyConnections(err):
-		return TooManyConnections, fmt.Sprintf("the server at %s has no connection slot left (%s): lower --threads, or raise the server's max_connections", addr, driverCode(err))
+		return TooManyConnections, fmt.Sprintf("the server at %s has no connection slot left (%s): lower --threads, or raise the server's max_connections (or this user's connection limit)", addr, driverCode(err))
 	case hasCode(err, []string{"28P01", "28000"}, []uint16{1045, 1698}):
 		return BadCredentials, fmt.Sprintf("the server at %s refused user %q: wrong user or password; fix the user:password in --target (or FAIRBENCH_PASSWORD, password_file=)", t.Redacted(), t.User)
 	case hasCode(err, []string{"3D000"}, []uint16{1049}):

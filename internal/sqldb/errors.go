@@ -85,10 +85,12 @@ func hasCode(err error, pgCodes []string, myNumbers []uint16) bool {
 	return false
 }
 
-// isTooManyConnections: PostgreSQL's too_many_connections (max_connections, also "remaining
-// connection slots are reserved"), MySQL's ER_CON_COUNT_ERROR and ER_TOO_MANY_USER_CONNECTIONS.
+// isTooManyConnections: PostgreSQL's too_many_connections (max_connections, a role's CONNECTION
+// LIMIT, "remaining connection slots are reserved"); MySQL's ER_CON_COUNT_ERROR (max_connections),
+// ER_TOO_MANY_USER_CONNECTIONS (max_user_connections) and ER_USER_LIMIT_REACHED (an account's
+// MAX_USER_CONNECTIONS; when connecting, its only other cause is an hourly connection limit).
 func isTooManyConnections(err error) bool {
-	return hasCode(err, []string{"53300"}, []uint16{1040, 1203})
+	return hasCode(err, []string{"53300"}, []uint16{1040, 1203, 1226})
 }
 
 // isDiskFull: PostgreSQL's disk_full; MySQL's ER_DISK_FULL, ER_RECORD_FILE_FULL (InnoDB's "table

@@ -244,28 +244,44 @@ func TestCounters(t *testing.T) {
 }
 
 // TestTooManyConnections: a server without a free slot is an input problem with its own type.
+// A user limited to one connection stands in for a full max_connections (which root's reserved
+// slot on MySQL/MariaDB would dodge).
 func TestTooManyConnections(t *testing.T) {
-	ctx := context.Background()
-	tg := testserver.Database(t, engine.Postgres)
-	admin, err := sqldb.Open(ctx, tg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	role := fmt.Sprintf("fb_limited_%d", time.Now().UnixNano())
-	if err := admin.Exec(ctx, "CREATE ROLE "+role+" LOGIN PASSWORD 'pw1234' CONNECTION LIMIT 1"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = admin.Exec(ctx, "DROP ROLE "+role) })
-	limited := tg
-	limited.User, limited.Password = role, "pw1234"
-	first, err := sqldb.Open(ctx, limited)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = sqldb.Open(ctx, limited)
-	first.Close()
-	if !sqldb.IsTooManyConnections(err) || !strings.Contains(err.Error(), "lower --threads") {
-		t.Fatalf("err = %v, want too many connections saying to lower --threads", err)
+	for _, kind := range testserver.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			tg := testserver.Database(t, kind)
+			admin, err := sqldb.Open(ctx, tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer admin.Close()
+			user := fmt.Sprintf("fb_limited_%d", time.Now().UnixNano()%1e9)
+			create := []string{"CREATE ROLE " + user + " LOGIN PASSWORD 'pw1234' CONNECTION LIMIT 1"}
+			drop := "DROP ROLE " + user
+			if tg.Kind.MySQLFamily() {
+				create = []string{"CREATE USER '" + user + "'@'%' IDENTIFIED BY 'pw1234' WITH MAX_USER_CONNECTIONS 1",
+					"GRANT ALL ON " + tg.Database + ".* TO '" + user + "'@'%'"}
+				drop = "DROP USER '" + user + "'@'%'"
+			}
+			t.Cleanup(func() { _ = admin.Exec(ctx, drop) })
+			for _, q := range create {
+				if err := admin.Exec(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			limited := tg
+			limited.User, limited.Password = user, "pw1234"
+			first, err := sqldb.Open(ctx, limited)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = sqldb.Open(ctx, limited)
+			first.Close()
+			if !sqldb.IsTooManyConnections(err) || !strings.Contains(err.Error(), "lower --threads") {
+				t.Fatalf("err = %v, want too many connections saying to lower --threads", err)
+			}
+			t.Log(err)
+		})
 	}
 }
