@@ -2,7 +2,7 @@
 GO ?= go
 OUT ?= out/compare
 
-.PHONY: build engines compare test bench vet
+.PHONY: build engines compare test bench vet lint fuzz
 
 build:
 	$(GO) build -o bin/fairbench ./cmd/fairbench
@@ -15,13 +15,34 @@ engines:
 compare: engines build
 	./bin/fairbench compare --suite quick --out $(OUT) --force
 
-# Integration tests start real servers on loopback; every engine must be there.
+# Integration tests start real servers on loopback; every engine must be there. Then the checks
+# of the code itself, and a few seconds of fuzzing per parser of user input.
 test: engines
 	FAIRBENCH_REQUIRE_ENGINES=postgres,mariadb,mysql $(GO) test -count=1 -timeout 20m ./...
-	$(GO) test -run '^$$' -fuzz FuzzParseTarget -fuzztime 5s ./internal/sqldb
+	$(MAKE) --no-print-directory lint fuzz
 
 vet:
 	$(GO) vet ./...
+
+# gofmt, go vet and staticcheck (pinned, fetched through the Go module proxy on first use).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint: vet
+	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
+	$(GO) run $(STATICCHECK) ./...
+
+# The parsers that read user input, each fuzzed for FUZZTIME beyond its seed corpus (which the
+# plain tests run too). PACKAGE:TARGET pairs.
+FUZZTIME ?= 5s
+FUZZ_TARGETS = \
+	./internal/sqldb:FuzzParseTarget \
+	./internal/suite:FuzzParse \
+	./internal/result:FuzzDecode \
+	./internal/runspec:FuzzParseSize
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} in $${t%:*} for $(FUZZTIME)"; \
+		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FUZZTIME) "$${t%:*}" || exit 1; \
+	done
 
 # Speed and memory goals: fairbench beside sysbench and pgbench on the same servers.
 bench: engines

@@ -337,12 +337,17 @@ func Read(path string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Decode(data, path)
+}
+
+// Decode reads one results document; source names it in errors.
+func Decode(data []byte, source string) (*Result, error) {
 	var r Result
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s is not a fairbench results file: %v", path, err)
+		return nil, fmt.Errorf("%s is not a fairbench results file: %v", source, err)
 	}
 	if r.Schema > SchemaVersion {
-		return nil, fmt.Errorf("%s has results schema %d, newer than this fairbench understands (%d): upgrade fairbench", path, r.Schema, SchemaVersion)
+		return nil, fmt.Errorf("%s has results schema %d, newer than this fairbench understands (%d): upgrade fairbench", source, r.Schema, SchemaVersion)
 	}
 	return &r, nil
 }

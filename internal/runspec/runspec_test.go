@@ -298,6 +298,9 @@ func TestParseSize(t *testing.T) {
 		{"12Q", 0, "not a size"},
 		{"1.2.3G", 0, "not a size"},
 		{"1GBB", 0, "not a size"},
+		{"2P\xb5", 0, "not a size"},
+		{"1Ki", 0, "not a size"},
+		{"+1G", 0, "not a size"},
 		{"2P", 0, "more than 1P"},
 		{"99999999999999999999T", 0, "more than 1P"},
 	}

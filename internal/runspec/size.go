@@ -3,11 +3,16 @@ package runspec
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
 	units "github.com/docker/go-units"
 )
+
+// sizeForm is what ParseSize reads: a decimal number, an optional space and an optional binary
+// unit with an optional i and b.
+var sizeForm = regexp.MustCompile(`^[0-9]+(\.[0-9]+)? ?([kKmMgGtTpP][iI]?)?[bB]?$`)
 
 // MaxSize bounds sizes (a PiB): beyond it the float arithmetic of a unit would lose bytes.
 const MaxSize = int64(1) << 50
@@ -21,8 +26,13 @@ const MaxSize = int64(1) << 50
 func ParseSize(setting, v string) (int64, error) {
 	const fix = "use a size like 512M, 1.5G or 2GiB (binary units: K, M, G, T = 1024^n bytes)"
 	s := strings.TrimSpace(v)
+	// go-units reads more than it should (1e3, and any byte after a unit letter that lowercases
+	// to several bytes, such as "2P\xb5"): only its documented forms get through to it.
+	if !sizeForm.MatchString(s) {
+		return 0, inputErr(setting, v, "not a size", fix)
+	}
 	n, err := units.RAMInBytes(s)
-	if err != nil || s == "" || strings.ContainsAny(s, "+-eExX_") {
+	if err != nil {
 		return 0, inputErr(setting, v, "not a size", fix)
 	}
 	// RAMInBytes truncates fractions and converts overflowing floats without a word: redo its

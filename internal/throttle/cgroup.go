@@ -104,10 +104,13 @@ type Group struct {
 	limited  bool
 	closed   bool
 	closeErr error
+	failAt   string // DeviceOptions.failAt, through Setup
 }
 
 // NewGroup makes the group for the device (MAJ:MIN) with no cap yet.
-func NewGroup(major, minor uint32) (_ *Group, err error) {
+func NewGroup(major, minor uint32) (*Group, error) { return newGroup(major, minor, "") }
+
+func newGroup(major, minor uint32, failAt string) (_ *Group, err error) {
 	if err := RequireRoot(); err != nil {
 		return nil, err
 	}
@@ -115,7 +118,7 @@ func NewGroup(major, minor uint32) (_ *Group, err error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Group{Device: fmt.Sprintf("%d:%d", major, minor), h: h, origins: map[int]string{}}
+	g := &Group{Device: fmt.Sprintf("%d:%d", major, minor), h: h, origins: map[int]string{}, failAt: failAt}
 	defer func() {
 		if err != nil {
 			if cerr := g.Close(); cerr != nil {
@@ -123,7 +126,7 @@ func NewGroup(major, minor uint32) (_ *Group, err error) {
 			}
 		}
 	}()
-	if err := inject("cgroup"); err != nil {
+	if err := inject(g.failAt, "cgroup"); err != nil {
 		return nil, err
 	}
 	if !h.v2 {
@@ -163,7 +166,7 @@ func NewGroup(major, minor uint32) (_ *Group, err error) {
 
 // SetLimit caps reads and writes to the device at these bytes per second; 0 lifts a cap.
 func (g *Group) SetLimit(readBps, writeBps int64) error {
-	if err := inject("limit"); err != nil {
+	if err := inject(g.failAt, "limit"); err != nil {
 		return err
 	}
 	g.mu.Lock()
@@ -269,7 +272,7 @@ func parseV1Rule(s, dev string) int64 {
 // Children forked later inherit the group, so moving a server's main process before clients
 // connect covers its future backends; Follow catches any that slip through.
 func (g *Group) Add(pids []int) error {
-	if err := inject("add"); err != nil {
+	if err := inject(g.failAt, "add"); err != nil {
 		return err
 	}
 	g.mu.Lock()

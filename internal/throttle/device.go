@@ -30,6 +30,9 @@ type DeviceOptions struct {
 	// never faster than this directory's filesystem, so that is what an uncapped step measures.
 	WorkDir   string
 	SizeBytes int64 // default DefaultDeviceSize
+	// failAt names a set-up step to fail on purpose, for the tests of the tear-down: "losetup",
+	// "mkfs", "mount", and through Setup "cgroup", "limit" or "add".
+	failAt string
 }
 
 // Device is a loop device over a sparse file in a fresh directory, formatted ext4 and mounted at
@@ -40,6 +43,8 @@ type Device struct {
 	Dir          string // the mounted filesystem, world-traversable so PostgreSQL's user gets in
 	File         string // the backing file
 	DirectIO     bool   // the loop device bypasses the page cache of the backing file's filesystem
+
+	failAt string // DeviceOptions.failAt
 
 	base      string // directory holding File and Dir, removed by Close
 	mu        sync.Mutex
@@ -79,7 +84,7 @@ func NewDevice(ctx context.Context, opts DeviceOptions) (_ *Device, err error) {
 		_ = os.RemoveAll(base)
 		return nil, fmt.Errorf("device work dir: %w", err)
 	}
-	d := &Device{base: base, File: filepath.Join(base, "disk.img"), Dir: filepath.Join(base, "mnt")}
+	d := &Device{base: base, File: filepath.Join(base, "disk.img"), Dir: filepath.Join(base, "mnt"), failAt: opts.failAt}
 	defer func() {
 		if err != nil {
 			if cerr := d.Close(); cerr != nil {
@@ -106,7 +111,7 @@ func NewDevice(ctx context.Context, opts DeviceOptions) (_ *Device, err error) {
 	if err := d.attach(ctx); err != nil {
 		return nil, err
 	}
-	if err := inject("mkfs"); err != nil {
+	if err := inject(d.failAt, "mkfs"); err != nil {
 		return nil, err
 	}
 	// Inode tables and the journal are written now rather than by ext4lazyinit in the background,
@@ -119,7 +124,7 @@ func NewDevice(ctx context.Context, opts DeviceOptions) (_ *Device, err error) {
 	if err := os.Mkdir(d.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	if err := inject("mount"); err != nil {
+	if err := inject(d.failAt, "mount"); err != nil {
 		return nil, err
 	}
 	if err := syscall.Mount(d.Path, d.Dir, "ext4", 0, ""); err != nil {
@@ -138,7 +143,7 @@ func NewDevice(ctx context.Context, opts DeviceOptions) (_ *Device, err error) {
 // backing filesystem allow it: otherwise every page would be cached twice, and the uncapped
 // device would run at page-cache speed rather than at the disk's.
 func (d *Device) attach(ctx context.Context) error {
-	if err := inject("losetup"); err != nil {
+	if err := inject(d.failAt, "losetup"); err != nil {
 		return err
 	}
 	out, err := exec.CommandContext(ctx, "losetup", "--find", "--show", "--direct-io=on", d.File).CombinedOutput()

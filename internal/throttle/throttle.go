@@ -14,6 +14,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/fairbench/fairbench/internal/runspec"
 )
 
 // ErrNotRoot is returned by everything that needs root when the process is not root.
@@ -27,45 +29,30 @@ func RequireRoot() error {
 	return nil
 }
 
-// failAt names a set-up step to fail on purpose (tests only): "losetup", "mkfs", "mount",
-// "cgroup", "limit" or "add".
-var failAt string
-
-// errInjected is the failure injected at failAt.
+// errInjected is the failure a test injects at a set-up step (DeviceOptions.failAt).
 var errInjected = errors.New("injected failure")
 
-func inject(step string) error {
+// inject fails step when the test that built this device or group asked for it.
+func inject(failAt, step string) error {
 	if failAt == step {
 		return fmt.Errorf("%s: %w", step, errInjected)
 	}
 	return nil
 }
 
-// ParseRate reads a bandwidth like 25M, 125M, 1G, 500K or a plain number of bytes per second;
-// "max" (or "unlimited") is 0, no cap. Suffixes are binary (M = MiB), as in cgroup tooling.
+// ParseRate reads a bandwidth like 25M, 125M, 1G, 500K, 100MB/s or a plain number of bytes per
+// second; "max" (or "unlimited") is 0, no cap. The size is runspec's (binary units, M = MiB, as in
+// cgroup tooling).
 func ParseRate(s string) (int64, error) {
-	v := strings.ToUpper(strings.TrimSpace(s))
-	switch v {
+	v := strings.TrimSpace(s)
+	switch strings.ToUpper(v) {
 	case "MAX", "UNLIMITED":
 		return 0, nil
-	case "":
-		return 0, fmt.Errorf("empty bandwidth")
 	}
-	v = strings.TrimSuffix(strings.TrimSuffix(v, "/S"), "B")
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(v, "K"):
-		mult, v = 1<<10, strings.TrimSuffix(v, "K")
-	case strings.HasSuffix(v, "M"):
-		mult, v = 1<<20, strings.TrimSuffix(v, "M")
-	case strings.HasSuffix(v, "G"):
-		mult, v = 1<<30, strings.TrimSuffix(v, "G")
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f <= 0 {
+	n, err := runspec.ParseSize("bandwidth", strings.TrimSuffix(strings.TrimSuffix(v, "/s"), "/S"))
+	if err != nil {
 		return 0, fmt.Errorf("bandwidth %q: use e.g. 25M, 125M, 1G or max", s)
 	}
-	n := int64(f * float64(mult))
 	// Below a few pages per second the throttle would stall every single I/O for seconds.
 	if n < 64<<10 {
 		return 0, fmt.Errorf("bandwidth %q is below 64K per second", s)
@@ -100,7 +87,7 @@ func Setup(ctx context.Context, opts DeviceOptions) (*Throttled, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := NewGroup(d.Major, d.Minor)
+	g, err := newGroup(d.Major, d.Minor, opts.failAt)
 	if err != nil {
 		if cerr := d.Close(); cerr != nil {
 			err = fmt.Errorf("%w (and tearing down: %v)", err, cerr)

@@ -300,9 +300,7 @@ func TestFailuresLeaveNothing(t *testing.T) {
 	for _, step := range []string{"losetup", "mkfs", "mount", "cgroup", "limit", "add"} {
 		t.Run(step, func(t *testing.T) {
 			work := t.TempDir()
-			failAt = step
-			defer func() { failAt = "" }()
-			th, err := Setup(context.Background(), DeviceOptions{WorkDir: work, SizeBytes: 256 << 20})
+			th, err := Setup(context.Background(), DeviceOptions{WorkDir: work, SizeBytes: 256 << 20, failAt: step})
 			var dev string
 			var g *Group
 			if err == nil {
