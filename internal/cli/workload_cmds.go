@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,12 +49,7 @@ func (f *jobFlags) register(fs *pflag.FlagSet) {
 			}
 		}
 	}
-	names := make([]string, 0, len(seen))
-	for n := range seen {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(seen)) {
 		f.opts[n] = fs.String(n, "", fmt.Sprintf("workload option: %s (default %s)", seen[n].Help, seen[n].Default))
 	}
 	d := randgen.DefaultConfig("uniform")
@@ -468,23 +464,13 @@ func printSummary(w io.Writer, r *result.Result) {
 	fmt.Fprintf(w, "Latency (ms):\n         avg: %.2f  p50: %.2f  p90: %.2f  p95: %.2f  p99: %.2f  p99.9: %.2f  max: %.2f\n",
 		l.Avg, l.P50, l.P90, l.P95, l.P99, l.P999, l.Max)
 	if len(r.Metrics) > 0 {
-		names := make([]string, 0, len(r.Metrics))
-		for k := range r.Metrics {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
+		for _, k := range slices.Sorted(maps.Keys(r.Metrics)) {
 			fmt.Fprintf(w, "    %-37s%.2f\n", k+":", r.Metrics[k])
 		}
 	}
 	if len(r.ByKind) > 0 {
-		names := make([]string, 0, len(r.ByKind))
-		for k := range r.ByKind {
-			names = append(names, k)
-		}
-		sort.Strings(names)
 		fmt.Fprintf(w, "By transaction type:\n")
-		for _, k := range names {
+		for _, k := range slices.Sorted(maps.Keys(r.ByKind)) {
 			s := r.ByKind[k]
 			fmt.Fprintf(w, "    %-14s %8d (%.2f per sec.)  avg %.2f  p95 %.2f  p99 %.2f ms  errors %d  retries %d  rollbacks %d\n",
 				k, s.Transactions, s.TPS, s.LatencyMS.Avg, s.LatencyMS.P95, s.LatencyMS.P99, s.Errors, s.Retries, s.Rollbacks)

@@ -171,9 +171,7 @@ func Run(ctx context.Context, o *Options) error {
 		// Alternate the engine order between repeats so no engine always runs on a colder or
 		// warmer machine than the others.
 		if rep%2 == 0 {
-			for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
-				order[i], order[j] = order[j], order[i]
-			}
+			slices.Reverse(order)
 		}
 		for _, inst := range order {
 			env.Engines[inst.Kind] = inst.Version

@@ -507,16 +507,15 @@ func TestPortTakenRetry(t *testing.T) {
 	defer l.Close()
 	taken := l.Addr().(*net.TCPAddr).Port
 	calls := 0
-	pickPort = func() (int, error) {
+	pickPort := func() (int, error) {
 		calls++
 		if calls == 1 {
 			return taken, nil
 		}
 		return reservePort()
 	}
-	defer func() { pickPort = reservePort }()
 
-	srv, err := Start(context.Background(), inst, Profile{BufferPoolBytes: 128 * mib, RedoBytes: 64 * mib}, workDir(t, ""))
+	srv, err := start(context.Background(), inst, Profile{BufferPoolBytes: 128 * mib, RedoBytes: 64 * mib}, workDir(t, ""), pickPort)
 	if err != nil {
 		t.Fatalf("Start did not recover from a taken port: %v", err)
 	}

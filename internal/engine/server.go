@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -154,9 +156,6 @@ var ports = struct {
 	used map[int]bool
 }{used: map[int]bool{}}
 
-// pickPort is reservePort, replaceable so a test can hand out a taken port.
-var pickPort = reservePort
-
 func reservePort() (int, error) {
 	for i := 0; i < 50; i++ {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -188,7 +187,12 @@ func releasePort(p int) {
 // fairbench. On failure everything it created is removed again.
 //
 // ctx bounds only the start-up: the server outlives it and runs until Stop.
-func Start(ctx context.Context, inst Installation, prof Profile, workDir string) (_ *Server, err error) {
+func Start(ctx context.Context, inst Installation, prof Profile, workDir string) (*Server, error) {
+	return start(ctx, inst, prof, workDir, reservePort)
+}
+
+// start is Start with the port picker given, so a test can hand out a taken port.
+func start(ctx context.Context, inst Installation, prof Profile, workDir string, pickPort func() (int, error)) (_ *Server, err error) {
 	prof = prof.withDefaults()
 	if err := prof.validate(); err != nil {
 		return nil, err
@@ -834,13 +838,6 @@ func lastLines(s string, n int) string {
 
 // sortedKeys gives a stable argument order, which makes logged command lines
 // comparable between runs.
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -274,14 +276,7 @@ func rangeSeconds(set map[float64]bool) string {
 	return strings.TrimSuffix(fmtSeconds(vs[0]), " s") + "–" + fmtSeconds(vs[len(vs)-1])
 }
 
-func sortedKeys(set map[int]bool) []int {
-	var out []int
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
-}
+func sortedKeys(set map[int]bool) []int { return slices.Sorted(maps.Keys(set)) }
 
 func threadsText(n int) string {
 	if n == 1 {
@@ -862,23 +857,9 @@ func (m *model) variantOf(r *result.Result) *variant {
 	return nil
 }
 
-func containsStr(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
+func containsStr(ss []string, s string) bool { return slices.Contains(ss, s) }
 
-func sortedMapKeys(mp map[string]string) []string {
-	out := make([]string, 0, len(mp))
-	for k := range mp {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedMapKeys(mp map[string]string) []string { return slices.Sorted(maps.Keys(mp)) }
 
 func (m *model) environmentSection() *section {
 	s := &section{ID: "environment", Heading: "Environment"}

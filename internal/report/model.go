@@ -631,10 +631,7 @@ func median(vals []float64) float64 {
 // shortVersion trims what servers append to their version (build host, compiler) so a summary
 // line stays readable; the full string is kept in the environment table.
 func shortVersion(v string) string {
-	v = strings.TrimSpace(v)
-	if strings.HasPrefix(v, "PostgreSQL ") {
-		v = strings.TrimPrefix(v, "PostgreSQL ")
-	}
+	v = strings.TrimPrefix(strings.TrimSpace(v), "PostgreSQL ")
 	if i := strings.Index(v, " on "); i >= 0 {
 		v = v[:i]
 	}

@@ -6,16 +6,15 @@ package workload
 import (
 	"context"
 	"errors"
-	"time"
-
 	"fmt"
-	"github.com/fairbench/fairbench/internal/result"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fairbench/fairbench/internal/randgen"
+	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
 

@@ -15,6 +15,7 @@ import (
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
@@ -77,7 +78,7 @@ func Prepare(t testing.TB, j *job.Job, loadThreads int) {
 // figures are logged to tell a slow engine from a broken one.
 func Run(t testing.TB, j *job.Job, threads int, duration time.Duration) *result.Result {
 	t.Helper()
-	res, err := j.Run(context.Background(), runner.Config{Threads: threads, Duration: duration, MaxTries: 10})
+	res, err := j.Run(context.Background(), runner.Config{Threads: threads, Duration: duration, MaxTries: runspec.DefaultMaxTries})
 	if err != nil {
 		t.Fatal(err)
 	}
