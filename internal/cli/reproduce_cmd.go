@@ -123,6 +123,9 @@ func compareExecutor(mysqlRoot, workDir string, cmd *cobra.Command) reproduce.Ex
 		if run.BufferPoolBytes > 0 {
 			prof.BufferPoolBytes = run.BufferPoolBytes
 		}
+		if run.MaxConnections > 0 {
+			prof.MaxConnections = run.MaxConnections
+		}
 		return compare.Run(ctx, &compare.Options{Engines: engines, Suite: s, OutDir: dir, Profile: prof, MySQLRoot: mysqlRoot,
 			WorkDir: workDir, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()})
 	}

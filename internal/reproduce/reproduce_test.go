@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,5 +137,64 @@ func TestBandwidthJudge(t *testing.T) {
 	}
 	if r := judgeBandwidth(pub, Measured{})[0]; r.Verdict != NotComparable || !strings.Contains(r.Why, "did not run") {
 		t.Errorf("no document: %+v", r)
+	}
+}
+
+func TestBendOfThePublishedCurves(t *testing.T) {
+	pub, err := LoadPublished("power10_scaling")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path string
+		want int
+	}{
+		{"oltp_90_10_tps.xeon", 64}, {"oltp_90_10_tps.power10", 0}, {"point_select_tps.xeon", 32},
+	}
+	for _, tc := range tests {
+		threads, _ := pub.Floats(strings.SplitN(tc.path, ".", 2)[0] + ".threads")
+		vals, _ := pub.Floats(tc.path)
+		c := map[int]float64{}
+		var ts []int
+		for i, th := range threads {
+			c[int(th)] = vals[i]
+			ts = append(ts, int(th))
+		}
+		if got := bend(ts, c); got != tc.want {
+			t.Errorf("%s bends at %d, want %d", tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestScalingAndPaymentsJudges(t *testing.T) {
+	var rs []*result.Result
+	for _, th := range scalingThreads {
+		tps := math.Min(float64(th), 4) * 1000 // doubles to 4 threads on a 2-core machine, then flat
+		r := fake("mariadb", "oltp_90_10", tps, tps*12)
+		r.Threads = th
+		rs = append(rs, r)
+	}
+	pub, _ := LoadPublished("power10_scaling")
+	rows := judgeScaling(pub, Measured{Runs: map[string][]*result.Result{"fair": rs}, Cores: 2})
+	if r := rowOf(t, rows, "OLTP 90:10: threads where TPS stops rising, per hardware thread"); r.Verdict != Agrees || r.Measured != "4 threads on 2 (2.00)" {
+		t.Errorf("bend row: %+v", r)
+	}
+	if r := rowOf(t, rows, "point select: threads where TPS stops rising, per hardware thread"); r.Verdict != NotComparable {
+		t.Errorf("point select with no results: %+v", r)
+	}
+	ppub, _ := LoadPublished("payments_reserva")
+	got := Measured{Runs: map[string][]*result.Result{
+		"fair":         {fake("postgres", "payments", 900, 0), fake("mariadb", "payments", 1000, 0), fake("mysql", "payments", 300, 0)},
+		"as-published": {fake("postgres", "payments", 850, 0)},
+	}, Cores: 2}
+	prows := judgePayments(ppub, got)
+	if r := rowOf(t, prows, "transfers/s, postgres / mariadb"); r.Verdict != Disagrees || r.Measured != "0.90x" {
+		t.Errorf("postgres/mariadb: %+v", r)
+	}
+	if r := rowOf(t, prows, "transfers/s, mariadb / mysql"); r.Verdict != Agrees {
+		t.Errorf("mariadb/mysql: %+v", r)
+	}
+	if r := rowOf(t, prows, "transfers/s, postgres (as-published) / mysql"); r.Measured != "2.83x" {
+		t.Errorf("as published: %+v", r)
 	}
 }

@@ -71,6 +71,8 @@ type Run struct {
 	Binlog bool
 	// BufferPoolBytes is the study's buffer pool, the same on every engine (0 = the profile's).
 	BufferPoolBytes int64
+	// MaxConnections is raised alike on every engine for studies with many clients (0 = the profile's).
+	MaxConnections int
 	// Bandwidth, when set, makes this run fairbench's storage-bandwidth study instead of a
 	// compare: OLTP and TPC-H Q18 with the data directory on a capped device.
 	Bandwidth *BandwidthRun

@@ -1,0 +1,86 @@
+package reproduce
+
+import "fmt"
+
+// The payments study ("Reserva", Nov 2025): one transfer is 4 round trips over 6 tables, the
+// last one a server-side routine; every 20th operation deletes a recorded transfer; 64 clients,
+// closed loop. Its PostgreSQL had a third of the InnoDB engines' memory (16 GB against 48 GB).
+func init() {
+	register(&Study{
+		Name:    "payments",
+		Title:   `payments benchmark "Reserva" (Nov 2025): transfers through a server-side routine`,
+		Key:     "payments_reserva",
+		Engines: []string{"postgres", "mariadb", "mysql"},
+		ScaleRule: "small keeps the 64 clients, 50 banks, the routine transfer and a delete every 20th operation, and " +
+			"shrinks 1,000,000 accounts to 100,000 and 2 hours to 30 s after a 10 s warm-up; full is 1,000,000 accounts for 2 hours",
+		Runs:  paymentsRuns,
+		Judge: judgePayments,
+	})
+}
+
+func paymentsSuite(sc Scale) string {
+	accounts, time, warmup := "100000", "30s", "10s"
+	if sc == Full {
+		accounts, time, warmup = "1000000", "120m", "60s"
+	}
+	return fmt.Sprintf(`name: payments-%s
+description: The payments study as published - 64 clients, transfers through a server-side routine, a delete every 20th operation.
+threads: 64
+time: %s
+warmup: %s
+options:
+  accounts: "%s"
+  banks: "50"
+  transfer: routine
+  delete-every: "20"
+steps:
+  - workload: payments
+`, sc, time, warmup, accounts)
+}
+
+// paymentsFairPool is the buffer pool of the fair run; the as-published run gives PostgreSQL a
+// third of it, the study's 16 GB against 48 GB.
+const paymentsFairPool = 1536 << 20
+
+func paymentsRuns(sc Scale) []Run {
+	s := paymentsSuite(sc)
+	return []Run{
+		{Name: "fair", Suite: s, BufferPoolBytes: paymentsFairPool, MaxConnections: 200},
+		{Name: "as-published", Engines: []string{"postgres"}, Suite: s, BufferPoolBytes: paymentsFairPool / 3, MaxConnections: 200,
+			AsPublished: "PostgreSQL with a third of the InnoDB engines' buffer pool (the study's 16 GB against 48 GB); MariaDB and MySQL as in the fair run"},
+	}
+}
+
+func judgePayments(pub Published, got Measured) []Row {
+	pairs := []struct{ key, a, b string }{
+		{"postgres_over_mariadb", "postgres", "mariadb"},
+		{"postgres_over_mysql", "postgres", "mysql"},
+		{"mariadb_over_mysql", "mariadb", "mysql"},
+	}
+	var rows []Row
+	for _, p := range pairs {
+		want, _ := pub.Float("results.ratio." + p.key)
+		rows = append(rows, tpsRatioRow(pub, got, "fair", "fair", p.a, p.b, want))
+	}
+	for _, p := range pairs[:2] {
+		want, _ := pub.Float("results.ratio." + p.key)
+		rows = append(rows, tpsRatioRow(pub, got, "as-published", "fair", p.a, p.b, want))
+	}
+	return rows
+}
+
+// tpsRatioRow compares engine a's transfers per second in run runA with engine b's in runB.
+func tpsRatioRow(pub Published, got Measured, runA, runB, a, b string, want float64) Row {
+	ra, rb := got.Find(runA, a, "payments"), got.Find(runB, b, "payments")
+	ok := ra != nil && rb != nil && rb.TPS > 0
+	ratio, why := 0.0, fmt.Sprintf("needs complete payments results of %s (%s run) and %s (%s run)", a, runA, b, runB)
+	if ok {
+		ratio = ra.TPS / rb.TPS
+		why = evidence(pub, got.Cores, ra, rb)
+	}
+	figure := fmt.Sprintf("transfers/s, %s / %s", a, b)
+	if runA != runB {
+		figure = fmt.Sprintf("transfers/s, %s (%s) / %s", a, runA, b)
+	}
+	return judgeRatio(figure, runA, want, ratio, ok, why)
+}
