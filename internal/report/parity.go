@@ -625,6 +625,9 @@ func (m *model) paritySection() *section {
 	a := m.audit()
 	s := &section{ID: "parity", Heading: "Parity"}
 	s.Paras = append(s.Paras, a.verdict())
+	if p := m.profileLine(); p != "" {
+		s.Paras = append(s.Paras, p)
+	}
 	if d := m.distribution(); d != "" {
 		s.Paras = append(s.Paras, "Rows and keys drawn with the "+d+" distribution (sysbench --rand-type).")
 	}
@@ -641,6 +644,25 @@ func (m *model) paritySection() *section {
 		}
 	}
 	return s
+}
+
+// profileLine names the profile the servers ran with, "" when no result recorded one.
+func (m *model) profileLine() string {
+	set := map[string]bool{}
+	for _, r := range m.Results {
+		if r.Profile != "" {
+			set[r.Profile] = true
+		}
+	}
+	what := map[string]string{"fair": "fair (the same settings on every engine)", "defaults": "defaults (each engine as its package ships it)"}
+	var parts []string
+	for _, p := range sortedStrings(set) {
+		parts = append(parts, orText(what[p], p))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Profile: " + joinAnd(parts) + "."
 }
 
 // distribution names the random distributions the runs used, "" when none recorded one.
