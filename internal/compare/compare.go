@@ -178,17 +178,9 @@ func Run(ctx context.Context, o *Options) error {
 			if runErr = c.engine(ctx, inst, rep, o.Profile); runErr != nil {
 				break
 			}
-		}
-	}
-	for _, er := range explainRuns(o.Explain, insts) {
-		if runErr != nil {
-			break
-		}
-		prof := o.Profile
-		prof.Flip = []string{er.knob}
-		c.logf("== explain %s: %s with that one knob flipped", er.knob, er.inst.Kind)
-		for rep := 1; rep <= o.Suite.Repeat && runErr == nil; rep++ {
-			runErr = c.engine(ctx, er.inst, rep, prof)
+			if runErr = c.explain(ctx, inst, rep); runErr != nil {
+				break
+			}
 		}
 	}
 	if err := writeEnvironment(o.OutDir, env); err != nil && runErr == nil {
@@ -202,6 +194,21 @@ func Run(ctx context.Context, o *Options) error {
 		runErr = err
 	}
 	return runErr
+}
+
+// explain runs the suite on inst once per --explain knob that applies to it, that knob flipped,
+// right after inst's own run: beside it in time, so that a machine whose speed drifts (steal,
+// other tenants) moves the two figures alike.
+func (c *comparison) explain(ctx context.Context, inst engine.Installation, rep int) error {
+	for _, er := range explainRuns(c.opts.Explain, []engine.Installation{inst}) {
+		prof := c.opts.Profile
+		prof.Flip = []string{er.knob}
+		c.logf("== explain %s: %s with that one knob flipped", er.knob, inst.Kind)
+		if err := c.engine(ctx, inst, rep, prof); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func hasOption(spec workload.Spec, name string) bool {

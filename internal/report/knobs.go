@@ -53,7 +53,7 @@ func (m *model) knobSection() *section {
 	for _, k := range keys {
 		t.Rows = append(t.Rows, m.knobRow(k, runs[k]))
 	}
-	t.Foot = []string{"Each row is one engine run again with that one knob flipped from the comparison's profile, everything else equal; TPS is the median of complete runs at the thread count the comparison's tables use. Effect is flipped over compared, minus one; within noise when smaller than the larger of 5% and the repeat spread."}
+	t.Foot = []string{"Each row is one engine run again with that one knob flipped from the comparison's profile, everything else equal; TPS is the median of complete runs at the thread count the comparison's tables use. Effect is flipped over compared, minus one; within noise when smaller than the larger of 5% and the repeat spread. Each flipped run follows its engine's own run directly; an effect on a workload the knob cannot touch (the binary log on read-only work) shows how much the machine itself moved between the two."}
 	return &section{ID: "knobs", Heading: "Knob effects (--explain)", Tables: []*table{t},
 		Paras: []string{"Which setting explains a gap: the headline figure of each engine with one knob flipped, beside the comparison's."}}
 }
