@@ -65,6 +65,10 @@ func (s *Server) mysqlCmd() *exec.Cmd {
 		"--socket="+s.socket,
 		"--pid-file="+s.inner("data/mysqld.pid"),
 		"--log-error="+s.inner("error.log"),
+		// Temporary tables in the server's own run dir, as PostgreSQL keeps its temp files in its
+		// data dir: on the same disk, and out of reach of whatever else cleans /tmp (a MariaDB
+		// here lost a temp table's file mid-query to a cleaner of /tmp).
+		"--tmpdir="+s.inner(""),
 	)
 	for _, k := range sortedKeys(s.Applied) {
 		v := s.Applied[k]
