@@ -76,6 +76,20 @@ func (w *onLine) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// runClean runs the comparison, checks it left nothing behind, and reads its results.
+func runClean(t *testing.T, o *Options) []*result.Result {
+	t.Helper()
+	if err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	nothingLeftBehind(t, o)
+	results, err := result.ReadDir(filepath.Join(o.OutDir, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return results
+}
+
 // nothingLeftBehind: no server running and no data directory, whatever happened.
 func nothingLeftBehind(t *testing.T, o *Options) {
 	t.Helper()
@@ -98,14 +112,7 @@ func nothingLeftBehind(t *testing.T, o *Options) {
 func TestCompareEndToEnd(t *testing.T) {
 	kinds := engines(t)
 	o := options(t, kinds)
-	if err := Run(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
-	nothingLeftBehind(t, o)
-	results, err := result.ReadDir(filepath.Join(o.OutDir, "results"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	results := runClean(t, o)
 	if len(results) != 2*len(kinds) {
 		t.Fatalf("%d results, want %d", len(results), 2*len(kinds))
 	}

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -30,14 +29,7 @@ func TestCompareDefaultsAndExplain(t *testing.T) {
 	o.Profile = engine.Profile{Mode: engine.ModeDefaults}
 	o.Explain = []string{"binlog"}
 	o.Suite.Steps = o.Suite.Steps[:1] // oltp_read_write: the binary log has writes to log
-	if err := Run(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
-	nothingLeftBehind(t, o)
-	results, err := result.ReadDir(filepath.Join(o.OutDir, "results"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	results := runClean(t, o)
 	if len(results) != 4 {
 		t.Fatalf("%d results, want 4 (2 engines, each as compared and with binlog flipped)", len(results))
 	}
