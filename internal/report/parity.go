@@ -322,6 +322,7 @@ func (m *model) settingsAudit(a *parityAudit) *table {
 	if len(all) > 1 {
 		a.diffs = append(a.diffs, parityDiff{what: "profile: the engines ran under different profiles (" + strings.Join(sortedStrings(all), ", ") + ")"})
 	}
+	m.transportRow(a, t)
 	for _, f := range facets {
 		vals := m.facetValues(f)
 		row := []cell{{Text: f.name, Head: true}}
@@ -344,6 +345,37 @@ func (m *model) settingsAudit(a *parityAudit) *table {
 	m.tornPageMechanism(a)
 	t.Foot = []string{"— means the server did not report the setting (or the results predate the audit); n/a that the engine has no such setting."}
 	return t
+}
+
+// transportRow shows what each server said the benchmark's connections were: plaintext or a
+// TLS version. Encryption costs CPU on both ends, so engines must agree.
+func (m *model) transportRow(a *parityAudit, t *table) {
+	vals := map[*variant][]string{}
+	all := map[string]bool{}
+	for _, r := range m.Results {
+		if tr := r.Engine.Transport; tr != "" {
+			v := m.variantOf(r)
+			if !containsStr(vals[v], tr) {
+				vals[v] = append(vals[v], tr)
+			}
+			all[tr] = true
+		}
+	}
+	row := []cell{{Text: "transport (TLS)", Head: true}}
+	for _, v := range m.Variants {
+		txt := strings.Join(vals[v], " / ")
+		if txt == "" {
+			txt = "—"
+			if !containsStr(a.unrecorded, "transport") {
+				a.unrecorded = append(a.unrecorded, "transport")
+			}
+		}
+		row = append(row, cell{Text: txt})
+	}
+	t.Rows = append(t.Rows, row)
+	if len(all) > 1 {
+		a.diffs = append(a.diffs, parityDiff{what: "transport: the engines' connections differ (" + strings.Join(sortedStrings(all), ", ") + ")"})
+	}
 }
 
 // facetDiff compares a facet's canonical values and explains a difference where it can.
@@ -534,52 +566,90 @@ func containsFacts(list []dataFacts, f dataFacts) bool {
 	return false
 }
 
-// statementsAudit compares the statements each transaction sent, per workload at its headline
-// thread count.
+// perTxnMetric is one per-transaction figure of the statements audit: num gives a run's count, or
+// false when the run did not record it.
+type perTxnMetric struct {
+	name string
+	num  func(r *result.Result) (int64, bool)
+}
+
+var perTxnMetrics = []perTxnMetric{
+	{"statements per transaction", func(r *result.Result) (int64, bool) {
+		if r.Wire != nil {
+			return r.Wire.Statements, true
+		}
+		return r.Queries.Total, true
+	}},
+	{"round trips per transaction", func(r *result.Result) (int64, bool) {
+		if r.Wire != nil {
+			return r.Wire.RoundTrips, true
+		}
+		return 0, false
+	}},
+}
+
+// statementsAudit compares what each transaction sent, per workload at its headline thread
+// count: statements and round trips counted on the wire by sqldb (statements from the runner's
+// query counts in results that predate the wire counters).
 func (m *model) statementsAudit(a *parityAudit) *table {
 	h, num := m.engineHeader("Workload", "")
 	num[0], num[1] = false, false
 	t := &table{Caption: "Statements", Header: h, Numeric: num}
 	for _, w := range m.Workloads {
 		gs := m.headlineGroups(w)
-		per := make([]float64, len(gs))
-		cells := []cell{{Text: w, Head: true}, {Text: "statements per transaction"}}
-		lo, hi := math.Inf(1), math.Inf(-1)
-		var vals []string
-		for i, g := range gs {
-			txt := "—"
-			if g != nil {
-				var q, tx int64
-				for _, r := range g.Used {
-					q += r.Queries.Total
-					tx += r.Transactions
-				}
-				if tx > 0 {
-					per[i] = float64(q) / float64(tx)
-					txt = fmtFixed(per[i], 2)
-					lo, hi = math.Min(lo, per[i]), math.Max(hi, per[i])
-					vals = append(vals, txt+" on "+g.V.Name)
-				}
-			}
-			cells = append(cells, cell{Text: txt})
-		}
-		t.Rows = append(t.Rows, cells)
-		if hi > lo*1.02 {
-			a.diffs = append(a.diffs, parityDiff{what: w + ": statements per transaction differ: " + strings.Join(vals, ", ")})
-		}
-		for _, name := range []string{"protocol (prepared or text)", "round trips per transaction"} {
-			row := []cell{{Text: w, Head: true}, {Text: name}}
-			for range gs {
-				row = append(row, cell{Text: "not recorded"})
-			}
+		for _, pm := range perTxnMetrics {
+			row, diff := perTxnRow(w, pm, gs)
 			t.Rows = append(t.Rows, row)
+			if diff != "" {
+				a.diffs = append(a.diffs, parityDiff{what: diff})
+			}
 		}
+		row := []cell{{Text: w, Head: true}, {Text: "protocol (prepared or text)"}}
+		for range gs {
+			row = append(row, cell{Text: "not recorded"})
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	if len(t.Rows) == 0 {
 		return nil
 	}
-	t.Foot = []string{"Statements per transaction count every statement sent (BEGIN and COMMIT included) over the committed transactions, retries included. These results do not record the protocol or the round trips on the wire."}
+	t.Foot = []string{"Per committed transaction over the measured window, counted on the wire by sqldb: every statement sent (BEGIN and COMMIT included; preparing one is a round trip, not a statement), retried attempts included, so small differences in retries show as decimals. The results do not record whether statements went prepared or as text."}
 	return t
+}
+
+// perTxnRow is one per-transaction figure for each engine, and the difference when the engines'
+// figures are more than 2% apart.
+func perTxnRow(w string, pm perTxnMetric, gs []*group) ([]cell, string) {
+	cells := []cell{{Text: w, Head: true}, {Text: pm.name}}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var vals []string
+	for _, g := range gs {
+		txt := "—"
+		if g != nil {
+			var n, tx int64
+			recorded := len(g.Used) > 0
+			for _, r := range g.Used {
+				c, ok := pm.num(r)
+				recorded = recorded && ok
+				n += c
+				tx += r.Transactions
+			}
+			switch {
+			case !recorded:
+				txt = "not recorded"
+			case tx > 0:
+				per := float64(n) / float64(tx)
+				txt = fmtFixed(per, 2)
+				lo, hi = math.Min(lo, per), math.Max(hi, per)
+				vals = append(vals, txt+" on "+g.V.Name)
+			}
+		}
+		cells = append(cells, cell{Text: txt})
+	}
+	if hi > lo*1.02 {
+		return cells, w + ": " + pm.name + " differ: " + strings.Join(vals, ", ")
+	}
+	return cells, ""
 }
 
 // parityVerdict is the audit's one line.

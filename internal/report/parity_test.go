@@ -55,6 +55,8 @@ func parityFixture(t testing.TB) *Input {
 		r.Server.Settings = defaultsSettings[kind]
 		r.Server.Profile = map[string]string{"bind_address": "127.0.0.1"}
 		r.Dataset = sysbenchDataset(25000)
+		r.Engine.Transport = "plaintext"
+		r.Wire = &result.Wire{Statements: r.Transactions * 20, RoundTrips: r.Transactions*20 + 16}
 		if kind == "mariadb" {
 			r.Dataset = sysbenchDataset(24999)
 		}
@@ -118,6 +120,17 @@ func TestParityAudit(t *testing.T) {
 	if strings.Contains(text, "1,395 |") && strings.Count(text, "1,395") != 1 {
 		t.Errorf("a flipped run's TPS appears outside the knob section")
 	}
+
+	// Encrypted connections on one engine only: unexplained, whatever else is equal.
+	in.Results[1].Engine.Transport = "TLSv1.3"
+	md, err = Markdown(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "transport: the engines' connections differ (TLSv1.3, plaintext) | unexplained") {
+		t.Errorf("a TLS connection on one engine is not an unexplained difference")
+	}
+	in.Results[1].Engine.Transport = "plaintext"
 
 	// The same engines loading the same rows under one profile: nothing unexplained, no caveat.
 	for _, r := range in.Results {
