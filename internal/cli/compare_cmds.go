@@ -196,8 +196,8 @@ func newReportCmd() *cobra.Command {
 }
 
 func newServeCmd() *cobra.Command {
-	var kind, mysqlRoot, workDir, bufferPool, profileName string
-	var binlog bool
+	var kind, mysqlRoot, workDir, bufferPool, profileName, device string
+	var binlog, noJournal bool
 	cmd := &cobra.Command{
 		Use:   "serve --engine postgres|mariadb|mysql",
 		Short: "Start one throwaway server with the fairness profile, print its DSN, stop it on Ctrl-C",
@@ -217,16 +217,7 @@ func newServeCmd() *cobra.Command {
 			if err := engine.CheckProfile(inst, prof); err != nil {
 				return badInput(err)
 			}
-			srv, err := engine.Start(cmd.Context(), inst, prof, workDir)
-			if err != nil {
-				return err
-			}
-			defer srv.Stop()
-			// The DSN of a throwaway loopback server carries its fixed throwaway password only.
-			fmt.Fprintln(cmd.OutOrStdout(), srv.DSN)
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s %s running (pid tree %v); Ctrl-C stops it and removes %s\n", inst.Kind, inst.Version, srv.PIDs(), srv.DataDir)
-			<-cmd.Context().Done()
-			return nil
+			return serve(cmd, inst, prof, workDir, device, noJournal)
 		},
 	}
 	f := cmd.Flags()
@@ -235,6 +226,8 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&workDir, "workdir", "", "where the data directory goes (default the system temp dir)")
 	f.StringVar(&bufferPool, "buffer-pool", "", "buffer pool (default 25% of RAM, at most 2G)")
 	f.BoolVar(&binlog, "binlog", false, "binary log on (MySQL, MariaDB)")
+	f.StringVar(&device, "device", "", "put the data directory on a loop device of its own of this size (e.g. 8G; root), whose /sys/block counters are then the server's alone")
+	f.BoolVar(&noJournal, "device-no-journal", false, "make the --device filesystem without ext4's journal, whose writes no cgroup is charged for")
 	addProfileFlag(f, &profileName)
 	_ = cmd.MarkFlagRequired("engine")
 	return cmd

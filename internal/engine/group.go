@@ -71,3 +71,24 @@ func (s *Server) joinGroup(cmd *exec.Cmd) (closeFiles func(), err error) {
 		}
 	}, nil
 }
+
+// Exited is closed when the server process exits, whoever ended it (Stop, a crash, a kill): a
+// caller that keeps a server running (serve) watches it. Nil before the server process started.
+func (s *Server) Exited() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.child == nil || !s.child.server {
+		return nil
+	}
+	return s.child.done
+}
+
+// ExitError says how the server process ended, once Exited is closed.
+func (s *Server) ExitError() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.child == nil {
+		return nil
+	}
+	return s.child.err
+}

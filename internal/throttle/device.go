@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/fairbench/fairbench/internal/cgroup"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fairbench/fairbench/internal/cgroup"
 )
 
 // DefaultDeviceSize is the backing file's size. The file is sparse, so it costs only what is
@@ -33,6 +34,11 @@ type DeviceOptions struct {
 	// failAt names a set-up step to fail on purpose, for the tests of the tear-down: "losetup",
 	// "mkfs", "mount", and through Setup "cgroup", "limit" or "add".
 	failAt string
+	// NoJournal makes the filesystem without ext4's journal. The journal's commits, which every
+	// fsync that changes metadata (a file's mtime, its size) causes, are written by a kernel
+	// thread that no cgroup is charged for; without it, a server's cgroup counts all of the
+	// device's writes, which is what bench/disk-truth.sh checks.
+	NoJournal bool
 }
 
 // Device is a loop device over a sparse file in a fresh directory, formatted ext4 and mounted at
@@ -116,8 +122,11 @@ func NewDevice(ctx context.Context, opts DeviceOptions) (_ *Device, err error) {
 	}
 	// Inode tables and the journal are written now rather than by ext4lazyinit in the background,
 	// which would otherwise spend the cap of the first measured steps.
-	mkfs := exec.CommandContext(ctx, "mkfs.ext4", "-q", "-F", "-m", "0", "-L", "fairbench",
-		"-E", "lazy_itable_init=0,lazy_journal_init=0,nodiscard", d.Path)
+	args := []string{"-q", "-F", "-m", "0", "-L", "fairbench", "-E", "lazy_itable_init=0,lazy_journal_init=0,nodiscard"}
+	if opts.NoJournal {
+		args = append(args, "-O", "^has_journal")
+	}
+	mkfs := exec.CommandContext(ctx, "mkfs.ext4", append(args, d.Path)...)
 	if out, err := mkfs.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("mkfs.ext4 %s: %v: %s", d.Path, err, lastLine(out))
 	}

@@ -3,13 +3,14 @@ package throttle
 import (
 	"errors"
 	"fmt"
-	"github.com/fairbench/fairbench/internal/cgroup"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fairbench/fairbench/internal/cgroup"
 )
 
 // A fairbench killed outright (kill -9, the OOM killer) runs no Close: its loop device, mount,

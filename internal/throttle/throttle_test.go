@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/fairbench/fairbench/internal/cgroup"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fairbench/fairbench/internal/cgroup"
 )
 
 func TestParseRate(t *testing.T) {

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/runspec"
+	"github.com/fairbench/fairbench/internal/throttle"
+)
+
+// serve starts one throwaway server (on a loop device of its own with --device), prints its DSN
+// and keeps it until Ctrl-C; a server that dies meanwhile ends serve with exit status 1 and says
+// so, instead of leaving a user to find out from refused connections.
+func serve(cmd *cobra.Command, inst engine.Installation, prof engine.Profile, workDir, device string, noJournal bool) error {
+	stderr := cmd.ErrOrStderr()
+	if device != "" {
+		size, err := runspec.ParseSize("--device", device)
+		if err != nil {
+			return badInput(err)
+		}
+		if _, err := throttle.ReapStale(workDir); err != nil {
+			fmt.Fprintf(stderr, "fairbench: reaping loop devices left by a killed fairbench: %v\n", err)
+		}
+		dev, err := throttle.NewDevice(cmd.Context(), throttle.DeviceOptions{WorkDir: workDir, SizeBytes: size, NoJournal: noJournal})
+		if err != nil {
+			if err == throttle.ErrNotRoot {
+				return badInput(err)
+			}
+			return err
+		}
+		defer dev.Close() // after the server's Stop below
+		workDir = dev.Dir
+		journal := "ext4"
+		if noJournal {
+			journal = "ext4 without a journal"
+		}
+		fmt.Fprintf(stderr, "data directory on %s (%s), a loop device of its own, %s (counters: /sys/block/%s/stat)\n",
+			dev.Path, dev.DevNum(), journal, strings.TrimPrefix(dev.Path, "/dev/"))
+	}
+	srv, err := engine.Start(cmd.Context(), inst, prof, workDir)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	// The DSN of a throwaway loopback server carries its fixed throwaway password only.
+	fmt.Fprintln(cmd.OutOrStdout(), srv.DSN)
+	fmt.Fprintf(stderr, "%s %s running (pid tree %v); Ctrl-C stops it and removes %s\n", inst.Kind, inst.Version, srv.PIDs(), srv.DataDir)
+	select {
+	case <-cmd.Context().Done():
+		return nil
+	case <-srv.Exited():
+		fmt.Fprintf(stderr, "the server's log ends:\n%s", srv.Logs())
+		return fmt.Errorf("the %s server is no longer running: it exited (%v) while serving", inst.Kind, srv.ExitError())
+	}
+}

@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"bufio"
+	"io"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/engine"
+)
+
+// serve must not keep saying "running" after its server died: it watches the server and ends
+// with exit status 1, saying so (issue 19, item 13).
+func TestServeNoticesDeadServer(t *testing.T) {
+	if _, err := engine.Find(engine.Postgres, ""); err != nil {
+		t.Skip("PostgreSQL is not installed")
+	}
+	pr, pw := io.Pipe()
+	var stderr strings.Builder
+	done := make(chan int, 1)
+	go func() {
+		done <- Main([]string{"serve", "--engine", "postgres"}, pw, &stderr)
+		pw.Close()
+	}()
+	dsn, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve printed no DSN: %v; stderr %s", err, stderr.String())
+	}
+	go io.Copy(io.Discard, pr)
+	var srv *engine.Server
+	for _, s := range engine.Running() {
+		if strings.TrimSpace(dsn) == s.DSN {
+			srv = s
+		}
+	}
+	if srv == nil {
+		t.Fatalf("serve's server %s is not among the running ones", dsn)
+	}
+	pids := srv.PIDs()
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-done:
+		last := strings.TrimSpace(stderr.String())
+		last = last[strings.LastIndex(last, "\n")+1:]
+		if code != 1 || !strings.Contains(last, "no longer running") {
+			t.Errorf("serve after its server was killed: exit %d, last line %q; want 1 and 'no longer running'", code, last)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve kept running after its server died")
+	}
+}
