@@ -72,7 +72,8 @@ func isInputError(err error) bool {
 	var ie inputError
 	var re *runspec.InputError
 	var np *workload.NotPreparedError
-	return errors.As(err, &ie) || errors.As(err, &re) || errors.As(err, &np) ||
+	var de *workload.DataError
+	return errors.As(err, &ie) || errors.As(err, &re) || errors.As(err, &np) || errors.As(err, &de) ||
 		sqldb.IsTooManyConnections(err)
 }
 

@@ -41,16 +41,20 @@ func (f *jobFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.workload, "workload", "", "workload name (see 'fairbench workloads')")
 	f.opts = map[string]*string{}
 	// Every workload's options become flags; a workload rejects the ones that are not its own.
-	seen := map[string]workload.Option{}
+	// A flag's text gives each workload's default where they differ; an empty flag value means
+	// "not given", so the workload's own default (or prepare's record) applies.
+	seen := map[string]bool{}
 	for _, s := range workload.All() {
 		for _, o := range s.Options {
-			if _, ok := seen[o.Name]; !ok {
-				seen[o.Name] = o
-			}
+			seen[o.Name] = true
 		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(seen)) {
-		f.opts[n] = fs.String(n, "", fmt.Sprintf("workload option: %s (default %s)", seen[n].Help, seen[n].Default))
+		help, defaults := workload.DescribeOption(n)
+		if defaults != `""` {
+			help += " (default " + defaults + ")"
+		}
+		f.opts[n] = fs.String(n, "", "workload option: "+help)
 	}
 	d := randgen.DefaultConfig("uniform")
 	fs.StringVar(&f.rnd.Type, "rand-type", d.Type, "distribution of row ids: uniform, special (sysbench 1.0.20's default), gaussian, pareto, zipfian")
@@ -60,6 +64,26 @@ func (f *jobFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.rnd.SpecRes, "rand-spec-res", d.SpecRes, "percent of special values that are hot")
 	fs.Float64Var(&f.rnd.ParetoH, "rand-pareto-h", d.ParetoH, "shape parameter of the pareto distribution")
 	fs.Float64Var(&f.rnd.ZipfExp, "rand-zipfian-exp", d.ZipfExp, "exponent of the zipfian distribution")
+}
+
+// showWorkloadHelp makes `CMD --workload NAME --help` end with NAME's options and its own
+// defaults, and plain `CMD --help` say how to see them.
+func (f *jobFlags) showWorkloadHelp(cmd *cobra.Command) {
+	plain := cmd.HelpFunc()
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		plain(c, args)
+		w := c.OutOrStdout()
+		spec, err := workload.Lookup(f.workload)
+		if f.workload == "" || err != nil {
+			fmt.Fprintf(w, "\nWorkload options' defaults differ by workload: '%s --workload NAME --help' lists NAME's own.\n", c.CommandPath())
+			return
+		}
+		fmt.Fprintf(w, "\nOptions of %s, with its defaults:\n%s", spec.Name, spec.OptionsHelp())
+		if len(spec.DataOptions) > 0 && c.Name() != "prepare" {
+			fmt.Fprintf(w, "\n%s takes --%s from what prepare recorded on the target; given, they must match it.\n",
+				c.Name(), strings.Join(spec.DataOptions, ", --"))
+		}
+	})
 }
 
 // job builds the job from the flags: every input error surfaces here, before any server is touched.
@@ -114,20 +138,15 @@ func newPrepareCmd() *cobra.Command {
 			fmt.Fprintf(out, "Preparing %s on %s (%s)\n", j.Spec.Name, j.Target.Redacted(), ver)
 			bar := progressBar(out)
 			start := time.Now()
-			err = j.Workload.Prepare(cmd.Context(), j.Env(loadThreads, force, bar, out))
-			if err != nil {
-				var np *workload.NotPreparedError
-				var full *sqldb.DiskFullError
-				if isRefusal(err) || asNotPrepared(err, &np) || errors.As(err, &full) {
-					return badInput(err)
-				}
-				return err
+			if err := j.Prepare(cmd.Context(), j.Env(loadThreads, force, bar, out)); err != nil {
+				return classify(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "prepare: %s loaded in %.2fs\n", j.Spec.Name, time.Since(start).Seconds())
 			return nil
 		},
 	}
 	f.register(cmd.Flags())
+	f.showWorkloadHelp(cmd)
 	cmd.Flags().IntVar(&loadThreads, "load-threads", defaultLoadThreads(), "tables loaded in parallel")
 	cmd.Flags().BoolVar(&force, "force", false, "drop and recreate tables that fairbench created earlier (never others)")
 	return cmd
@@ -142,6 +161,19 @@ func isRefusal(err error) bool {
 }
 
 func asNotPrepared(err error, np **workload.NotPreparedError) bool { return errors.As(err, np) }
+
+// classify marks the errors that say the data on the target is not what the command needs
+// (missing, not fairbench's, unfinished, other parameters) or that it cannot hold (a full
+// disk) as the user's to fix.
+func classify(err error) error {
+	var np *workload.NotPreparedError
+	var de *workload.DataError
+	var full *sqldb.DiskFullError
+	if errors.As(err, &np) || errors.As(err, &de) || errors.As(err, &full) || isRefusal(err) {
+		return badInput(err)
+	}
+	return err
+}
 
 // progressBar draws on a terminal and stays silent otherwise, so logs and CI output stay clean.
 func progressBar(w io.Writer) func(done, total int64) {
@@ -178,14 +210,15 @@ func newTargetCmd(use, short string, action func(cmd *cobra.Command, j *job.Job)
 		},
 	}
 	f.register(cmd.Flags())
+	f.showWorkloadHelp(cmd)
 	return cmd
 }
 
 func newCleanupCmd() *cobra.Command {
 	return newTargetCmd("cleanup --target DSN --workload NAME", "Drop the tables that fairbench's prepare created (and nothing else)",
 		func(cmd *cobra.Command, j *job.Job) error {
-			if err := j.Workload.Cleanup(cmd.Context(), j.Env(1, false, nil, cmd.ErrOrStderr())); err != nil {
-				return err
+			if err := j.Cleanup(cmd.Context(), j.Env(1, false, nil, cmd.ErrOrStderr())); err != nil {
+				return classify(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "cleanup: %s tables dropped\n", j.Spec.Name)
 			return nil
@@ -197,34 +230,27 @@ func newCheckCmd() *cobra.Command {
 		func(cmd *cobra.Command, j *job.Job) error { return runCheck(cmd, j) })
 }
 
-// runCheck runs the workload's data check and prints its verdict (after run --check too).
+// runCheck runs the workload's data check and prints every verdict.
 func runCheck(cmd *cobra.Command, j *job.Job) error {
-	if ex, ok := j.Workload.(workload.Explainer); ok {
-		verdicts, err := ex.Verdicts(cmd.Context(), j.Env(1, false, nil, cmd.ErrOrStderr()))
-		if err != nil {
-			return err
-		}
-		var failed []string
-		for _, v := range verdicts {
-			mark := "ok  "
-			if !v.OK {
-				mark = "FAIL"
-				failed = append(failed, v.Name)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "check: %s %s %s\n", mark, v.Name, v.Detail)
-		}
-		if len(failed) > 0 {
-			return fmt.Errorf("check failed: %s", strings.Join(failed, "; "))
-		}
-		// The verdicts are the whole check; running Check too would compute them twice.
-		fmt.Fprintf(cmd.OutOrStdout(), "check: %s passed\n", j.Spec.Name)
-		return nil
+	dc, err := j.Check(cmd.Context(), cmd.ErrOrStderr())
+	if err != nil {
+		return classify(err)
 	}
-	if err := j.Workload.Check(cmd.Context(), j.Env(1, false, nil, cmd.ErrOrStderr())); err != nil {
-		return fmt.Errorf("check failed: %w", err)
+	printVerdicts(cmd.OutOrStdout(), j.Spec.Name, dc)
+	return job.CheckError(dc)
+}
+
+func printVerdicts(w io.Writer, name string, dc *result.DataCheck) {
+	for _, v := range dc.Verdicts {
+		mark := "ok  "
+		if !v.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "check: %s %s %s\n", mark, v.Name, v.Detail)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "check: %s passed\n", j.Spec.Name)
-	return nil
+	if dc.Passed {
+		fmt.Fprintf(w, "check: %s passed\n", name)
+	}
 }
 
 type runFlags struct {
@@ -367,6 +393,7 @@ func newRunCmd() *cobra.Command {
 	var f jobFlags
 	var r runFlags
 	var nodeExporter string
+	var flush bool
 	cmd := &cobra.Command{
 		Use:   "run --target DSN --workload NAME [--threads 8] [--time 30s] [options]",
 		Short: "Run a workload and measure throughput and latency",
@@ -390,6 +417,7 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			j.CheckAfterRun, j.NoFlush = r.check, !flush
 			for _, n := range threads {
 				cfg.Threads = n
 				res, runErr := runMeasured(cmd.Context(), j, cfg, hosts)
@@ -402,6 +430,9 @@ func newRunCmd() *cobra.Command {
 					}
 					printSummary(cmd.OutOrStdout(), res)
 					printServer(cmd.OutOrStdout(), res.Server)
+					if res.DataCheck != nil {
+						printVerdicts(cmd.OutOrStdout(), j.Spec.Name, res.DataCheck)
+					}
 					if path := outPath(r.out, n, len(threads) > 1); path != "" {
 						if err := result.Write(path, res); err != nil {
 							return fmt.Errorf("writing %s: %w", path, err)
@@ -410,25 +441,21 @@ func newRunCmd() *cobra.Command {
 					}
 				}
 				if runErr != nil {
-					var np *workload.NotPreparedError
-					if asNotPrepared(runErr, &np) {
-						return badInput(runErr)
+					if res == nil {
+						return classify(runErr)
 					}
 					return fmt.Errorf("run stopped: %w", runErr)
 				}
-			}
-			if ac, ok := j.Workload.(workload.AutoChecked); ok && ac.CheckAfterRun() {
-				r.check = true
-			}
-			if r.check {
-				return runCheck(cmd, j)
 			}
 			return nil
 		},
 	}
 	f.register(cmd.Flags())
+	f.showWorkloadHelp(cmd)
 	r.register(cmd.Flags())
 	cmd.Flags().StringVar(&nodeExporter, "node-exporter", "", "URL of node_exporter's metrics on the server's machine (http://HOST:9100/metrics): host CPU, memory and disk from there")
+	cmd.Flags().BoolVar(&flush, "flush", true, "write out the server's dirty pages before each measured step (PostgreSQL CHECKPOINT, "+
+		"InnoDB's dirty pages to about zero) so every step starts from the same state; --flush=false skips it")
 	return cmd
 }
 

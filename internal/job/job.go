@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"sync"
 	"time"
 
@@ -28,6 +29,14 @@ type Job struct {
 	Seed     uint64
 	// PIDs lists the server's processes when fairbench started the server (compare), else nil.
 	PIDs func() []int
+	// Set holds the options given explicitly (flags, a suite's step): a data option among them
+	// must agree with what prepare recorded; data options not given come from the record.
+	Set map[string]string
+	// CheckAfterRun runs the data check after every run (--check); workloads that ask for it
+	// (workload.AutoChecked) get it regardless.
+	CheckAfterRun bool
+	// NoFlush skips flushing the server's dirty pages before each measured step (see Settle).
+	NoFlush bool
 }
 
 // New validates everything that can be validated without a server, so bad input fails before
@@ -47,6 +56,9 @@ func New(target sqldb.Target, workloadName string, set map[string]string, rnd ra
 		}
 	}
 	opts := spec.WithDefaults(set)
+	if err := spec.CheckLimits(opts); err != nil {
+		return nil, err
+	}
 	wl, err := spec.New(opts)
 	if err != nil {
 		return nil, err
@@ -54,7 +66,13 @@ func New(target sqldb.Target, workloadName string, set map[string]string, rnd ra
 	if err := rnd.Init(); err != nil {
 		return nil, err
 	}
-	return &Job{Target: target, Spec: spec, Options: opts, Workload: wl, Rand: rnd, Seed: seed}, nil
+	return &Job{Target: target, Spec: spec, Options: opts, Workload: wl, Rand: rnd, Seed: seed, Set: explicit(set)}, nil
+}
+
+func explicit(set map[string]string) map[string]string {
+	out := map[string]string{}
+	maps.Copy(out, set)
+	return out
 }
 
 // Connect opens one connection to the job's target.
@@ -147,7 +165,9 @@ func (w *wireTally) result(transactions int64) *result.Wire {
 	return out
 }
 
-// Run measures the workload and returns a result with every identifying field filled in. On
+// Run measures the workload and returns a result with every identifying field filled in. It
+// first refuses data that is not a finished data set of fairbench's own with the parameters
+// asked for (Guard), and brings the server to the same state before every step (Settle). On
 // failure the result holds what was measured, marked incomplete.
 func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error) {
 	started := time.Now().UTC()
@@ -155,6 +175,11 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 	if err != nil {
 		return nil, err
 	}
+	prepared, err := j.Guard(ctx)
+	if err != nil {
+		return nil, err
+	}
+	state := j.Settle(ctx)
 	cfg.Rand = &j.Rand
 	cfg.Seed = j.Seed
 	var res *result.Result
@@ -173,18 +198,24 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 	if res == nil {
 		return nil, runErr
 	}
+	j.describe(res, started, ver, transport)
+	res.Prepared, res.StartState = prepared, state
+	if runErr == nil && ctx.Err() == nil && j.wantsCheck() {
+		runErr = j.checkAfterRun(ctx, res, cfg.Progress)
+	}
+	return res, runErr
+}
+
+// describe fills in what identifies the run: schema, versions, engine, workload and options.
+func (j *Job) describe(res *result.Result, started time.Time, ver, transport string) {
 	res.Schema = result.SchemaVersion
 	res.ToolVersion = version.Version
 	res.StartedAt = started
 	res.Engine = result.Engine{Kind: string(j.Target.Kind), Version: ver, Target: j.Target.Redacted(), Transport: transport}
-	opts := map[string]string{}
-	for k, v := range j.Options {
-		opts[k] = v
-	}
+	opts := maps.Clone(map[string]string(j.Options))
 	opts["rand-type"] = j.Rand.Type
 	res.Workload = result.Workload{Name: j.Spec.Name, Options: opts}
 	if sm, ok := j.Workload.(workload.Summarizer); ok {
 		res.Metrics = sm.Summarize(res)
 	}
-	return res, runErr
 }

@@ -36,7 +36,7 @@ func TestWireAndTransport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := j.Workload.Prepare(ctx, j.Env(1, false, nil, io.Discard)); err != nil {
+			if err := j.Prepare(ctx, j.Env(1, false, nil, io.Discard)); err != nil {
 				t.Fatal(err)
 			}
 			res, err := j.Run(ctx, runner.Config{Threads: 2, Duration: 700 * time.Millisecond, Warmup: 200 * time.Millisecond,

@@ -89,6 +89,15 @@ type Result struct {
 
 	// Wire counts what the clients sent over the measured window, for the parity audit.
 	Wire *Wire `json:"wire,omitempty"`
+
+	// Prepared is what prepare recorded on the target about the data this run used.
+	Prepared *Prepared `json:"prepared,omitempty"`
+	// StartState is the server's state when the measured step began, after fairbench flushed
+	// its dirty pages, so that every engine and every step starts from the same state.
+	StartState *StartState `json:"start_state,omitempty"`
+	// DataCheck is the workload's data check after the run (TPC-C's consistency conditions,
+	// payments' conservation of money, ...), when one ran.
+	DataCheck *DataCheck `json:"data_check,omitempty"`
 }
 
 // Wire is the client side of the parity audit: statements and round trips counted on the wire by
@@ -102,6 +111,44 @@ type Wire struct {
 
 // IsMeaningful says whether r's throughput may be shown and ranked.
 func (r *Result) IsMeaningful() bool { return r.Meaningful == nil || *r.Meaningful }
+
+// Prepared is prepare's record of the loaded data (the target's fairbench_dataset row).
+type Prepared struct {
+	Name       string            `json:"name"`        // the data set: sbtest, tpcc, ...
+	PreparedBy string            `json:"prepared_by"` // the workload whose prepare loaded it
+	Params     map[string]string `json:"params"`      // its data options
+	Tables     []string          `json:"tables"`
+	StartedAt  string            `json:"started_at"`
+	FinishedAt string            `json:"finished_at"`
+}
+
+// StartState is the server at the start of a measured step. Pointers are nil where the engine
+// does not expose the figure to this connection.
+type StartState struct {
+	// Flush says what fairbench did first: "checkpoint" (PostgreSQL), "dirty pages flushed"
+	// (InnoDB), "off" (asked not to), or why it could not ("not permitted: ...").
+	Flush  string  `json:"flush"`
+	FlushS float64 `json:"flush_s"` // seconds the flush took
+	// DirtyPages is the buffer pool's dirty pages when the step began (InnoDB's
+	// Innodb_buffer_pool_pages_dirty; PostgreSQL's from pg_buffercache when that extension is there).
+	DirtyPages *int64 `json:"dirty_pages,omitempty"`
+	// RedoBacklogBytes is WAL/redo written since the last checkpoint's redo point: what crash
+	// recovery would replay, and what the engine still owes its data files.
+	RedoBacklogBytes *int64 `json:"redo_backlog_bytes,omitempty"`
+}
+
+// DataCheck is one run of a workload's data check.
+type DataCheck struct {
+	Passed   bool      `json:"passed"`
+	Verdicts []Verdict `json:"verdicts"`
+}
+
+// Verdict is one named condition of a data check.
+type Verdict struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
+}
 
 // TPCH is one TPC-H power or throughput test. A query whose answer is wrong or that timed out
 // never shows as a time: its status says so and Seconds is 0.

@@ -204,7 +204,7 @@ func load(ctx context.Context, tg sqldb.Target, c *Common) (time.Duration, error
 		return 0, err
 	}
 	start := time.Now()
-	if err := j.Workload.Prepare(ctx, j.Env(2, true, nil, c.Log)); err != nil {
+	if err := j.Prepare(ctx, j.Env(2, true, nil, c.Log)); err != nil {
 		return 0, fmt.Errorf("loading %d×%d rows: %w", c.Tables, c.TableSize, err)
 	}
 	return time.Since(start), nil

@@ -46,7 +46,7 @@ func (q *tpchQ18) Prepare(ctx context.Context, tg sqldb.Target) error {
 		return err
 	}
 	// The study's server is its own throwaway one, so replacing its tables is safe.
-	return j.Workload.Prepare(ctx, j.Env(2, true, nil, q.log))
+	return j.Prepare(ctx, j.Env(2, true, nil, q.log))
 }
 
 func (q *tpchQ18) Run(ctx context.Context, tg sqldb.Target) (float64, error) {

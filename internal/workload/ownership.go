@@ -43,7 +43,18 @@ func StateOf(ctx context.Context, c sqldb.Conn, name string) (TableState, error)
 	return Foreign, nil
 }
 
-// MarkOwned records that fairbench created the table; call it right after CREATE TABLE.
+// CreateOwned creates a table and marks it as fairbench's in one step, so that no interruption
+// can leave a table of fairbench's without its mark, which cleanup would then refuse to drop:
+// on PostgreSQL both statements go in one simple-protocol message (one implicit transaction);
+// on MySQL and MariaDB the comment is a table option of the CREATE TABLE itself.
+func CreateOwned(ctx context.Context, c sqldb.Conn, name, createSQL string) error {
+	if c.Kind().MySQLFamily() {
+		return c.Exec(ctx, fmt.Sprintf("%s COMMENT = '%s'", createSQL, Marker))
+	}
+	return c.Exec(ctx, fmt.Sprintf("%s;\nCOMMENT ON TABLE %s IS '%s'", createSQL, name, Marker))
+}
+
+// MarkOwned records that fairbench created the table; CreateOwned is the safer way.
 func MarkOwned(ctx context.Context, c sqldb.Conn, name string) error {
 	if c.Kind().MySQLFamily() {
 		return c.Exec(ctx, fmt.Sprintf("ALTER TABLE %s COMMENT = '%s'", name, Marker))
@@ -54,6 +65,8 @@ func MarkOwned(ctx context.Context, c sqldb.Conn, name string) error {
 // ClaimTables is what every Prepare does first: it looks at all the workload's tables before
 // touching any, refuses if one belongs to someone else, refuses if fairbench's own are there
 // unless force, and with force drops fairbench's own (children first: list parents first).
+// Then it tells the context's OnClaim hook which tables are claimed: job records the data set
+// as being prepared from that moment on.
 func ClaimTables(ctx context.Context, c sqldb.Conn, workloadName string, names []string, force bool) error {
 	for _, n := range names {
 		st, err := StateOf(ctx, c, n)
@@ -62,16 +75,17 @@ func ClaimTables(ctx context.Context, c sqldb.Conn, workloadName string, names [
 		}
 		switch {
 		case st == Foreign:
-			return fmt.Errorf("table %s exists and was not created by fairbench: it will not be touched; use another database or drop it yourself", n)
+			return Refusef("table %s exists and was not created by fairbench: it will not be touched; use another database or drop it yourself", n)
 		case st == Ours && !force:
-			return fmt.Errorf("table %s already exists: run 'fairbench cleanup --workload %s' first, or pass --force to recreate fairbench's tables", n, workloadName)
+			return Refusef("table %s already exists: run 'fairbench cleanup --workload %s' first, or pass --force to recreate fairbench's tables", n, workloadName)
 		}
 	}
 	if force {
-		_, err := dropOurs(ctx, c, names)
-		return err
+		if _, err := dropOurs(ctx, c, names); err != nil {
+			return err
+		}
 	}
-	return nil
+	return notifyClaim(ctx, names)
 }
 
 // DropOwned is Cleanup: it drops the tables fairbench created (children first: list parents

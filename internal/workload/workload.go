@@ -83,12 +83,8 @@ type Summarizer interface {
 	Summarize(r *result.Result) map[string]float64
 }
 
-// Verdict is one named condition of a workload's data check.
-type Verdict struct {
-	Name   string
-	OK     bool
-	Detail string
-}
+// Verdict is one named condition of a workload's data check; results store the same type.
+type Verdict = result.Verdict
 
 // Explainer is implemented by workloads whose check has several named conditions (TPC-C's
 // consistency conditions 1-12): check prints every verdict, not only the first failure.
@@ -119,6 +115,33 @@ type Option struct {
 	Name    string
 	Default string
 	Help    string
+	// Max, when set, is the largest whole number the workload's schema can hold for this option
+	// (an id column's type): a larger value is refused before anything is loaded, instead of
+	// failing mid-load.
+	Max int64
+}
+
+// MaxInt is the largest value of an SQL INTEGER, the type of the id columns most workloads use.
+const MaxInt = 1<<31 - 1
+
+// CheckLimits refuses option values the schema cannot hold (Option.Max).
+func (s Spec) CheckLimits(o Options) error {
+	for _, opt := range s.Options {
+		if opt.Max <= 0 {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(o[opt.Name]), 10, 64)
+		if err != nil {
+			if _, ferr := strconv.ParseFloat(strings.TrimSpace(o[opt.Name]), 64); ferr == nil {
+				return fmt.Errorf("--%s must be a whole number, got %q", opt.Name, o[opt.Name])
+			}
+			continue // not a number: the workload's own parser names the problem
+		}
+		if n > opt.Max {
+			return fmt.Errorf("--%s %d is more than %s's schema can hold (at most %d): use a smaller --%s", opt.Name, n, s.Name, opt.Max, opt.Name)
+		}
+	}
+	return nil
 }
 
 // Spec registers a workload family member.
@@ -220,4 +243,60 @@ type NotPreparedError struct {
 
 func (e *NotPreparedError) Error() string {
 	return fmt.Sprintf("%s: run 'fairbench prepare --workload %s' on this target first", e.Detail, e.Workload)
+}
+
+// DescribeOption gives an option's help and its defaults across the workloads that have it, for
+// the command line, where one flag serves every workload: "10" when all agree, else the most
+// common default with the others by workload, "10; oltp_90_10: 9".
+func DescribeOption(name string) (help, defaults string) {
+	byValue := map[string][]string{}
+	for _, s := range All() {
+		for _, o := range s.Options {
+			if o.Name == name {
+				help = o.Help
+				byValue[o.Default] = append(byValue[o.Default], s.Name)
+			}
+		}
+	}
+	values := make([]string, 0, len(byValue))
+	for v := range byValue {
+		values = append(values, v)
+	}
+	// The most common default first, then the others by value, so the text is stable.
+	sort.Slice(values, func(i, j int) bool {
+		if a, b := len(byValue[values[i]]), len(byValue[values[j]]); a != b {
+			return a > b
+		}
+		return values[i] < values[j]
+	})
+	parts := make([]string, 0, len(values))
+	for i, v := range values {
+		shown := v
+		if shown == "" {
+			shown = `""`
+		}
+		if i == 0 {
+			parts = append(parts, shown)
+			continue
+		}
+		parts = append(parts, strings.Join(byValue[v], ", ")+": "+shown)
+	}
+	return help, strings.Join(parts, "; ")
+}
+
+// OptionsHelp lists one workload's options with its own defaults, one per line.
+func (s Spec) OptionsHelp() string {
+	var b strings.Builder
+	width := 0
+	for _, o := range s.Options {
+		width = max(width, len(o.Name))
+	}
+	for _, o := range s.Options {
+		def := o.Default
+		if def == "" {
+			def = `""`
+		}
+		fmt.Fprintf(&b, "      --%-*s  %s (default %s)\n", width, o.Name, o.Help, def)
+	}
+	return b.String()
 }

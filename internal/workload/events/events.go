@@ -36,8 +36,8 @@ const (
 )
 
 var options = []workload.Option{
-	{Name: "customers", Default: "100000", Help: "rows in customers"},
-	{Name: "events", Default: "1000000", Help: "events loaded by prepare (ids 1..N), the rows events_join reads"},
+	{Name: "customers", Default: "100000", Help: "rows in customers", Max: workload.MaxInt},
+	{Name: "events", Default: "1000000", Help: "events loaded by prepare (ids 1..N), the rows events_join reads", Max: workload.MaxInt},
 }
 
 func init() {

@@ -92,10 +92,7 @@ func (e *events) Prepare(ctx context.Context, env *workload.Env) error {
 		if mysql {
 			cols += ", PRIMARY KEY (" + t.pk + ")"
 		}
-		if err := c.Exec(ctx, fmt.Sprintf("CREATE TABLE %s (%s)", t.table, cols)); err != nil {
-			return err
-		}
-		if err := workload.MarkOwned(ctx, c, t.table); err != nil {
+		if err := workload.CreateOwned(ctx, c, t.table, fmt.Sprintf("CREATE TABLE %s (%s)", t.table, cols)); err != nil {
 			return err
 		}
 	}

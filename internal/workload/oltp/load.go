@@ -13,19 +13,16 @@ import (
 	"github.com/fairbench/fairbench/internal/workload"
 )
 
-// createTableSQL is oltp_common.lua's create_table, with the ownership comment added.
-func (w *oltp) createTableSQL(kind sqldb.Kind, n int) []string {
+// createTableSQL is oltp_common.lua's create_table (workload.CreateOwned adds the ownership comment).
+func (w *oltp) createTableSQL(kind sqldb.Kind, n int) string {
 	name := tableName(n)
 	if kind.MySQLFamily() {
-		return []string{fmt.Sprintf("CREATE TABLE %s(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n"+
-			"  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n) /*! ENGINE = %s */ COMMENT='%s'",
-			name, w.cfg.storageEngine, workload.Marker)}
+		return fmt.Sprintf("CREATE TABLE %s(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n"+
+			"  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n) /*! ENGINE = %s */",
+			name, w.cfg.storageEngine)
 	}
-	return []string{
-		fmt.Sprintf("CREATE TABLE %s(\n  id SERIAL,\n  k INTEGER DEFAULT '0' NOT NULL,\n"+
-			"  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n)", name),
-		fmt.Sprintf("COMMENT ON TABLE %s IS '%s'", name, workload.Marker),
-	}
+	return fmt.Sprintf("CREATE TABLE %s(\n  id SERIAL,\n  k INTEGER DEFAULT '0' NOT NULL,\n"+
+		"  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n)", name)
 }
 
 func (w *oltp) Prepare(ctx context.Context, env *workload.Env) error {
@@ -67,10 +64,8 @@ func (w *oltp) Prepare(ctx context.Context, env *workload.Env) error {
 // --rand-type distribution, c and pad from the digit templates) and adds the secondary index
 // afterwards, as sysbench does, because building it once is faster than maintaining it per row.
 func (w *oltp) loadTable(ctx context.Context, c sqldb.Conn, n int, rng *randgen.Rand, progress func(int64), loadData bool) error {
-	for _, q := range w.createTableSQL(c.Kind(), n) {
-		if err := c.Exec(ctx, q); err != nil {
-			return err
-		}
+	if err := workload.CreateOwned(ctx, c, tableName(n), w.createTableSQL(c.Kind(), n)); err != nil {
+		return err
 	}
 	var err error
 	switch {

@@ -49,7 +49,7 @@ type config struct {
 
 var commonOptions = []workload.Option{
 	opt("tables", "4", "number of sbtest tables"),
-	opt("table-size", "100000", "rows per table"),
+	{Name: "table-size", Default: "100000", Help: "rows per table", Max: workload.MaxInt},
 	opt("range-size", "100", "rows in each range SELECT"),
 	opt("point-selects", "10", "point SELECTs per transaction"),
 	opt("simple-ranges", "1", "simple range SELECTs per transaction"),

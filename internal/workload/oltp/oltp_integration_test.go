@@ -133,12 +133,12 @@ func TestForeignTablesAreLeftAlone(t *testing.T) {
 			workloadtest.Exec(t, c, "INSERT INTO sbtest1 VALUES (1, 'precious')")
 			j := newJob(t, tg, "oltp_point_select", nil)
 			for _, force := range []bool{false, true} {
-				err := j.Workload.Prepare(ctx, j.Env(1, force, nil, nil))
+				err := j.Prepare(ctx, j.Env(1, force, nil, nil))
 				if err == nil || !strings.Contains(err.Error(), "not created by fairbench") {
 					t.Fatalf("prepare (force=%v) over a foreign sbtest1: %v, want a refusal", force, err)
 				}
 			}
-			if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "left sbtest1") {
+			if err := j.Cleanup(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "left sbtest1") {
 				t.Fatalf("cleanup: %v, want it to say it left sbtest1 alone", err)
 			}
 			if rows := workloadtest.Rows(t, c, "SELECT note FROM sbtest1"); len(rows) != 1 || rows[0][0] != "precious" {

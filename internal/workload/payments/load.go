@@ -131,10 +131,7 @@ func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
 		if mysql {
 			cols += ", PRIMARY KEY (" + t.pk + ")"
 		}
-		if err := c.Exec(ctx, fmt.Sprintf("CREATE TABLE %s (%s)", t.name, cols)); err != nil {
-			return err
-		}
-		if err := workload.MarkOwned(ctx, c, t.name); err != nil {
+		if err := workload.CreateOwned(ctx, c, t.name, fmt.Sprintf("CREATE TABLE %s (%s)", t.name, cols)); err != nil {
 			return err
 		}
 		for lo := 1; lo <= t.rows; lo += loadChunk {

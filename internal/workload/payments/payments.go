@@ -41,8 +41,8 @@ func init() {
 		Description: "money transfers: authenticate by token, read cards and accounts with a permission check, then debit " +
 			"(declined without funds), credit and record the transfer in BEGIN/COMMIT; money is conserved and checked",
 		Options: []workload.Option{
-			{Name: "accounts", Default: "1000000", Help: "users, each with one account, card and auth token"},
-			{Name: "banks", Default: "50", Help: "banks the accounts are spread over"},
+			{Name: "accounts", Default: "1000000", Help: "users, each with one account, card and auth token", Max: workload.MaxInt},
+			{Name: "banks", Default: "50", Help: "banks the accounts are spread over", Max: workload.MaxInt},
 			{Name: "deletes", Default: "off", Help: fmt.Sprintf("on: %d%% of transactions delete the %d oldest transfers of one account (the per-account check is then no longer possible)", deletePct, deleteBatch)},
 			{Name: "transfer", Default: "statements", Help: "statements: debit, credit and record as client statements in BEGIN/COMMIT after two reads (7 round trips); " +
 				"routine: the published study's shape, 3 reads and one call of the server-side routine transfer_funds (4 round trips)"},

@@ -196,7 +196,7 @@ func TestDeclinesAndDeletes(t *testing.T) {
 			wantCheckError(t, jd, "destroying money", "money is not conserved")
 
 			wrong := newJob(t, tg, map[string]string{"accounts": "41"})
-			if _, err := wrong.Run(ctx, runner.Config{Threads: 1, Duration: 100 * time.Millisecond}); err == nil || !strings.Contains(err.Error(), "pass --accounts 40") {
+			if _, err := wrong.Run(ctx, runner.Config{Threads: 1, Duration: 100 * time.Millisecond}); err == nil || !strings.Contains(err.Error(), "prepared with --accounts 40, not --accounts 41") {
 				t.Fatalf("run with another --accounts: %v, want a refusal", err)
 			}
 		})

@@ -61,10 +61,7 @@ func (w *tpcb) Prepare(ctx context.Context, env *workload.Env) error {
 	}
 	names, ddl := w.createSQL(c.Kind())
 	for i, q := range ddl {
-		if err := c.Exec(ctx, q); err != nil {
-			return err
-		}
-		if err := workload.MarkOwned(ctx, c, names[i]); err != nil {
+		if err := workload.CreateOwned(ctx, c, names[i], q); err != nil {
 			return err
 		}
 	}

@@ -73,7 +73,7 @@ func TestTPCBOnRealServers(t *testing.T) {
 				t.Fatalf("check after the run: %v", err)
 			}
 			wrong := newJob(t, tg, map[string]string{"scale": "3"})
-			if _, err := wrong.Run(ctx, runner.Config{Threads: 1, Duration: 100 * time.Millisecond}); err == nil || !strings.Contains(err.Error(), "pass --scale 2") {
+			if _, err := wrong.Run(ctx, runner.Config{Threads: 1, Duration: 100 * time.Millisecond}); err == nil || !strings.Contains(err.Error(), "prepared with --scale 2, not --scale 3") {
 				t.Fatalf("run with another --scale: %v, want a refusal", err)
 			}
 

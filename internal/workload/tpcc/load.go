@@ -38,11 +38,8 @@ func (t *tpcc) Prepare(ctx context.Context, env *workload.Env) error {
 		return err
 	}
 	for _, td := range schema {
-		if err := c.Exec(ctx, createSQL(c.Kind(), td)); err != nil {
+		if err := workload.CreateOwned(ctx, c, td.name, createSQL(c.Kind(), td)); err != nil {
 			return fmt.Errorf("creating %s: %w", td.name, err)
-		}
-		if err := workload.MarkOwned(ctx, c, td.name); err != nil {
-			return err
 		}
 	}
 	W := t.warehouses

@@ -46,7 +46,7 @@ func init() {
 		Description: "TPC-C: NewOrder 45%, Payment 43%, OrderStatus, Delivery, StockLevel 4% each over --warehouses; " +
 			"throughput in NewOrders per minute; consistency conditions checked after every run",
 		Options: []workload.Option{
-			{Name: "warehouses", Default: "1", Help: "TPC-C warehouses (about 100 MB of data each); each thread works for warehouse thread % warehouses + 1"},
+			{Name: "warehouses", Default: "1", Help: "TPC-C warehouses (about 100 MB of data each); each thread works for warehouse thread % warehouses + 1", Max: workload.MaxInt},
 			{Name: "style", Default: styleStatements, Help: "how the client sends each transaction, the same on every engine: statements (one statement per " +
 				"row, as the spec's pseudo-code), batched (go-tpc's multi-row statements for items, stock and order lines, about a third of the round trips)"},
 			{Name: "think", Default: "off", Help: "on: sleep the spec's keying and think times before every transaction (terminal emulation, ~20 s a transaction per thread; latencies leave them out)"},

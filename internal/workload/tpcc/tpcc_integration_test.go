@@ -59,7 +59,7 @@ func TestTPCCOnRealServers(t *testing.T) {
 			ctx := context.Background()
 			j := newJob(t, tg)
 			var prepLog bytes.Buffer
-			if err := j.Workload.Prepare(ctx, j.Env(2, false, nil, &prepLog)); err != nil {
+			if err := j.Prepare(ctx, j.Env(2, false, nil, &prepLog)); err != nil {
 				t.Fatal(err)
 			}
 			t.Log(strings.TrimSpace(prepLog.String()))
@@ -241,11 +241,12 @@ func TestForeignWarehouseIsLeftAlone(t *testing.T) {
 			workloadtest.Exec(t, c, "INSERT INTO warehouse VALUES (1, 'precious')")
 			j := newJob(t, tg)
 			for _, force := range []bool{false, true} {
-				err := j.Workload.Prepare(ctx, j.Env(1, force, nil, nil))
+				err := j.Prepare(ctx, j.Env(1, force, nil, nil))
 				if err == nil || !strings.Contains(err.Error(), "not created by fairbench") {
 					t.Fatalf("prepare (force=%v) over a foreign warehouse: %v, want a refusal", force, err)
 				}
 			}
+			workloadtest.RunRefused(t, j, "prepared by fairbench")
 			if ok, _ := sqldb.TableExists(ctx, c, "district"); ok {
 				t.Error("prepare created district beside a foreign warehouse table")
 			}

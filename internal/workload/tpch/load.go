@@ -99,20 +99,12 @@ func (w *tpch) Prepare(ctx context.Context, env *workload.Env) error {
 	// All tables exist, marked as ours, before any is loaded: a failed load leaves nothing that
 	// cleanup would refuse to drop.
 	for _, t := range tables {
-		for _, q := range t.createSQL(c.Kind()) {
-			if err := c.Exec(ctx, q); err != nil {
-				return fmt.Errorf("creating %s: %w", t.name, err)
-			}
-		}
-		if err := workload.MarkOwned(ctx, c, t.name); err != nil {
-			return err
+		if err := workload.CreateOwned(ctx, c, t.name, t.createSQL(c.Kind())); err != nil {
+			return fmt.Errorf("creating %s: %w", t.name, err)
 		}
 	}
-	if err := c.Exec(ctx, metaCreateSQL); err != nil {
+	if err := workload.CreateOwned(ctx, c, metaTable, metaCreateSQL); err != nil {
 		return fmt.Errorf("creating %s: %w", metaTable, err)
-	}
-	if err := workload.MarkOwned(ctx, c, metaTable); err != nil {
-		return err
 	}
 
 	method := "COPY"

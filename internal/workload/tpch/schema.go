@@ -102,17 +102,17 @@ func (t table) expectedRows(sf float64) int64 {
 // there the key is built after the load, as pg_dump does. The MySQL family's tables use a
 // binary collation so that LIKE and comparisons are case- and accent-sensitive as in
 // PostgreSQL and the specification (Q16's '%Customer%Complaints%').
-func (t table) createSQL(k sqldb.Kind) []string {
+func (t table) createSQL(k sqldb.Kind) string {
 	cols := make([]string, len(t.columns))
 	for i, col := range t.columns {
 		cols[i] = "  " + col.name + " " + col.typ + " NOT NULL"
 	}
 	if k.MySQLFamily() {
 		cols = append(cols, "  PRIMARY KEY ("+strings.Join(t.pk, ", ")+")")
-		return []string{fmt.Sprintf("CREATE TABLE %s (\n%s\n) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin",
-			t.name, strings.Join(cols, ",\n"))}
+		return fmt.Sprintf("CREATE TABLE %s (\n%s\n) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin",
+			t.name, strings.Join(cols, ",\n"))
 	}
-	return []string{fmt.Sprintf("CREATE TABLE %s (\n%s\n)", t.name, strings.Join(cols, ",\n"))}
+	return fmt.Sprintf("CREATE TABLE %s (\n%s\n)", t.name, strings.Join(cols, ",\n"))
 }
 
 // indexSQL builds what the load leaves out: PostgreSQL's primary key and, on both, the indexes

@@ -74,7 +74,7 @@ func TestTPCHOnRealServers(t *testing.T) {
 			}
 			j := newJob(t, tg, set)
 			j.PIDs = testserver.Server(t, kind).PIDs
-			if err := j.Workload.Prepare(ctx, j.Env(2, false, nil, nil)); err != nil {
+			if err := j.Prepare(ctx, j.Env(2, false, nil, nil)); err != nil {
 				t.Fatal(err)
 			}
 			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); err != nil {
@@ -167,7 +167,7 @@ func TestTPCHOnRealServers(t *testing.T) {
 			if err := c.Exec(ctx, "CREATE VIEW fb_revenue9 AS SELECT l_suppkey FROM lineitem"); err != nil {
 				t.Fatal(err)
 			}
-			if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err != nil {
+			if err := j.Cleanup(ctx, j.Env(1, false, nil, nil)); err != nil {
 				t.Fatal(err)
 			}
 			for _, name := range append(tableNames(), "fb_revenue9") {

@@ -7,6 +7,7 @@ package workloadtest
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/workload"
 )
 
 // Job builds the job the command line would for --workload name with options. Keys are drawn
@@ -68,7 +70,7 @@ func Exec(t testing.TB, c sqldb.Conn, sql string) {
 // does without --force.
 func Prepare(t testing.TB, j *job.Job, loadThreads int) {
 	t.Helper()
-	if err := j.Workload.Prepare(context.Background(), j.Env(loadThreads, false, nil, nil)); err != nil {
+	if err := j.Prepare(context.Background(), j.Env(loadThreads, false, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -96,7 +98,7 @@ func Run(t testing.TB, j *job.Job, threads int, duration time.Duration) *result.
 func Cleanup(t testing.TB, j *job.Job, c sqldb.Conn, tables ...string) {
 	t.Helper()
 	ctx := context.Background()
-	if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err != nil {
+	if err := j.Cleanup(ctx, j.Env(1, false, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range tables {
@@ -110,20 +112,20 @@ func Cleanup(t testing.TB, j *job.Job, c sqldb.Conn, tables ...string) {
 // refuse rather than load on top of, or drop, data a run may have changed.
 func PrepareAgainRefused(t testing.TB, j *job.Job, loadThreads int) {
 	t.Helper()
-	if err := j.Workload.Prepare(context.Background(), j.Env(loadThreads, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "already exists") {
+	if err := j.Prepare(context.Background(), j.Env(loadThreads, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("second prepare: %v, want a refusal", err)
 	}
 }
 
 // ForeignTableLeftAlone checks fairbench's promise about a table it did not create, which the
 // test has created by hand: prepare refuses with and without --force before creating anything
-// (notCreated must still be absent), cleanup says it left the table, and selectSQL on it still
-// returns want in its one row.
+// (notCreated must still be absent), run and check refuse to touch it, cleanup says it left
+// the table, and selectSQL on it still returns want in its one row.
 func ForeignTableLeftAlone(t testing.TB, c sqldb.Conn, j *job.Job, table, notCreated, selectSQL, want string) {
 	t.Helper()
 	ctx := context.Background()
 	for _, force := range []bool{false, true} {
-		err := j.Workload.Prepare(ctx, j.Env(1, force, nil, nil))
+		err := j.Prepare(ctx, j.Env(1, force, nil, nil))
 		if err == nil || !strings.Contains(err.Error(), table+" exists and was not created by fairbench") {
 			t.Fatalf("prepare (force=%v) over a foreign %s table: %v, want a refusal", force, table, err)
 		}
@@ -131,10 +133,33 @@ func ForeignTableLeftAlone(t testing.TB, c sqldb.Conn, j *job.Job, table, notCre
 	if ok, _ := sqldb.TableExists(ctx, c, notCreated); ok {
 		t.Fatalf("prepare created %s before refusing", notCreated)
 	}
-	if err := j.Workload.Cleanup(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "left "+table) {
+	RunRefused(t, j, "prepared by fairbench")
+	if err := j.Cleanup(ctx, j.Env(1, false, nil, nil)); err == nil || !strings.Contains(err.Error(), "left "+table) {
 		t.Fatalf("cleanup: %v, want it to say it left %s alone", err, table)
 	}
 	if rows := Rows(t, c, selectSQL); len(rows) != 1 || rows[0][0] != want {
 		t.Fatalf("the user's table was changed: %v", rows)
 	}
+}
+
+// RunRefused asserts that run and check both refuse the job's data, before measuring or
+// checking anything, with an error that the command line reports as the user's to fix (exit
+// 2) and that contains want.
+func RunRefused(t testing.TB, j *job.Job, want string) {
+	t.Helper()
+	ctx := context.Background()
+	res, err := j.Run(ctx, runner.Config{Threads: 1, Duration: 200 * time.Millisecond, MaxTries: 1})
+	if res != nil || !IsRefusal(err) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("run: result %v, error %v; want a refusal saying %q", res != nil, err, want)
+	}
+	if _, err := j.Check(ctx, nil); !IsRefusal(err) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("check: %v; want a refusal saying %q", err, want)
+	}
+}
+
+// IsRefusal tells the errors that say the data is not fit for the command (exit 2).
+func IsRefusal(err error) bool {
+	var np *workload.NotPreparedError
+	var de *workload.DataError
+	return errors.As(err, &np) || errors.As(err, &de)
 }
