@@ -253,7 +253,9 @@ func DescribeOption(name string) (help, defaults string) {
 	for _, s := range All() {
 		for _, o := range s.Options {
 			if o.Name == name {
-				help = o.Help
+				if help == "" {
+					help = o.Help
+				}
 				byValue[o.Default] = append(byValue[o.Default], s.Name)
 			}
 		}
