@@ -13,6 +13,7 @@ package fingerprint
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/workload"
 )
 
 // ChecksumRowLimit bounds the work: above this many rows in all, only the counts are taken (a
@@ -36,6 +38,9 @@ func Take(ctx context.Context, c sqldb.Conn) (*result.Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
+	// fairbench's own record of what it prepared (started and finished times) is not the
+	// workload's data and differs between engines by nature.
+	delete(cols, workload.DatasetTable)
 	ds := &result.Dataset{}
 	var total int64
 	names := make([]string, 0, len(cols))
@@ -74,6 +79,7 @@ func Take(ctx context.Context, c sqldb.Conn) (*result.Dataset, error) {
 	if ds.Indexes, err = indexes(ctx, c); err != nil {
 		return nil, err
 	}
+	ds.Indexes = slices.DeleteFunc(ds.Indexes, func(ix string) bool { return strings.HasPrefix(ix, workload.DatasetTable+"(") })
 	ds.Seconds = time.Since(t0).Seconds()
 	return ds, nil
 }
