@@ -78,6 +78,8 @@ func runMeasured(ctx context.Context, j *job.Job, cfg runner.Config, hs hostSour
 			prevStart()
 		}
 	}
+	// The baseline is taken again after job.Run's flush, whose writes are not the run's.
+	j.OnSettled = func() { _ = mon.MeasureStart(ctx) }
 	res, runErr := j.Run(ctx, cfg)
 	if res == nil {
 		return nil, runErr

@@ -37,6 +37,10 @@ type Job struct {
 	CheckAfterRun bool
 	// NoFlush skips flushing the server's dirty pages before each measured step (see Settle).
 	NoFlush bool
+	// OnSettled, when set, is called after the flush and before the workload starts: a server
+	// monitor started earlier takes its baseline there, so the flush's writes are not counted
+	// as the run's.
+	OnSettled func()
 }
 
 // New validates everything that can be validated without a server, so bad input fails before
@@ -180,6 +184,9 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 		return nil, err
 	}
 	state := j.Settle(ctx)
+	if j.OnSettled != nil {
+		j.OnSettled()
+	}
 	cfg.Rand = &j.Rand
 	cfg.Seed = j.Seed
 	var res *result.Result
