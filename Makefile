@@ -37,7 +37,8 @@ FUZZ_TARGETS = \
 	./internal/sqldb:FuzzParseTarget \
 	./internal/suite:FuzzParse \
 	./internal/result:FuzzDecode \
-	./internal/runspec:FuzzParseSize
+	./internal/runspec:FuzzParseSize \
+	./internal/compare:FuzzParseExplain
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} in $${t%:*} for $(FUZZTIME)"; \
