@@ -7,6 +7,7 @@ import (
 	"net"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/fairbench/fairbench/internal/cgroup"
 	"github.com/fairbench/fairbench/internal/engine"
@@ -43,6 +44,9 @@ func findHostSource(ctx context.Context, t sqldb.Target, nodeExporter string) (h
 	}
 	return hs, nil
 }
+
+// finishTimeout bounds reading the server's figures after a run.
+const finishTimeout = 10 * time.Second
 
 // runMeasured runs the job with the server side watched as compare watches it: the engine's own
 // counters over a connection of the monitor's own, and the host figures from hs.
@@ -84,7 +88,15 @@ func runMeasured(ctx context.Context, j *job.Job, cfg runner.Config, hs hostSour
 	if res == nil {
 		return nil, runErr
 	}
-	srv, err := mon.Finish(context.WithoutCancel(ctx), res.Transactions)
+	// Read even after Ctrl-C, but bounded: a server that stopped answering must not hold the
+	// result back forever, and Ctrl-C must end fairbench within about a second.
+	limit := finishTimeout
+	if ctx.Err() != nil {
+		limit = 300 * time.Millisecond
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
+	defer cancel()
+	srv, err := mon.Finish(fctx, res.Transactions)
 	if srv != nil {
 		res.Server = srv
 	}
