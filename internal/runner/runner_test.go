@@ -360,3 +360,67 @@ func TestPausedTimeIsNotLatency(t *testing.T) {
 		t.Errorf("latency avg %.3f ms, max %.3f ms: the 20 ms pauses are counted in it", res.LatencyMS.Avg, res.LatencyMS.Max)
 	}
 }
+
+// A real PostgreSQL frozen with SIGSTOP mid-run (the kernel still takes the bytes, nothing
+// answers): the run ends at its time plus the grace with the stall named, and Ctrl-C ends a run
+// on a frozen server within about a second.
+func TestFrozenServer(t *testing.T) {
+	tg := testserver.Database(t, "postgres")
+	srv := testserver.Server(t, "postgres")
+	connect := func(ctx context.Context) (sqldb.Conn, error) { return sqldb.Open(ctx, tg) }
+	for _, tc := range []struct {
+		name    string
+		ctx     func() (context.Context, context.CancelFunc)
+		maxWall time.Duration
+		want    func(err error) bool
+	}{
+		{"the run ends at its time plus the grace", func() (context.Context, context.CancelFunc) { return context.Background(), func() {} },
+			2700 * time.Millisecond, func(err error) bool { var s *StallError; return errors.As(err, &s) && s.Clients == 2 }},
+		{"Ctrl-C ends it within a second", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 500*time.Millisecond)
+		},
+			1500 * time.Millisecond, func(err error) bool { return errors.Is(err, ErrInterrupted) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The server's processes are listed once the run's backends exist, by the hook.
+			var mu sync.Mutex
+			var frozen []int
+			thaw := func() {
+				mu.Lock()
+				defer mu.Unlock()
+				signalAll(t, frozen, syscall.SIGCONT)
+			}
+			defer thaw()
+			hook := func(n int64) error {
+				if n == 100 {
+					mu.Lock()
+					frozen = srv.PIDs()
+					signalAll(t, frozen, syscall.SIGSTOP)
+					mu.Unlock()
+				}
+				return nil
+			}
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			began := time.Now()
+			res, err := Run(ctx, config(2, time.Second), connect, &probe{hook: hook})
+			wall := time.Since(began)
+			thaw()
+			if !tc.want(err) || res == nil || res.Complete {
+				t.Fatalf("err=%v res=%v", err, res)
+			}
+			if wall > tc.maxWall {
+				t.Errorf("Run took %v on a frozen server, want at most %v", wall, tc.maxWall)
+			}
+		})
+	}
+}
+
+// signalAll sends sig to every process of a server (SIGSTOP freezes it, SIGCONT resumes it).
+func signalAll(t *testing.T, pids []int, sig syscall.Signal) {
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, sig); err != nil {
+			t.Errorf("signal %v to %d: %v", sig, pid, err)
+		}
+	}
+}
