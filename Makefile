@@ -9,8 +9,13 @@ build:
 
 # Installs PostgreSQL, MariaDB (Debian packages) and MySQL (a Debian sid root), plus sysbench,
 # pgbench and chromium for the benchmarks and the report test. Quiet when all is present.
+# FAIRBENCH_VERSIONS=all (or postgres@17,mariadb@11.8,...) adds more versions from Debian roots.
 engines:
 	./scripts/install-engines.sh
+
+# The tests also start a PostgreSQL from a Debian root (an upgrade study, chroot): 18 is the
+# cheapest to add, since the sid root that MySQL needs is built anyway.
+TEST_VERSIONS ?= postgres@18
 
 compare: engines build
 	./bin/fairbench compare --suite quick --out $(OUT) --force
@@ -18,7 +23,8 @@ compare: engines build
 # Integration tests start real servers on loopback; every engine must be there. Then the checks
 # of the code itself, and a few seconds of fuzzing per parser of user input.
 test: engines
-	FAIRBENCH_REQUIRE_ENGINES=postgres,mariadb,mysql $(GO) test -count=1 -timeout 20m ./...
+	./scripts/install-engines.sh --versions $(TEST_VERSIONS)
+	FAIRBENCH_REQUIRE_ENGINES=postgres,mariadb,mysql,$(TEST_VERSIONS) $(GO) test -count=1 -timeout 20m ./...
 	$(MAKE) --no-print-directory lint fuzz
 
 vet:
@@ -38,7 +44,8 @@ FUZZ_TARGETS = \
 	./internal/suite:FuzzParse \
 	./internal/result:FuzzDecode \
 	./internal/runspec:FuzzParseSize \
-	./internal/compare:FuzzParseExplain
+	./internal/compare:FuzzParseExplain \
+	./internal/engine:FuzzParseEngines
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} in $${t%:*} for $(FUZZTIME)"; \

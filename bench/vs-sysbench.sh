@@ -45,14 +45,15 @@ medians() {
 
 for engine in "${ENGINES[@]}"; do
   start_server "$engine" "$tmp/serve.log" --buffer-pool 1G || exit 1
-  if [ "$engine" = postgres ]; then
+  if [ "${engine%%@*}" = postgres ]; then
     sb=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$port" --pgsql-user="$user" --pgsql-password="$pass" --pgsql-db="$db")
   else
     sb=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user="$user" --mysql-password="$pass" --mysql-db="$db")
   fi
   common=(--tables="$TABLES" --table-size="$TABLE_SIZE" --rand-type=uniform)
 
-  echo "== $engine $("$FB" engines | awk -v e="$engine" '$1 == e {print $2}'), $THREADS threads, ${TIME}s per run"
+  # ENGINE or ENGINE@VERSION; `fairbench engines` lists engine@version, origin, version, oldest first.
+  echo "== $engine $("$FB" engines | awk -v e="$engine" '$1 == e || index($1, e "@") == 1 {v = $3} END {print v}'), $THREADS threads, ${TIME}s per run"
   # Loading: sysbench prepare (one thread, as its default) vs fairbench prepare (defaults).
   /usr/bin/time -f '%e' -o "$tmp/t" sysbench oltp_read_write "${sb[@]}" "${common[@]}" prepare >/dev/null
   sb_prep=$(tail -n 1 "$tmp/t")
@@ -84,7 +85,7 @@ for engine in "${ENGINES[@]}"; do
     done
   done
   medians
-  if [ "$engine" = postgres ] && command -v pgbench >/dev/null; then
+  if [ "${engine%%@*}" = postgres ] && command -v pgbench >/dev/null; then
     # pgbench's select-only (-S) is one point select per transaction, like oltp_point_select;
     # it needs its own tables, so it runs last on this server.
     PGPASSWORD="$pass" pgbench -i -q -s 4 -h 127.0.0.1 -p "$port" -U "$user" "$db" >/dev/null 2>&1

@@ -1,18 +1,37 @@
 #!/usr/bin/env bash
 # Installs what fairbench needs to start throwaway database servers on a Debian machine:
-#   PostgreSQL and MariaDB from Debian's packages, and MySQL from a minimal Debian sid root
-#   (MySQL is not in Debian 12; sid ships it, and mysqld runs under chroot on a loopback port).
+#   PostgreSQL 15 and MariaDB 10.11 from the host's (Debian 12) packages, and MySQL 9.7 from a
+#   minimal Debian sid root (MySQL is not in Debian 12; sid ships it, and mysqld runs under chroot
+#   on a loopback port).
+# With --versions it also builds one minimal root per Debian suite for other engine versions:
+#   trixie: postgres@17, mariadb@11.8      sid: postgres@18, mysql@9.7
+# Each root holds the server packages of its suite only and is shared by the engines it carries.
 # Also installs the comparison tools the benchmarks and tests use (sysbench, pgbench, chromium, prometheus)
 # and the TPC-H data generator (tpchgen-cli, from PyPI, in /opt/fairbench/venv).
 # Idempotent: when everything is present it does nothing and prints nothing.
 #
+# Usage: scripts/install-engines.sh [--versions all|ENGINE@VERSION,...]
+#
 # Environment:
-#   FAIRBENCH_MYSQL_ROOT  where the sid root goes (default /opt/fairbench/mysql-root)
+#   FAIRBENCH_VERSIONS    the same as --versions (make passes it through)
+#   FAIRBENCH_ROOTS       where the suite roots go (default /opt/fairbench/roots: trixie/, sid/)
+#   FAIRBENCH_MYSQL_ROOT  where the sid root goes (default $FAIRBENCH_ROOTS/sid)
 #   FAIRBENCH_NO_MYSQL=1  skip the MySQL root
 #   FAIRBENCH_NO_EXTRAS=1 skip sysbench, chromium and tpchgen-cli (only the engines)
 set -euo pipefail
 
-MYSQL_ROOT=${FAIRBENCH_MYSQL_ROOT:-/opt/fairbench/mysql-root}
+ROOTS=${FAIRBENCH_ROOTS:-/opt/fairbench/roots}
+SID_ROOT=${FAIRBENCH_MYSQL_ROOT:-$ROOTS/sid}
+LEGACY_MYSQL_ROOT=/opt/fairbench/mysql-root
+VERSIONS=${FAIRBENCH_VERSIONS:-}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --versions) VERSIONS=${2:-}; shift 2 || shift ;;
+    --versions=*) VERSIONS=${1#--versions=}; shift ;;
+    *) echo "install-engines: unknown argument $1: use --versions all or --versions postgres@17,mariadb@11.8" >&2; exit 2 ;;
+  esac
+done
+
 SUDO=""
 if [ "$(id -u)" != 0 ]; then
   command -v sudo >/dev/null || { echo "install-engines: needs root (or sudo) to install packages; run it as root" >&2; exit 2; }
@@ -21,6 +40,83 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 
 say() { echo "install-engines: $*" >&2; }
+
+# What to undo on exit, also when interrupted: a mounted /proc in a root, a policy-rc.d we added.
+undo=()
+run_undo() { local c; for c in "${undo[@]}"; do eval "$c" || true; done; }
+trap run_undo EXIT
+trap 'exit 130' INT TERM
+
+# Every engine@version this script can install: where it comes from and its packages.
+# host versions come with the default install; mysql@8.4 is in no Debian suite (see README).
+ALL_VERSIONS="postgres@15 mariadb@10.11 postgres@17 mariadb@11.8 postgres@18 mysql@9.7"
+suite_of() {
+  case "$1" in
+    postgres@15|mariadb@10.11) echo host ;;
+    postgres@17|mariadb@11.8) echo trixie ;;
+    postgres@18|mysql@9.7) echo sid ;;
+    *) return 1 ;;
+  esac
+}
+packages_of() {
+  case "$1" in
+    # mount: a private /dev/shm per server; the standalone tmpfiles/sysusers stand in for
+    # systemd, which postgresql-common would otherwise pull in.
+    postgres@*) echo "postgresql-${1#postgres@} mount systemd-standalone-tmpfiles systemd-standalone-sysusers" ;;
+    mariadb@*) echo "mariadb-server-core mariadb-client-core" ;;
+    mysql@*) echo "mysql-server-core mysql-client" ;;
+  esac
+}
+root_of() { if [ "$1" = sid ]; then echo "$SID_ROOT"; else echo "$ROOTS/$1"; fi; }
+
+# The versions wanted in roots, by suite.
+declare -A want_root=()
+add_version() {
+  local v=$1 s
+  if ! s=$(suite_of "$v"); then
+    echo "install-engines: unknown engine version $v: choose from ${ALL_VERSIONS// /, } (or all); mysql@8.4 is in no Debian suite" >&2
+    exit 2
+  fi
+  [ "$s" = host ] || want_root[$s]="${want_root[$s]:-} $v"
+}
+[ -n "${FAIRBENCH_NO_MYSQL:-}" ] || add_version mysql@9.7
+case "$VERSIONS" in
+  "") ;;
+  all) for v in $ALL_VERSIONS; do add_version "$v"; done ;;
+  *) for v in ${VERSIONS//,/ }; do add_version "$v"; done ;;
+esac
+
+# A sid root built before the per-suite layout lives in /opt/fairbench/mysql-root: it becomes the
+# sid root, and the old path stays a link to it so that older checkouts still find MySQL there.
+if [ -z "${FAIRBENCH_MYSQL_ROOT:-}" ] && [ -d "$LEGACY_MYSQL_ROOT" ] && [ ! -L "$LEGACY_MYSQL_ROOT" ] && [ ! -e "$SID_ROOT" ]; then
+  say "moving the sid root from $LEGACY_MYSQL_ROOT to $SID_ROOT"
+  $SUDO mkdir -p "$(dirname "$SID_ROOT")"
+  $SUDO mv "$LEGACY_MYSQL_ROOT" "$SID_ROOT"
+  $SUDO ln -s "$SID_ROOT" "$LEGACY_MYSQL_ROOT"
+fi
+
+# missing_packages ROOT PKG...: the packages not fully installed in ROOT.
+missing_packages() {
+  local root=$1 p
+  shift
+  for p in "$@"; do
+    [ "$($SUDO chroot "$root" dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null)" = "ii " ] || echo "$p"
+  done
+}
+
+# Roots to build or complete: suite -> packages missing there.
+declare -A root_needs=()
+for s in "${!want_root[@]}"; do
+  root=$(root_of "$s")
+  pkgs=()
+  for v in ${want_root[$s]}; do read -ra p <<<"$(packages_of "$v")"; pkgs+=("${p[@]}"); done
+  if [ -d "$root/usr" ]; then
+    miss=$(missing_packages "$root" "${pkgs[@]}" | tr '\n' ' ')
+  else
+    miss="${pkgs[*]}"
+  fi
+  [ -z "${miss// /}" ] || root_needs[$s]=$miss
+done
 
 # Debian packages that are missing, by the binary that proves each one present.
 want=()
@@ -36,44 +132,73 @@ if [ -z "${FAIRBENCH_NO_EXTRAS:-}" ]; then
   # run --node-exporter is tested against Debian's node_exporter on loopback.
   [ -x /usr/bin/prometheus-node-exporter ] || want+=(prometheus-node-exporter)
 fi
-need_mysql=""
-if [ -z "${FAIRBENCH_NO_MYSQL:-}" ] && [ ! -x "$MYSQL_ROOT/usr/sbin/mysqld" ]; then
-  need_mysql=1
+if [ ${#root_needs[@]} -gt 0 ]; then
   command -v debootstrap >/dev/null 2>&1 || want+=(debootstrap)
 fi
+
+# policy_rc_d DIR: Debian's documented switch that keeps package installs from starting
+# system-wide servers: fairbench starts its own throwaway ones.
+policy_rc_d() { printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$1/usr/sbin/policy-rc.d" >/dev/null; $SUDO chmod +x "$1/usr/sbin/policy-rc.d"; }
 
 if [ ${#want[@]} -gt 0 ]; then
   say "installing ${want[*]}"
   $SUDO apt-get update -qq
-  # Package installs must not start system-wide servers: fairbench starts its own throwaway ones.
-  # policy-rc.d is Debian's documented switch for that; remove it only if we put it there.
-  added_policy=""
+  # Remove the host's policy-rc.d only if we put it there.
   if [ ! -e /usr/sbin/policy-rc.d ]; then
-    printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
-    $SUDO chmod +x /usr/sbin/policy-rc.d
-    added_policy=1
+    policy_rc_d ""
+    undo+=('$SUDO rm -f /usr/sbin/policy-rc.d')
   fi
-  trap '[ -n "$added_policy" ] && $SUDO rm -f /usr/sbin/policy-rc.d' EXIT
   $SUDO apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
 fi
 
-if [ -n "$need_mysql" ]; then
-  say "building the Debian sid root for MySQL in $MYSQL_ROOT (about a minute)"
-  tmp="$MYSQL_ROOT.tmp"
+# bootstrap_root SUITE DIR: a minimal Debian root, renamed into place only when complete so
+# that a half-built root is never mistaken for a finished one.
+bootstrap_root() {
+  local suite=$1 dir=$2 tmp="$2.tmp"
   $SUDO rm -rf "$tmp"
-  $SUDO mkdir -p "$(dirname "$MYSQL_ROOT")"
-  $SUDO debootstrap --variant=minbase sid "$tmp" http://deb.debian.org/debian >/dev/null
-  # Services must not start inside the root either.
-  printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$tmp/usr/sbin/policy-rc.d" >/dev/null
-  $SUDO chmod +x "$tmp/usr/sbin/policy-rc.d"
-  $SUDO chroot "$tmp" apt-get -qq -o Acquire::Check-Valid-Until=false update
-  $SUDO chroot "$tmp" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    mysql-server-core mysql-client >/dev/null
-  $SUDO chroot "$tmp" apt-get clean
-  # Rename last so a half-built root is never mistaken for a finished one.
-  $SUDO mv "$tmp" "$MYSQL_ROOT"
-  say "MySQL $($SUDO chroot "$MYSQL_ROOT" mysqld --version 2>/dev/null | sed 's/.*Ver //')"
-fi
+  $SUDO mkdir -p "$(dirname "$dir")"
+  $SUDO debootstrap --variant=minbase "$suite" "$tmp" http://deb.debian.org/debian >/dev/null
+  policy_rc_d "$tmp"
+  $SUDO mv "$tmp" "$dir"
+}
+
+# install_in_root DIR PKG...: apt-get inside the root. Maintainer scripts (postgresql-common's
+# among them) need /proc, mounted for the install only.
+install_in_root() {
+  local dir=$1
+  shift
+  # postgresql-common would create a "main" cluster; fairbench makes its own.
+  $SUDO mkdir -p "$dir/etc/postgresql-common/createcluster.d"
+  echo "create_main_cluster = false" | $SUDO tee "$dir/etc/postgresql-common/createcluster.d/fairbench.conf" >/dev/null
+  $SUDO mount -t proc proc "$dir/proc"
+  undo+=("mountpoint -q '$dir/proc' && \$SUDO umount '$dir/proc'")
+  local rc=0
+  {
+    $SUDO chroot "$dir" apt-get -qq -o Acquire::Check-Valid-Until=false update &&
+      $SUDO chroot "$dir" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" &&
+      $SUDO chroot "$dir" apt-get clean
+  } >"$dir.install.log" 2>&1 || rc=$?
+  $SUDO umount "$dir/proc"
+  if [ $rc != 0 ]; then
+    say "installing $* in $dir failed; the last lines of $dir.install.log:"
+    tail -n 20 "$dir.install.log" >&2
+    exit 1
+  fi
+  $SUDO rm -f "$dir.install.log"
+}
+
+for s in "${!root_needs[@]}"; do
+  root=$(root_of "$s")
+  read -ra pkgs <<<"${root_needs[$s]}"
+  started=$(date +%s)
+  if [ ! -d "$root/usr" ]; then
+    say "building the Debian $s root in $root (a minute or two)"
+    bootstrap_root "$s" "$root"
+  fi
+  say "installing ${pkgs[*]} in the $s root"
+  install_in_root "$root" "${pkgs[@]}"
+  say "the $s root is ready ($(( $(date +%s) - started )) s): $(for v in ${want_root[$s]}; do printf '%s ' "$v"; done)"
+done
 
 # tpchgen-cli writes the TPC-H data (the same rows as dbgen); it comes from PyPI. Debian 12's
 # Python refuses pip installs into the system (PEP 668), so it gets a virtual environment of its

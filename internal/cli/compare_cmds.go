@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,22 +25,7 @@ func newEnginesCmd() *cobra.Command {
 		Short: "List the database engines fairbench can start on this machine",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			found := engine.Discover(mysqlRoot)
-			w := cmd.OutOrStdout()
-			have := map[string]bool{}
-			for _, inst := range found {
-				have[inst.Kind] = true
-				root := ""
-				if inst.Root != "" {
-					root = " (chroot " + inst.Root + ")"
-				}
-				fmt.Fprintf(w, "%-9s %-10s %s%s\n", inst.Kind, inst.Version, inst.Binary, root)
-			}
-			for _, k := range engine.Kinds {
-				if !have[k] {
-					fmt.Fprintf(w, "%-9s %-10s not installed: run scripts/install-engines.sh\n", k, "-")
-				}
-			}
+			listEngines(cmd.OutOrStdout(), engine.Discover(mysqlRoot))
 			return nil
 		},
 	}
@@ -78,8 +64,7 @@ func newCompareCmd() *cobra.Command {
 			if _, err := s.Resolve(); err != nil {
 				return err
 			}
-			kinds, err := compare.ParseEngines(engines, mysqlRoot)
-			if err != nil {
+			if _, err := engine.Select(engines, mysqlRoot); err != nil {
 				return badInput(err)
 			}
 			prof, err := profileFromFlags(bufferPool, binlog, profileName)
@@ -96,7 +81,7 @@ func newCompareCmd() *cobra.Command {
 			if err := checkOutDir(out, force); err != nil {
 				return err
 			}
-			opts := &compare.Options{Engines: kinds, Suite: s, OutDir: out, Profile: prof, Explain: knobs, MySQLRoot: mysqlRoot,
+			opts := &compare.Options{Engines: []string{engines}, Suite: s, OutDir: out, Profile: prof, Explain: knobs, MySQLRoot: mysqlRoot,
 				WorkDir: workDir, Seed: seed, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}
 			if verbose {
 				opts.IntervalLog = cmd.ErrOrStderr()
@@ -115,7 +100,7 @@ func newCompareCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&engines, "engines", "all", "engines to compare, e.g. postgres,mariadb,mysql (all = every installed one)")
+	f.StringVar(&engines, "engines", "all", "engines to compare, e.g. postgres,mariadb,mysql or postgres@17,postgres@15 (a bare name = its newest installed version; all = every installed engine, newest each)")
 	f.StringVar(&suiteName, "suite", "quick", "suite: "+strings.Join(suite.Builtin(), ", ")+", or a YAML file (docs/suites.md)")
 	run.registerOverrides(f)
 	f.IntVar(&repeat, "repeat", runspec.DefaultRepeat, "run the suite this many times per engine, alternating the engine order")
@@ -199,17 +184,21 @@ func newServeCmd() *cobra.Command {
 	var kind, mysqlRoot, workDir, bufferPool, profileName, device string
 	var binlog, noJournal bool
 	cmd := &cobra.Command{
-		Use:   "serve --engine postgres|mariadb|mysql",
+		Use:   "serve --engine postgres|mariadb|mysql[@VERSION]",
 		Short: "Start one throwaway server with the fairness profile, print its DSN, stop it on Ctrl-C",
 		Long: "serve starts the same throwaway server that compare uses and prints its DSN on stdout, so other\n" +
 			"tools (sysbench, pgbench, your application) can be measured against exactly the same setup.\n" +
 			"The server and its data directory are removed when fairbench gets SIGINT or SIGTERM.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			inst, err := engine.Find(kind, mysqlRoot)
+			insts, err := engine.Select(kind, mysqlRoot)
 			if err != nil {
 				return badInput(err)
 			}
+			if len(insts) != 1 {
+				return badInputf("--engine %s names %d engines: serve starts one, e.g. --engine postgres@17", kind, len(insts))
+			}
+			inst := insts[0]
 			prof, err := profileFromFlags(bufferPool, binlog, profileName)
 			if err != nil {
 				return err
@@ -221,7 +210,7 @@ func newServeCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&kind, "engine", "", "postgres, mariadb or mysql")
+	f.StringVar(&kind, "engine", "", "postgres, mariadb or mysql, optionally with a version: postgres@17 (default the newest installed)")
 	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
 	f.StringVar(&workDir, "workdir", "", "where the data directory goes (default the system temp dir)")
 	f.StringVar(&bufferPool, "buffer-pool", "", "buffer pool (default 25% of RAM, at most 2G)")
@@ -244,4 +233,29 @@ func knobList() string {
 		parts = append(parts, k.Name+" ("+k.Doc+")")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// listEngines prints every engine@version that can be started here and where it comes from,
+// then what the install script could add.
+func listEngines(w io.Writer, found []engine.Installation) {
+	have := map[string]bool{}
+	for _, inst := range found {
+		have[inst.Kind] = true
+		have[inst.Name()] = true
+		fmt.Fprintf(w, "%-14s %-14s %-10s %s\n", inst.Name(), "("+inst.Origin+")", inst.Version, inst.Binary)
+	}
+	var more []string
+	for _, k := range engine.Kinds {
+		if !have[k] {
+			fmt.Fprintf(w, "%-14s not installed: run scripts/install-engines.sh\n", k)
+		}
+		for _, r := range engine.Installable[k] {
+			if !have[k+"@"+r] {
+				more = append(more, k+"@"+r)
+			}
+		}
+	}
+	if len(more) > 0 {
+		fmt.Fprintf(w, "more versions: scripts/install-engines.sh --versions %s (or --versions all)\n", strings.Join(more, ","))
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,8 +78,19 @@ func newReproduceCmd() *cobra.Command {
 // studyEngines is the user's --engines, else the study's engines that are installed here.
 func studyEngines(s *reproduce.Study, engines, mysqlRoot string) ([]string, error) {
 	if engines != "" {
-		kinds, err := compare.ParseEngines(engines, mysqlRoot)
-		return kinds, badInput(err)
+		insts, err := engine.Select(engines, mysqlRoot)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		// A study names engines by kind, and its runs start each kind's newest installed version.
+		var kinds []string
+		for _, in := range insts {
+			if newest, _ := engine.Find(in.Kind, mysqlRoot); newest.Name() != in.Name() || slices.Contains(kinds, in.Kind) {
+				return nil, badInputf("--engines %s: a reproduction runs the newest installed version of each engine (%s for %s)", engines, newest.Name(), in.Kind)
+			}
+			kinds = append(kinds, in.Kind)
+		}
+		return kinds, nil
 	}
 	var kinds []string
 	for _, k := range s.Engines {

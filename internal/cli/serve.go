@@ -47,7 +47,7 @@ func serve(cmd *cobra.Command, inst engine.Installation, prof engine.Profile, wo
 	defer srv.Stop()
 	// The DSN of a throwaway loopback server carries its fixed throwaway password only.
 	fmt.Fprintln(cmd.OutOrStdout(), srv.DSN)
-	fmt.Fprintf(stderr, "%s %s running (pid tree %v); Ctrl-C stops it and removes %s\n", inst.Kind, inst.Version, srv.PIDs(), srv.DataDir)
+	fmt.Fprintf(stderr, "%s %s (%s) running (pid tree %v); Ctrl-C stops it and removes %s\n", inst.Name(), inst.Version, inst.Origin, srv.PIDs(), srv.DataDir)
 	select {
 	case <-cmd.Context().Done():
 		return nil

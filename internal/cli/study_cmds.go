@@ -38,7 +38,7 @@ type studyFlags struct {
 }
 
 func (s *studyFlags) register(f *pflag.FlagSet, name string) {
-	f.StringVar(&s.engines, "engines", "postgres,mariadb", "engines to study, e.g. postgres,mariadb,mysql")
+	f.StringVar(&s.engines, "engines", "postgres,mariadb", "engines to study, e.g. postgres,mariadb,mysql or postgres@17,mariadb@11.8")
 	f.StringVar(&s.duration, "time", study.DefaultTime.String(), "measured time of each "+name)
 	f.IntVar(&s.threads, "threads", study.DefaultThreads, "client threads")
 	f.IntVar(&s.tables, "tables", study.DefaultTables, "number of sbtest tables")
@@ -51,14 +51,18 @@ func (s *studyFlags) register(f *pflag.FlagSet, name string) {
 
 func (s *studyFlags) common(cmd *cobra.Command, name string) (study.Common, error) {
 	var c study.Common
-	kinds, err := study.ParseEngines(s.engines)
+	insts, err := engine.Select(s.engines, s.mysqlRoot)
 	if err != nil {
 		return c, badInput(err)
 	}
-	for _, k := range kinds {
-		if _, err := engine.Find(k, s.mysqlRoot); err != nil {
-			return c, badInput(err)
+	var kinds []string
+	installs := map[string]engine.Installation{}
+	for _, in := range insts {
+		if _, dup := installs[in.Kind]; dup {
+			return c, badInputf("--engines %s: a study takes one version of each engine; run it once per version", s.engines)
 		}
+		installs[in.Kind] = in
+		kinds = append(kinds, in.Kind)
 	}
 	d, err := runspec.ParseDuration("--time", s.duration)
 	if err != nil {
@@ -91,7 +95,7 @@ func (s *studyFlags) common(cmd *cobra.Command, name string) (study.Common, erro
 	if _, err := os.Stat(doc); err == nil {
 		return c, badInputf("%s already holds a study (%s): choose another --out", out, doc)
 	}
-	return study.Common{Engines: kinds, MySQLRoot: s.mysqlRoot, WorkDir: s.workDir, Time: d, Threads: s.threads,
+	return study.Common{Engines: kinds, Installs: installs, MySQLRoot: s.mysqlRoot, WorkDir: s.workDir, Time: d, Threads: s.threads,
 		Tables: s.tables, TableSize: s.tableSize, BufferPoolBytes: bp, OutDir: out, Seed: s.seed,
 		Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}, nil
 }

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -59,25 +58,20 @@ type Options struct {
 // Errors here are the user's to fix.
 func Plan(o *Options) ([]engine.Installation, error) {
 	if len(o.Engines) == 0 {
-		return nil, errors.New("no engines given: pass --engines postgres,mariadb,mysql")
+		return nil, errors.New("no engines given: pass --engines postgres,mariadb,mysql (a version with @, e.g. postgres@17)")
 	}
-	var insts []engine.Installation
-	seen := map[string]bool{}
-	for _, kind := range o.Engines {
-		if seen[kind] {
-			return nil, fmt.Errorf("engine %s is listed twice in --engines", kind)
-		}
-		seen[kind] = true
-		inst, err := engine.Find(kind, o.MySQLRoot)
-		if err != nil {
-			return nil, err
-		}
+	insts, err := engine.Select(strings.Join(o.Engines, ","), o.MySQLRoot)
+	if err != nil {
+		return nil, err
+	}
+	var kinds []string
+	for _, inst := range insts {
 		if err := engine.CheckProfile(inst, o.Profile); err != nil {
 			return nil, err
 		}
-		insts = append(insts, inst)
+		kinds = append(kinds, inst.Kind)
 	}
-	if err := checkExplain(o.Explain, o.Engines); err != nil {
+	if err := checkExplain(o.Explain, kinds); err != nil {
 		return nil, err
 	}
 	steps, err := o.Suite.Resolve()
@@ -174,7 +168,7 @@ func Run(ctx context.Context, o *Options) error {
 			slices.Reverse(order)
 		}
 		for _, inst := range order {
-			env.Engines[inst.Kind] = inst.Version
+			env.Engines[inst.Name()] = inst.Version
 			if runErr = c.engine(ctx, inst, rep, o.Profile); runErr != nil {
 				break
 			}
@@ -250,16 +244,17 @@ func (c *comparison) eta() string {
 // engine runs the whole suite on one freshly started server and always stops it.
 func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep int, prof engine.Profile) (err error) {
 	o := c.opts
-	c.logf("== %s %s: starting a throwaway server, profile %s (ETA %s)", inst.Kind, inst.Version, profileText(prof), c.eta())
+	name := inst.Name()
+	c.logf("== %s %s (%s): starting a throwaway server, profile %s (ETA %s)", name, inst.Version, inst.Origin, profileText(prof), c.eta())
 	srv, err := engine.Start(ctx, inst, prof, o.WorkDir)
 	if err != nil {
-		return fmt.Errorf("starting %s: %w", inst.Kind, err)
+		return fmt.Errorf("starting %s: %w", name, err)
 	}
 	defer func() {
 		if stopErr := srv.Stop(); stopErr != nil && err == nil {
-			err = fmt.Errorf("stopping %s: %w", inst.Kind, stopErr)
+			err = fmt.Errorf("stopping %s: %w", name, stopErr)
 		}
-		c.logf("== %s: server stopped, data directory removed", inst.Kind)
+		c.logf("== %s: server stopped, data directory removed", name)
 	}()
 	target, err := sqldb.ParseTarget(srv.DSN)
 	if err != nil {
@@ -272,7 +267,7 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 	defer monConn.Close()
 	settings, err := servermetrics.Settings(ctx, monConn)
 	if err != nil {
-		return fmt.Errorf("reading %s settings: %w", inst.Kind, err)
+		return fmt.Errorf("reading %s settings: %w", name, err)
 	}
 
 	rnd := randgen.DefaultConfig(o.Suite.RandType)
@@ -290,12 +285,12 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 					return err
 				}
 			}
-			c.logf("   %s: preparing %s", inst.Kind, key)
+			c.logf("   %s: preparing %s", name, key)
 			t0 := time.Now()
 			if err := j.Prepare(ctx, j.Env(max(2, runtime.NumCPU()), false, nil, o.Log)); err != nil {
-				return fmt.Errorf("preparing %s on %s: %w", st.Workload, inst.Kind, err)
+				return fmt.Errorf("preparing %s on %s: %w", st.Workload, name, err)
 			}
-			c.logf("   %s: prepared in %.1fs", inst.Kind, time.Since(t0).Seconds())
+			c.logf("   %s: prepared in %.1fs", name, time.Since(t0).Seconds())
 			loaded = key
 			if dataset, err = fingerprint.Take(ctx, monConn); err != nil {
 				return fmt.Errorf("fingerprinting the data loaded on %s: %w", inst.Kind, err)
@@ -331,7 +326,8 @@ type stepRun struct {
 func (c *comparison) step(ctx context.Context, monConn sqldb.Conn, j *job.Job, st suite.Resolved, run stepRun) error {
 	o := c.opts
 	srv, threads, rep := run.srv, run.threads, run.rep
-	c.logf("   %s: %s, %d threads, %s (step %d/%d, ETA %s)", srv.Kind, st.Workload, threads, st.Time, c.doneSteps+1, c.totalSteps, c.eta())
+	engName := result.EngineName(srv.Kind, srv.Version)
+	c.logf("   %s: %s, %d threads, %s (step %d/%d, ETA %s)", engName, st.Workload, threads, st.Time, c.doneSteps+1, c.totalSteps, c.eta())
 	g, _ := srv.Cgroup()
 	mon := servermetrics.NewMonitor(monConn, srv.PIDs).WithCgroup(g, srv.DataDisk()).WithDataDir(srv.DataDir)
 	if err := mon.Start(ctx); err != nil {
@@ -361,6 +357,7 @@ func (c *comparison) step(ctx context.Context, monConn sqldb.Conn, j *job.Job, s
 	}
 	if srvRes, err := mon.Finish(context.WithoutCancel(ctx), res.Transactions); err == nil {
 		srvRes.Profile = srv.Applied
+		srvRes.Translations = srv.Translations()
 		srvRes.Settings = run.settings
 		res.Server = srvRes
 	} else if runErr == nil {
@@ -369,11 +366,13 @@ func (c *comparison) step(ctx context.Context, monConn sqldb.Conn, j *job.Job, s
 	// job.Run checked the data after the run where the workload asks for it, and marked a
 	// run that broke the data's invariants incomplete.
 	if dc := res.DataCheck; dc != nil && dc.Passed {
-		c.logf("   %s: %s: data check passed", srv.Kind, st.Workload)
+		c.logf("   %s: %s: data check passed", engName, st.Workload)
 	} else if dc != nil {
-		runErr = fmt.Errorf("%s on %s: %s", st.Workload, srv.Kind, res.Error)
+		runErr = fmt.Errorf("%s on %s: %s", st.Workload, engName, res.Error)
 	}
-	name := srv.Kind + "-" + st.Workload
+	// The file names engine and release (postgres@17-oltp_read_write.json): two versions of one
+	// engine in one comparison must not overwrite each other.
+	name := engName + "-" + st.Workload
 	if len(st.Threads) > 1 {
 		name += fmt.Sprintf("-t%d", threads)
 	}
@@ -401,9 +400,9 @@ func (c *comparison) step(ctx context.Context, monConn sqldb.Conn, j *job.Job, s
 				ok++
 			}
 		}
-		c.logf("   %s: %s: %d/%d answers ok, geometric mean %.3f s%s", srv.Kind, st.Workload, ok, len(t.Queries), t.GeoMeanS, state)
+		c.logf("   %s: %s: %d/%d answers ok, geometric mean %.3f s%s", engName, st.Workload, ok, len(t.Queries), t.GeoMeanS, state)
 	} else {
-		c.logf("   %s: %s: %.1f TPS, p95 %.2f ms, %d errors%s", srv.Kind, st.Workload, res.TPS, res.LatencyMS.P95, res.Errors, state)
+		c.logf("   %s: %s: %.1f TPS, p95 %.2f ms, %d errors%s", engName, st.Workload, res.TPS, res.LatencyMS.P95, res.Errors, state)
 	}
 	return runErr
 }
@@ -454,38 +453,4 @@ func onOff(b bool) string {
 		return "on"
 	}
 	return "off"
-}
-
-// ParseEngines reads --engines: a comma list, "all" meaning every kind installed here.
-func ParseEngines(v, mysqlRoot string) ([]string, error) {
-	if v == "all" || v == "" {
-		var out []string
-		for _, inst := range engine.Discover(mysqlRoot) {
-			out = append(out, inst.Kind)
-		}
-		if len(out) == 0 {
-			return nil, errors.New("no database engines are installed: run scripts/install-engines.sh")
-		}
-		return out, nil
-	}
-	var out []string
-	for _, k := range strings.Split(v, ",") {
-		k = strings.TrimSpace(k)
-		valid := append([]string(nil), engine.Kinds...)
-		sort.Strings(valid)
-		if !contains(engine.Kinds, k) {
-			return nil, fmt.Errorf("unknown engine %q in --engines: use %s", k, strings.Join(valid, ", "))
-		}
-		out = append(out, k)
-	}
-	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -218,3 +218,54 @@ func serverMetricsPresent(t *testing.T, r *result.Result) {
 		}
 	}
 }
+
+// Two releases of PostgreSQL in one comparison, one of them from a Debian root under chroot: an
+// upgrade study. Each release gets its own results, its own report column and an upgrade row.
+func TestCompareVersions(t *testing.T) {
+	var pgs []engine.Installation
+	for _, in := range engine.Discover("") {
+		if in.Kind == engine.Postgres {
+			pgs = append(pgs, in)
+		}
+	}
+	if len(pgs) < 2 || pgs[len(pgs)-1].Root == "" {
+		if strings.Contains(os.Getenv("FAIRBENCH_REQUIRE_ENGINES"), "postgres@") {
+			t.Fatalf("two PostgreSQL releases, one in a Debian root, are required; installed: %v", pgs)
+		}
+		t.Skip("needs two PostgreSQL releases, one in a Debian root: scripts/install-engines.sh --versions postgres@18")
+	}
+	older, newer := pgs[0], pgs[len(pgs)-1]
+	o := options(t, []string{newer.Name(), older.Name()})
+	if err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	nothingLeftBehind(t, o)
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	if strings.Contains(string(mounts), newer.Root) {
+		t.Errorf("a mount inside %s outlived the comparison", newer.Root)
+	}
+	for _, name := range []string{older.Name(), newer.Name()} {
+		for _, w := range []string{"oltp_read_write", "oltp_point_select"} {
+			r, err := result.Read(filepath.Join(o.OutDir, "results", name+"-"+w+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Complete || r.TPS <= 0 || r.Engine.Name() != name || r.Server == nil || r.Server.CPUUserS+r.Server.CPUSystemS <= 0 {
+				t.Errorf("%s %s: complete=%v tps=%.1f engine=%s", name, w, r.Complete, r.TPS, r.Engine.Name())
+			}
+			// What the newer release took in another form is recorded with its results.
+			if name == newer.Name() && len(r.Server.Translations) == 0 {
+				t.Errorf("%s: no translations recorded", name)
+			}
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(o.OutDir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| " + older.Name() + " | " + newer.Name() + " |", "Upgrade " + older.Name() + " → " + newer.Name()} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+}

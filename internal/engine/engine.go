@@ -6,8 +6,6 @@ package engine
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fairbench/fairbench/internal/result"
 )
 
 // Kind names, used everywhere in fairbench.
@@ -29,8 +29,9 @@ const (
 // Kinds lists every kind in the order reports show them.
 var Kinds = []string{Postgres, MariaDB, MySQL}
 
-// DefaultMySQLRoot is where scripts/install-engines.sh builds the Debian sid
-// root that MySQL runs from (MySQL is not packaged for Debian 12).
+// DefaultMySQLRoot is where older versions of scripts/install-engines.sh built the Debian sid
+// root that MySQL runs from; it is now a link to the sid root under DefaultRootsDir, and still
+// searched so that a machine set up before the per-suite roots keeps its MySQL.
 const DefaultMySQLRoot = "/opt/fairbench/mysql-root"
 
 // mysqlRootEnv overrides DefaultMySQLRoot; the install script reads it too.
@@ -42,6 +43,7 @@ type Installation struct {
 	Version string // e.g. "15.18", from the binary's --version
 	Binary  string // path of the server binary (inside Root for chroot installs, as seen from the host)
 	Root    string // chroot directory, "" when not chrooted
+	Origin  string // where it comes from: "host", or the root's Debian suite, e.g. "trixie root"
 }
 
 func (i Installation) String() string {
@@ -52,19 +54,25 @@ func (i Installation) String() string {
 	return s + ")"
 }
 
+// Name is the engine and release as --engines takes it: "postgres@17", "mariadb@11.8".
+func (i Installation) Name() string { return result.EngineName(i.Kind, i.Version) }
+
 // pathInRoot is the binary's path as the chrooted process sees it.
-func (i Installation) pathInRoot() string {
+func (i Installation) pathInRoot() string { return i.inner(i.Binary) }
+
+// inner maps a host path inside the root to the path the chrooted process sees.
+func (i Installation) inner(hostPath string) string {
 	if i.Root == "" {
-		return i.Binary
+		return hostPath
 	}
-	rel, err := filepath.Rel(i.Root, i.Binary)
+	rel, err := filepath.Rel(i.Root, hostPath)
 	if err != nil {
-		return i.Binary
+		return hostPath
 	}
 	return "/" + rel
 }
 
-// ResolveMySQLRoot returns the chroot directory Discover uses for MySQL: the
+// ResolveMySQLRoot returns the chroot directory Discover searches first for MySQL: the
 // argument, else $FAIRBENCH_MYSQL_ROOT, else DefaultMySQLRoot.
 func ResolveMySQLRoot(mysqlRoot string) string {
 	if mysqlRoot != "" {
@@ -76,57 +84,74 @@ func ResolveMySQLRoot(mysqlRoot string) string {
 	return DefaultMySQLRoot
 }
 
-// Discover returns at most one installation per kind, in Kinds order: the one
-// Find would pick. Probing runs each candidate's --version, so it costs a few
-// process starts but never starts a server.
+// Discover returns every installation that can be started here, one per engine@release, in
+// Kinds order and by ascending version within a kind. Where two offer the same release, a root
+// named with --mysql-root or $FAIRBENCH_MYSQL_ROOT wins, then the host, then the suite roots.
+// Probing runs each candidate's --version (cached by binary), so it never starts a server.
 func Discover(mysqlRoot string) []Installation {
+	var cands []Installation
+	explicit := mysqlRoot != "" || os.Getenv(mysqlRootEnv) != ""
+	roots := rootDirs(mysqlRoot)
+	if explicit && len(roots) > 0 && roots[0].explicit {
+		cands = append(cands, discoverIn(roots[0])...)
+		roots = roots[1:]
+	}
+	cands = append(cands, discoverPostgres(hostRoot)...)
+	cands = append(cands, discoverMariaDB(hostRoot)...)
+	cands = append(cands, discoverMySQL(hostRoot)...)
+	for _, r := range roots {
+		cands = append(cands, discoverIn(r)...)
+	}
+	return uniqueReleases(cands)
+}
+
+// uniqueReleases keeps the first installation of each engine@release and sorts the rest.
+func uniqueReleases(cands []Installation) []Installation {
 	var out []Installation
-	if in, ok := discoverPostgres(); ok {
-		out = append(out, in)
+	seen := map[string]bool{}
+	for _, in := range cands {
+		if !seen[in.Name()] {
+			seen[in.Name()] = true
+			out = append(out, in)
+		}
 	}
-	if in, ok := discoverMariaDB(); ok {
-		out = append(out, in)
-	}
-	if in, ok := discoverMySQL(mysqlRoot); ok {
-		out = append(out, in)
-	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Kind != b.Kind {
+			return kindIndex(a.Kind) < kindIndex(b.Kind)
+		}
+		return compareVersions(a.Version, b.Version) < 0
+	})
 	return out
 }
 
-// Find returns the installation of kind that Start should use, or an error
-// that tells the user how to get one.
-func Find(kind, mysqlRoot string) (Installation, error) {
-	switch kind {
-	case Postgres:
-		if in, ok := discoverPostgres(); ok {
-			return in, nil
+func kindIndex(kind string) int {
+	for i, k := range Kinds {
+		if k == kind {
+			return i
 		}
-		return Installation{}, errors.New("postgres is not installed (no postgres with initdb beside it on PATH or under /usr/lib/postgresql/*/bin): run scripts/install-engines.sh")
-	case MariaDB:
-		if in, ok := discoverMariaDB(); ok {
-			return in, nil
-		}
-		return Installation{}, errors.New("mariadb is not installed (no mariadbd with mariadb-install-db): run scripts/install-engines.sh")
-	case MySQL:
-		if in, ok := discoverMySQL(mysqlRoot); ok {
-			return in, nil
-		}
-		root := ResolveMySQLRoot(mysqlRoot)
-		if isExecutable(filepath.Join(root, "usr/sbin/mysqld")) && os.Geteuid() != 0 {
-			return Installation{}, fmt.Errorf("mysql in %s runs under chroot, which needs root: run fairbench as root", root)
-		}
-		return Installation{}, fmt.Errorf("mysql is not installed (not on PATH, no %s/usr/sbin/mysqld): run scripts/install-engines.sh (or pass --mysql-root DIR)", root)
 	}
-	return Installation{}, fmt.Errorf("unknown engine kind %q (want one of %s)", kind, strings.Join(Kinds, ", "))
+	return len(Kinds)
 }
 
-func discoverPostgres() (Installation, bool) {
+// Find returns the newest installation of kind, or an error that tells the user how to get one.
+func Find(kind, mysqlRoot string) (Installation, error) {
+	insts, err := Select(kind, mysqlRoot)
+	if err != nil {
+		return Installation{}, err
+	}
+	return insts[0], nil
+}
+
+func discoverPostgres(r root) []Installation {
 	var cands []string
-	if p, err := exec.LookPath("postgres"); err == nil {
-		cands = append(cands, p)
+	if r.dir == "" {
+		if p, err := exec.LookPath("postgres"); err == nil {
+			cands = append(cands, p)
+		}
 	}
 	for _, pat := range []string{"/usr/lib/postgresql/*/bin/postgres", "/usr/pgsql-*/bin/postgres", "/usr/local/pgsql/bin/postgres"} {
-		m, _ := filepath.Glob(pat)
+		m, _ := filepath.Glob(r.dir + pat)
 		cands = append(cands, m...)
 	}
 	var found []Installation
@@ -142,22 +167,24 @@ func discoverPostgres() (Installation, bool) {
 		if !isExecutable(filepath.Join(filepath.Dir(real), "initdb")) {
 			continue
 		}
-		out, err := versionOutput("", real)
+		out, err := r.version(real)
 		if err != nil || !strings.Contains(out, "PostgreSQL") {
 			continue
 		}
-		found = append(found, Installation{Kind: Postgres, Version: parseVersion(out, "(PostgreSQL)"), Binary: real})
+		found = append(found, r.installation(Postgres, parseVersion(out, "(PostgreSQL)"), real))
 	}
-	return newest(found)
+	return found
 }
 
-func discoverMariaDB() (Installation, bool) {
+func discoverMariaDB(r root) []Installation {
 	var cands []string
 	for _, name := range []string{"mariadbd", "mysqld"} {
-		if p, err := exec.LookPath(name); err == nil {
-			cands = append(cands, p)
+		if r.dir == "" {
+			if p, err := exec.LookPath(name); err == nil {
+				cands = append(cands, p)
+			}
 		}
-		cands = append(cands, "/usr/sbin/"+name)
+		cands = append(cands, r.dir+"/usr/sbin/"+name)
 	}
 	var found []Installation
 	seen := map[string]bool{}
@@ -167,28 +194,31 @@ func discoverMariaDB() (Installation, bool) {
 			continue
 		}
 		seen[real] = true
-		if mariadbInstallDB(real) == "" {
+		if mariadbInstallDB(real, r.dir) == "" {
 			continue
 		}
-		out, err := versionOutput("", real)
+		out, err := r.version(real)
 		if err != nil || !strings.Contains(out, "MariaDB") {
 			continue
 		}
-		found = append(found, Installation{Kind: MariaDB, Version: parseVersion(out, "Ver"), Binary: real})
+		found = append(found, r.installation(MariaDB, parseVersion(out, "Ver"), real))
 	}
-	return newest(found)
+	return found
 }
 
 // mariadbInstallDB finds the bootstrap script that belongs to a mariadbd
-// binary, preferring the one in the same installation prefix.
-func mariadbInstallDB(binary string) string {
+// binary, preferring the one in the same installation prefix. In a root
+// (rootDir != "") only the root's own script will do.
+func mariadbInstallDB(binary, rootDir string) string {
 	prefix := filepath.Dir(filepath.Dir(binary))
 	var cands []string
 	for _, name := range []string{"mariadb-install-db", "mysql_install_db"} {
 		cands = append(cands, filepath.Join(prefix, "bin", name), filepath.Join(prefix, "scripts", name))
 	}
 	for _, name := range []string{"mariadb-install-db", "mysql_install_db"} {
-		if p, err := exec.LookPath(name); err == nil {
+		if rootDir != "" {
+			cands = append(cands, filepath.Join(rootDir, "usr/bin", name))
+		} else if p, err := exec.LookPath(name); err == nil {
 			cands = append(cands, p)
 		}
 	}
@@ -200,51 +230,31 @@ func mariadbInstallDB(binary string) string {
 	return ""
 }
 
-func discoverMySQL(mysqlRoot string) (Installation, bool) {
-	var native []Installation
-	seen := map[string]bool{}
+func discoverMySQL(r root) []Installation {
 	var cands []string
-	if p, err := exec.LookPath("mysqld"); err == nil {
-		cands = append(cands, p)
+	if r.dir == "" {
+		if p, err := exec.LookPath("mysqld"); err == nil {
+			cands = append(cands, p)
+		}
 	}
-	cands = append(cands, "/usr/sbin/mysqld")
+	cands = append(cands, r.dir+"/usr/sbin/mysqld")
+	var found []Installation
+	seen := map[string]bool{}
 	for _, c := range cands {
 		real, err := filepath.EvalSymlinks(c)
 		if err != nil || seen[real] || !isExecutable(real) {
 			continue
 		}
 		seen[real] = true
-		out, err := versionOutput("", real)
+		out, err := r.version(real)
 		// Debian's MariaDB installs mysqld as a link to mariadbd; that must not
 		// pass for MySQL or the comparison would pit MariaDB against itself.
 		if err != nil || strings.Contains(out, "MariaDB") || !strings.Contains(out, "Ver") {
 			continue
 		}
-		native = append(native, Installation{Kind: MySQL, Version: parseVersion(out, "Ver"), Binary: real})
+		found = append(found, r.installation(MySQL, parseVersion(out, "Ver"), real))
 	}
-
-	var chrooted []Installation
-	root := ResolveMySQLRoot(mysqlRoot)
-	bin := filepath.Join(root, "usr/sbin/mysqld")
-	// chroot(2) needs root; an installation that cannot be started is not
-	// "found" (Find explains the reason instead).
-	if os.Geteuid() == 0 && isExecutable(bin) {
-		if abs, err := filepath.Abs(root); err == nil {
-			root = abs
-			bin = filepath.Join(root, "usr/sbin/mysqld")
-		}
-		if out, err := versionOutput(root, "/usr/sbin/mysqld"); err == nil && !strings.Contains(out, "MariaDB") {
-			chrooted = append(chrooted, Installation{Kind: MySQL, Version: parseVersion(out, "Ver"), Binary: bin, Root: root})
-		}
-	}
-
-	// A root the user named explicitly wins over whatever is on PATH.
-	explicit := mysqlRoot != "" || os.Getenv(mysqlRootEnv) != ""
-	if explicit && len(chrooted) > 0 {
-		return chrooted[0], true
-	}
-	// Otherwise the newest; on a tie native sorts first, so it is preferred.
-	return newest(append(native, chrooted...))
+	return found
 }
 
 // versionOutput runs binary --version, chrooted into root when root != "".
@@ -306,15 +316,6 @@ func majorMinor(v string) (int, int) {
 		mi, _ = strconv.Atoi(parts[1])
 	}
 	return ma, mi
-}
-
-// newest picks the highest version; stable so earlier candidates win ties.
-func newest(found []Installation) (Installation, bool) {
-	if len(found) == 0 {
-		return Installation{}, false
-	}
-	sort.SliceStable(found, func(i, j int) bool { return compareVersions(found[i].Version, found[j].Version) > 0 })
-	return found[0], true
 }
 
 func isExecutable(p string) bool {

@@ -144,7 +144,7 @@ func TestVersions(t *testing.T) {
 }
 
 func TestFind(t *testing.T) {
-	if _, err := Find("oracle", ""); err == nil || !strings.Contains(err.Error(), "unknown engine kind") {
+	if _, err := Find("oracle", ""); err == nil || !strings.Contains(err.Error(), "unknown engine") {
 		t.Errorf("Find(oracle) error = %v", err)
 	}
 	// Debian links /usr/sbin/mysqld to mariadbd: that must never be taken
@@ -152,7 +152,7 @@ func TestFind(t *testing.T) {
 	// may be found.
 	inst, err := Find(MySQL, "/nonexistent/mysql-root")
 	if err != nil {
-		if !strings.Contains(err.Error(), "scripts/install-engines.sh") || !strings.Contains(err.Error(), "--mysql-root") {
+		if !strings.Contains(err.Error(), "scripts/install-engines.sh") {
 			t.Errorf("Find(mysql) error does not name the fix: %v", err)
 		}
 	} else {
@@ -165,9 +165,12 @@ func TestFind(t *testing.T) {
 		if in.Version == "" || !isExecutable(in.Binary) {
 			t.Errorf("Discover returned unusable %v", in)
 		}
-		got, err := Find(in.Kind, "")
+		got, err := Find(in.Name(), "")
 		if err != nil || got != in {
-			t.Errorf("Find(%s) = %v, %v; Discover said %v", in.Kind, got, err, in)
+			t.Errorf("Find(%s) = %v, %v; Discover said %v", in.Name(), got, err, in)
+		}
+		if in.Origin == "" || (in.Root == "") != (in.Origin == "host") {
+			t.Errorf("%s: origin %q for root %q", in.Name(), in.Origin, in.Root)
 		}
 	}
 }
@@ -195,17 +198,18 @@ func workDir(t *testing.T, parent string) string {
 
 func TestServers(t *testing.T) {
 	found := map[string]Installation{}
+	var all []Installation
 	for _, in := range Discover("") {
-		found[in.Kind] = in
+		all = append(all, in)
+		if prev, ok := found[in.Kind]; !ok || compareVersions(in.Version, prev.Version) > 0 {
+			found[in.Kind] = in
+		}
 	}
 	cases := []struct {
 		name, kind string
 		parent     string // where the work dir goes; "" = os.TempDir()
 		binlog     bool
 	}{
-		{"postgres", Postgres, "", false},
-		{"mariadb", MariaDB, "", false},
-		{"mysql", MySQL, "", false},
 		// The binlog flags differ between the two (MySQL defaults it on,
 		// MariaDB off), so both directions are started for real.
 		{"mariadb-binlog", MariaDB, "", true},
@@ -213,6 +217,14 @@ func TestServers(t *testing.T) {
 		// /dev/shm is another filesystem than the MySQL root, so this
 		// exercises the bind mount that keeps MySQL's data in the work dir.
 		{"mysql-bind-mount", MySQL, "/dev/shm", false},
+	}
+	// Every installed version starts, from the host or its Debian root.
+	for _, in := range all {
+		t.Run(in.Name(), func(t *testing.T) {
+			t.Parallel()
+			prof := Profile{BufferPoolBytes: 128 * mib, MaxConnections: 50, RedoBytes: 256 * mib}
+			testServer(t, in, prof, workDir(t, ""))
+		})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -243,8 +255,8 @@ func testServer(t *testing.T, inst Installation, prof Profile, dir string) {
 	t.Cleanup(func() { srv.Stop() })
 	t.Logf("%s %s ready on port %d in %s (data %s)", srv.Kind, srv.Version, srv.Port, time.Since(t0).Round(time.Millisecond), srv.DataDir)
 
-	if !reflect.DeepEqual(srv.Applied, prof.Settings(inst.Kind)) {
-		t.Errorf("Applied = %v, want profile settings %v", srv.Applied, prof.Settings(inst.Kind))
+	if want := prof.withDefaults().settingsFor(inst.Kind, inst.Version); !reflect.DeepEqual(srv.Applied, want) {
+		t.Errorf("Applied = %v, want profile settings %v", srv.Applied, want)
 	}
 	if _, err := os.Stat(filepath.Join(srv.DataDir)); err != nil {
 		t.Errorf("data dir: %v", err)
@@ -280,8 +292,19 @@ func testServer(t *testing.T, inst Installation, prof Profile, dir string) {
 		if err := conn.QueryRow(ctx, "SHOW shared_buffers").Scan(&sb); err != nil || sb != "128MB" {
 			t.Errorf("shared_buffers = %q (%v), want 128MB", sb, err)
 		}
-		// Every applied setting, as the server reports it.
+		// Every applied setting, as the server reports it, or where a translation says.
+		translated := map[string]bool{}
+		for _, tr := range srv.Translations() {
+			translated[tr.Setting] = true
+		}
+		var coll, ctype string
+		if err := conn.QueryRow(ctx, "SELECT datcollate, datctype FROM pg_database WHERE datname = current_database()").Scan(&coll, &ctype); err != nil || coll != "C" || ctype != "C" {
+			t.Errorf("datcollate, datctype = %q, %q (%v), want C", coll, ctype, err)
+		}
 		for k, want := range srv.Applied {
+			if translated[k] && strings.HasPrefix(k, "lc_") {
+				continue // no longer a server setting; checked in pg_database above
+			}
 			var got string
 			if err := conn.QueryRow(ctx, "SHOW "+k).Scan(&got); err != nil || got != want {
 				t.Errorf("SHOW %s = %q (%v), want %q", k, got, err, want)

@@ -138,7 +138,9 @@ func TestModesOnRealServers(t *testing.T) {
 			}
 			defer srv.Stop()
 			for k, want := range c.want {
-				if got := serverSetting(ctx, t, srv, k); !strings.EqualFold(got, want) {
+				// MariaDB 11.8 reports innodb_doublewrite as a word (it became an enum with
+				// "fast"), 10.11 as a number: both mean the same.
+				if got := serverSetting(ctx, t, srv, k); !strings.EqualFold(boolWord(got), boolWord(want)) {
 					t.Errorf("%s %s runs with %s = %q, want %q", c.kind, c.prof.Name(), k, got, want)
 				}
 			}
@@ -168,4 +170,15 @@ func serverSetting(ctx context.Context, t *testing.T, srv *Server, name string) 
 		t.Fatalf("SELECT @@%s: %v", name, err)
 	}
 	return raw.String
+}
+
+// boolWord writes a boolean variable's numeric form as the word, other values unchanged.
+func boolWord(v string) string {
+	switch v {
+	case "0":
+		return "OFF"
+	case "1":
+		return "ON"
+	}
+	return v
 }

@@ -17,7 +17,7 @@ import (
 // root account that logs in over TCP from 127.0.0.1 without a password.
 func (s *Server) initMySQL(ctx context.Context) error {
 	if s.Kind == MariaDB {
-		tool := mariadbInstallDB(s.inst.Binary)
+		tool := mariadbInstallDB(s.inst.Binary, s.inst.Root)
 		if tool == "" {
 			return errors.New("mariadb-install-db not found: run scripts/install-engines.sh")
 		}
@@ -28,8 +28,8 @@ func (s *Server) initMySQL(ctx context.Context) error {
 		if os.Geteuid() == 0 {
 			args = append(args, "--user=root")
 		}
-		args = append(args, "--datadir="+s.DataDir, "--skip-test-db", "--skip-name-resolve")
-		return s.runInit(ctx, exec.Command(tool, args...), nil, "init.log")
+		args = append(args, "--datadir="+s.inner("data"), "--skip-test-db", "--skip-name-resolve")
+		return s.runInit(ctx, exec.Command(s.inst.inner(tool), args...), nil, "init.log")
 	}
 
 	// --initialize-insecure only creates root@localhost, which a TCP login

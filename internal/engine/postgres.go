@@ -16,24 +16,49 @@ import (
 )
 
 // postgresUser is the account initdb and postgres run as when fairbench runs
-// as root: both refuse to run as root.
-func postgresUser() (*syscall.Credential, error) {
-	u, err := user.Lookup("postgres")
-	if err != nil {
-		return nil, fmt.Errorf("PostgreSQL refuses to run as root and there is no postgres user to run it as: %w", err)
+// as root: both refuse to run as root. In a Debian root it is the root's own
+// postgres user (postgresql-common creates it), whose uid the host may not know.
+func postgresUser(rootDir string) (*syscall.Credential, error) {
+	var uidS, gidS string
+	if rootDir == "" {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			return nil, fmt.Errorf("PostgreSQL refuses to run as root and there is no postgres user to run it as: %w", err)
+		}
+		uidS, gidS = u.Uid, u.Gid
+	} else {
+		var err error
+		if uidS, gidS, err = passwdEntry(filepath.Join(rootDir, "etc/passwd"), "postgres"); err != nil {
+			return nil, fmt.Errorf("PostgreSQL refuses to run as root and the root %s has no postgres user to run it as (%v): run scripts/install-engines.sh again", rootDir, err)
+		}
 	}
-	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
-	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	uid, err1 := strconv.ParseUint(uidS, 10, 32)
+	gid, err2 := strconv.ParseUint(gidS, 10, 32)
 	if err1 != nil || err2 != nil {
-		return nil, fmt.Errorf("postgres user has non-numeric uid/gid %s/%s", u.Uid, u.Gid)
+		return nil, fmt.Errorf("postgres user has non-numeric uid/gid %s/%s", uidS, gidS)
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// passwdEntry returns a user's uid and gid from a passwd file.
+func passwdEntry(path, name string) (uid, gid string, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) >= 4 && f[0] == name {
+			return f[2], f[3], nil
+		}
+	}
+	return "", "", fmt.Errorf("no user %s in %s", name, path)
 }
 
 func (s *Server) initPostgres(ctx context.Context) error {
 	var cred *syscall.Credential
 	if os.Geteuid() == 0 {
-		c, err := postgresUser()
+		c, err := postgresUser(s.inst.Root)
 		if err != nil {
 			return err
 		}
@@ -60,17 +85,18 @@ func (s *Server) initPostgres(ctx context.Context) error {
 	if ma, _ := majorMinor(s.Version); ma > 0 && ma < 10 {
 		auth = "md5"
 	}
-	initdb := filepath.Join(filepath.Dir(s.inst.Binary), "initdb")
-	cmd := exec.Command(initdb,
-		"-D", s.DataDir,
+	initdb := filepath.Join(filepath.Dir(s.inst.pathInRoot()), "initdb")
+	args := []string{
+		"-D", s.inner("data"),
 		"-U", "fairbench",
-		"--pwfile="+pwfile,
+		"--pwfile=" + s.inner("pwfile"),
 		"--auth-local=trust",
-		"--auth-host="+auth,
+		"--auth-host=" + auth,
 		"-E", s.Applied["server_encoding"],
-		"--locale="+s.Applied["lc_collate"],
-	)
-	err := s.runInit(ctx, cmd, cred, "initdb.log")
+		"--locale=" + s.Applied["lc_collate"],
+	}
+	args = append(args, pgInitFlags(s.Translations())...)
+	err := s.runInit(ctx, exec.Command(initdb, args...), cred, "initdb.log")
 	if err != nil && cred != nil && strings.Contains(err.Error(), "ermission denied") {
 		err = fmt.Errorf("%w\n(initdb runs as the postgres user, uid %d, which must be able to reach %s: use a work dir under /tmp or /var/tmp)", err, cred.Uid, s.hostRun)
 	}
@@ -78,7 +104,7 @@ func (s *Server) initPostgres(ctx context.Context) error {
 }
 
 func (s *Server) postgresCmd() *exec.Cmd {
-	args := []string{"-D", s.DataDir}
+	args := []string{"-D", s.inner("data")}
 	for _, k := range sortedKeys(s.Applied) {
 		if !pgInitKeys[k] {
 			args = append(args, "-c", k+"="+s.Applied[k])
@@ -87,13 +113,41 @@ func (s *Server) postgresCmd() *exec.Cmd {
 	// The socket lives in the run dir so that it disappears with it; a path
 	// too long for sun_path disables the socket instead (TCP is what the
 	// benchmark uses anyway).
-	sockDir := s.hostRun
+	sockDir := s.innerRun
 	if len(sockDir)+len("/.s.PGSQL.65535") > unixSocketMax {
 		sockDir = ""
 	}
 	args = append(args, "-c", "port="+itoa(s.Port), "-c", "unix_socket_directories="+sockDir)
-	return exec.Command(s.inst.Binary, args...)
+	if s.inst.Root == "" {
+		return exec.Command(s.inst.Binary, args...)
+	}
+	return s.chrootPostgresCmd(args)
 }
+
+// chrootPostgresCmd starts postgres in its Debian root with a /dev/shm of its own. PostgreSQL
+// keeps its dynamic shared memory (parallel queries, statistics) in /dev/shm, which on the host
+// is RAM (tmpfs) but in a root is a plain directory on disk: the server gets a private tmpfs
+// there, in a mount namespace of its own, so the mount ends with the server and nothing is left
+// to clean up. The shell runs as root (mounting needs it) and switches to the postgres user
+// before it execs postgres, which keeps the server's pid: stop and sampling see the postmaster.
+func (s *Server) chrootPostgresCmd(args []string) *exec.Cmd {
+	cred, err := postgresUser(s.inst.Root)
+	if err != nil {
+		// initPostgres already needed the same user, so this cannot fail here; the
+		// shell then fails the start with the reason in the server log.
+		return exec.Command("/bin/sh", "-c", "echo "+shellQuote(err.Error())+" >&2; exit 1")
+	}
+	script := `mount -t tmpfs -o mode=1777,nosuid,nodev,size=50% fairbench-shm /dev/shm && ` +
+		`exec setpriv --reuid=` + strconv.Itoa(int(cred.Uid)) + ` --regid=` + strconv.Itoa(int(cred.Gid)) +
+		` --clear-groups "$@"`
+	cmd := exec.Command("/bin/sh", append([]string{"-c", script, "postgres", s.inst.pathInRoot()}, args...)...)
+	// Go makes every mount of the new namespace private before it chroots, so the tmpfs
+	// never shows on the host.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	return cmd
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func (s *Server) pgConnect(ctx context.Context, db string) (*pgx.Conn, error) {
 	return pgx.Connect(ctx, fmt.Sprintf("postgres://fairbench:fairbench@127.0.0.1:%d/%s?sslmode=disable&connect_timeout=5", s.Port, db))

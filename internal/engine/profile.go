@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/fairbench/fairbench/internal/result"
 )
 
 const (
@@ -128,14 +130,134 @@ func (p Profile) Settings(kind string) map[string]string {
 	return p.withDefaults().settingsFor(kind, "")
 }
 
+// Translations lists, for a server version, the profile settings that version takes under
+// another name or in another form, and why: what Start applies to it in their place. Empty
+// when the version takes the profile as written, and for settings the profile's mode leaves
+// to the engine (--profile defaults).
+func (p Profile) Translations(kind, version string) []Translation {
+	p = p.withDefaults()
+	final := p.settingsFor(kind, version)
+	_, all := p.translatedSettings(kind, version)
+	var out []Translation
+	for _, t := range all {
+		for _, k := range translationKeys[t.Setting+"\x00"+kind] {
+			if _, ok := final[k]; ok {
+				out = append(out, t)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Translations are the profile settings this server's version took in another form.
+func (s *Server) Translations() []Translation { return s.prof.Translations(s.Kind, s.Version) }
+
 // Settings keys that PostgreSQL takes from initdb rather than -c: they are
 // fixed when the cluster is created.
-var pgInitKeys = map[string]bool{"server_encoding": true, "lc_collate": true, "lc_ctype": true}
+var pgInitKeys = map[string]bool{"server_encoding": true, "lc_collate": true, "lc_ctype": true, "data_checksums": true}
 
-// fairSettings is the fair profile for a particular server version ("" =
-// current), because MySQL renamed its redo option in 8.0.30; settingsFor
-// (knobs.go) derives the other modes from it.
+// Translation records how one profile setting reached a version that renamed, dropped or
+// changed it, so that every version gets the profile's meaning and a reader can check how.
+type Translation = result.Translation
+
+// translation is one rule of the table: for the versions it covers, it rewrites the settings
+// map (and initdb flags) and says what it did.
+type translation struct {
+	kind    string
+	covers  func(version string) bool
+	setting string
+	apply   func(p Profile, m map[string]string) string
+	why     string
+}
+
+// translations is every renamed, dropped or changed setting among the versions fairbench runs.
+// A setting no version renamed needs no row; a version a row does not cover takes the setting
+// as written. The table is tested version by version (TestTranslations).
+var translations = []translation{
+	{
+		kind: MySQL, covers: func(v string) bool { return v != "" && versionBefore(v, "8.0.30") }, setting: "innodb_redo_log_capacity",
+		apply: func(p Profile, m map[string]string) string {
+			delete(m, "innodb_redo_log_capacity")
+			m["innodb_log_file_size"] = strconv.FormatInt(p.RedoBytes/2, 10)
+			m["innodb_log_files_in_group"] = "2"
+			return "innodb_log_file_size=" + m["innodb_log_file_size"] + ", innodb_log_files_in_group=2"
+		},
+		why: "MySQL before 8.0.30 has no innodb_redo_log_capacity; two redo files of half the size hold the same redo",
+	},
+	{
+		kind: MariaDB, covers: func(string) bool { return true }, setting: "innodb_redo_log_capacity",
+		apply: func(p Profile, m map[string]string) string {
+			delete(m, "innodb_redo_log_capacity")
+			m["innodb_log_file_size"] = strconv.FormatInt(p.RedoBytes, 10)
+			return "innodb_log_file_size=" + m["innodb_log_file_size"]
+		},
+		why: "MariaDB has no innodb_redo_log_capacity; since 10.5 its redo log is one file, so the file size is the capacity",
+	},
+	{
+		kind: Postgres, covers: since("16"), setting: "lc_collate",
+		apply: func(Profile, map[string]string) string { return "pg_database.datcollate = C (initdb --locale=C)" },
+		why:   "PostgreSQL 16 dropped the lc_collate server setting; the collation is the database's, set by initdb as before",
+	},
+	{
+		kind: Postgres, covers: since("16"), setting: "lc_ctype",
+		apply: func(Profile, map[string]string) string { return "pg_database.datctype = C (initdb --locale=C)" },
+		why:   "PostgreSQL 16 dropped the lc_ctype server setting; the character classes are the database's, set by initdb as before",
+	},
+	{
+		kind: Postgres, covers: since("18"), setting: "data_checksums",
+		apply: func(p Profile, m map[string]string) string { return "initdb --no-data-checksums" },
+		why:   "PostgreSQL 18's initdb turns page checksums on by default, 15 and 17 leave them off: 18 is told to match",
+	},
+}
+
+// pgInitFlags are initdb's flags for the translated init-time settings of a version.
+func pgInitFlags(tr []Translation) []string {
+	var flags []string
+	for _, t := range tr {
+		if f, ok := strings.CutPrefix(t.As, "initdb "); ok {
+			flags = append(flags, f)
+		}
+	}
+	return flags
+}
+
+// fairSettings is the fair profile for a particular server version ("" = current), translated
+// where that version renamed or changed a setting; settingsFor (knobs.go) derives the other
+// modes from it.
 func (p Profile) fairSettings(kind, version string) map[string]string {
+	m, _ := p.translatedSettings(kind, version)
+	return m
+}
+
+// translationKeys are, per translated setting and kind, the keys that carry it after the
+// translation: where none is applied (the mode left it to the engine), nothing was translated.
+var translationKeys = map[string][]string{
+	"innodb_redo_log_capacity\x00" + MySQL:   {"innodb_log_file_size"},
+	"innodb_redo_log_capacity\x00" + MariaDB: {"innodb_log_file_size"},
+	"lc_collate\x00" + Postgres:              {"lc_collate"},
+	"lc_ctype\x00" + Postgres:                {"lc_ctype"},
+	"data_checksums\x00" + Postgres:          {"data_checksums"},
+}
+
+// translatedSettings is the fair profile for a particular server version ("" = current), with
+// the translations that version needed.
+func (p Profile) translatedSettings(kind, version string) (map[string]string, []Translation) {
+	m := p.baseSettings(kind)
+	if m == nil {
+		return nil, nil
+	}
+	var done []Translation
+	for _, t := range translations {
+		if t.kind == kind && t.covers(version) {
+			done = append(done, Translation{Setting: t.setting, As: t.apply(p, m), Why: t.why})
+		}
+	}
+	return m, done
+}
+
+// baseSettings is the profile under the names current versions use.
+func (p Profile) baseSettings(kind string) map[string]string {
 	switch kind {
 	case Postgres:
 		return map[string]string{
@@ -146,6 +268,12 @@ func (p Profile) fairSettings(kind, version string) map[string]string {
 			"fsync":              "on",
 			"synchronous_commit": "on",
 			"full_page_writes":   "on",
+			// Page checksums cost CPU on every read and write; every version runs
+			// without, as 15 and 17 do by default.
+			"data_checksums": "off",
+			// initdb picks this from what works where it runs (sysv in a Debian
+			// root); every version gets the host's POSIX shared memory.
+			"dynamic_shared_memory_type": "posix",
 			// UTF-8 everywhere keeps the bytes stored per row comparable with
 			// utf8mb4 on the MySQL family; C collation avoids locale-dependent
 			// comparison costs that differ between machines.
@@ -159,6 +287,7 @@ func (p Profile) fairSettings(kind, version string) map[string]string {
 			"innodb_buffer_pool_size":        strconv.FormatInt(p.BufferPoolBytes, 10),
 			"max_connections":                strconv.Itoa(p.MaxConnections),
 			"innodb_flush_log_at_trx_commit": "1",
+			"innodb_redo_log_capacity":       strconv.FormatInt(p.RedoBytes, 10),
 			// Doublewrite is InnoDB's counterpart of full_page_writes.
 			"innodb_doublewrite": "ON",
 			// MariaDB 10.11 still defaults to latin1; MySQL to utf8mb4.
@@ -183,30 +312,18 @@ func (p Profile) fairSettings(kind, version string) map[string]string {
 		} else {
 			m["log_bin"] = "OFF"
 		}
-		ma, mi := majorMinor(version)
-		if kind == MariaDB {
-			// Since 10.5 MariaDB has a single redo file, so its size is the
-			// whole redo capacity.
-			m["innodb_log_file_size"] = strconv.FormatInt(p.RedoBytes, 10)
-		} else if version == "" || ma > 8 || (ma == 8 && mi >= 1) || (ma == 8 && mi == 0 && patchOf(version) >= 30) {
-			m["innodb_redo_log_capacity"] = strconv.FormatInt(p.RedoBytes, 10)
-		} else {
-			m["innodb_log_file_size"] = strconv.FormatInt(p.RedoBytes/2, 10)
-			m["innodb_log_files_in_group"] = "2"
-		}
 		return m
 	}
 	return nil
 }
 
-func patchOf(v string) int {
-	parts := strings.Split(v, ".")
-	if len(parts) < 3 {
-		return 0
-	}
-	n, _ := strconv.Atoi(parts[2])
-	return n
+// since covers version ref and later, and "" (the current version).
+func since(ref string) func(string) bool {
+	return func(v string) bool { return v == "" || !versionBefore(v, ref) }
 }
+
+// versionBefore says whether dotted version v is older than ref.
+func versionBefore(v, ref string) bool { return compareVersions(versionRE.FindString(v), ref) < 0 }
 
 // pgSize writes bytes in PostgreSQL's unit syntax (where MB means MiB).
 func pgSize(b int64) string {

@@ -399,6 +399,10 @@ func (s *Server) host(name string) string { return filepath.Join(s.hostRun, name
 func (s *Server) prepare(cmd *exec.Cmd, cred *syscall.Credential, logName string) (*os.File, error) {
 	cmd.Env = serverEnv()
 	attr := &syscall.SysProcAttr{Setpgid: true, Credential: cred}
+	if cmd.SysProcAttr != nil {
+		// A private mount namespace that the command asked for (chrootPostgresCmd).
+		attr.Unshareflags = cmd.SysProcAttr.Unshareflags
+	}
 	if s.inst.Root != "" {
 		attr.Chroot = s.inst.Root
 		cmd.Dir = "/"
@@ -518,10 +522,11 @@ func (s *Server) launch(cmd *exec.Cmd) error {
 // credential is the user the server runs as: PostgreSQL refuses to run as
 // root, the MySQL family is told --user=root instead.
 func (s *Server) credential() *syscall.Credential {
-	if s.Kind != Postgres || os.Geteuid() != 0 {
+	// In a Debian root the start wrapper switches to the postgres user itself.
+	if s.Kind != Postgres || os.Geteuid() != 0 || s.inst.Root != "" {
 		return nil
 	}
-	cred, _ := postgresUser()
+	cred, _ := postgresUser("")
 	return cred
 }
 
@@ -573,7 +578,7 @@ func (s *Server) probe(ctx context.Context) error {
 		if err := conn.QueryRow(pctx, "SHOW data_directory").Scan(&dir); err != nil {
 			return err
 		}
-		want = s.DataDir
+		want = s.inner("data")
 	} else {
 		db := s.mysqlDB("")
 		defer db.Close()

@@ -850,7 +850,7 @@ func (m *model) settingsTable(caption string, get func(*result.Server) map[strin
 
 func (m *model) variantOf(r *result.Result) *variant {
 	for _, v := range m.Variants {
-		if v.Kind == r.Engine.Kind && v.Label == m.effLabel[r] {
+		if v.Engine == r.Engine.Name() && v.Label == m.effLabel[r] {
 			return v
 		}
 	}

@@ -208,6 +208,7 @@ func (m *model) decisions() []decision {
 				}
 			}
 			out = append(out, decide(w, t, cands))
+			out = append(out, upgrades(w, t, cands)...)
 		}
 		if gs := m.rampGroupsFor(w); len(gs) > 0 {
 			out = append(out, decideRamp(w, gs))
@@ -217,4 +218,51 @@ func (m *model) decisions() []decision {
 		}
 	}
 	return append(out, m.resourceDecisions()...)
+}
+
+// upgrades gives, for every engine with two or more releases in the comparison, one row per
+// step from an older release to the next newer one: what the upgrade changed on this workload,
+// beyond the noise or within it (the same tie rule as the engine picks).
+func upgrades(workload string, threads int, cands []*group) []decision {
+	var out []decision
+	for i, older := range cands {
+		for _, newer := range cands[i+1:] {
+			if newer.V.Kind != older.V.Kind || newer.V.Label != older.V.Label || newer.V.Engine == older.V.Engine {
+				continue
+			}
+			out = append(out, upgrade(workload, threads, older, newer))
+			break // the next step starts from newer
+		}
+	}
+	return out
+}
+
+func upgrade(workload string, threads int, older, newer *group) decision {
+	d := decision{Workload: workload, Threads: threads,
+		UseCase: "Upgrade " + older.V.Name + " → " + newer.V.Name}
+	if older.Incomplete || newer.Incomplete || older.TPS <= 0 {
+		d.Pick = "not measured (incomplete run)"
+		d.Why = "an upgrade is only judged on complete runs of both releases"
+		return d
+	}
+	change := (newer.TPS - older.TPS) / older.TPS
+	thr := noise(older, newer)
+	figures := fmt.Sprintf("%s TPS vs %s at %s, p95 %s ms vs %s ms", fmtRate(newer.TPS), fmtRate(older.TPS), threadsText(threads),
+		fmtMS(newer.Lat.P95), fmtMS(older.Lat.P95))
+	sign := "+"
+	if change < 0 {
+		sign = "−"
+	}
+	if math.Abs(change) <= thr {
+		d.Pick = "no change (within noise)"
+		d.Why = fmt.Sprintf("%s: %s%s, noise %s", figures, sign, fmtPct(math.Abs(change)), fmtPct(thr))
+		return d
+	}
+	word := "faster"
+	if change < 0 {
+		word = "slower"
+	}
+	d.Pick = fmt.Sprintf("%s%s TPS (%s)", sign, fmtPct(math.Abs(change)), word)
+	d.Why = fmt.Sprintf("%s: beyond the noise of %s", figures, fmtPct(thr))
+	return d
 }

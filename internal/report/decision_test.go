@@ -212,3 +212,38 @@ func TestTooLittleIsNotRanked(t *testing.T) {
 		t.Errorf("a run too short to mean anything is shown or ranked:\n%s", s)
 	}
 }
+
+// Two releases of one engine: the upgrade row says what changed, beyond the noise or within it.
+func TestUpgradeRows(t *testing.T) {
+	mk := func(kind, release string, tps float64) *group {
+		return &group{V: &variant{Kind: kind, Engine: kind + "@" + release, Name: kind + "@" + release}, TPS: tps,
+			Lat: result.Latency{P95: 10}}
+	}
+	for _, c := range []struct {
+		name     string
+		cands    []*group
+		picks    []string
+		useCases []string
+	}{
+		{"faster", []*group{mk("postgres", "15", 1000), mk("postgres", "18", 1200), mk("mariadb", "11.8", 900)},
+			[]string{"+20.0% TPS (faster)"}, []string{"Upgrade postgres@15 → postgres@18"}},
+		{"within noise", []*group{mk("mariadb", "10.11", 1000), mk("mariadb", "11.8", 980)},
+			[]string{"no change (within noise)"}, []string{"Upgrade mariadb@10.11 → mariadb@11.8"}},
+		{"three releases, two steps", []*group{mk("postgres", "15", 1000), mk("postgres", "17", 800), mk("postgres", "18", 1000)},
+			[]string{"−20.0% TPS (slower)", "+25.0% TPS (faster)"}, []string{"Upgrade postgres@15 → postgres@17", "Upgrade postgres@17 → postgres@18"}},
+		{"one release each", []*group{mk("postgres", "18", 1000), mk("mysql", "9.7", 800)}, nil, nil},
+	} {
+		ds := upgrades("oltp_read_write", 8, c.cands)
+		var picks, ucs []string
+		for _, d := range ds {
+			picks = append(picks, d.Pick)
+			ucs = append(ucs, d.UseCase)
+			if d.Winner != nil || !strings.Contains(d.Why, "TPS vs") {
+				t.Errorf("%s: upgrade row %+v", c.name, d)
+			}
+		}
+		if strings.Join(picks, "|") != strings.Join(c.picks, "|") || strings.Join(ucs, "|") != strings.Join(c.useCases, "|") {
+			t.Errorf("%s: picks %q use cases %q, want %q %q", c.name, picks, ucs, c.picks, c.useCases)
+		}
+	}
+}

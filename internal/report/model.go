@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/fairbench/fairbench/internal/result"
@@ -13,6 +14,7 @@ import (
 // by a label when the label means more than the thread count.
 type variant struct {
 	Kind    string
+	Engine  string // engine and release, "postgres@17": two releases of one kind are two variants
 	Label   string
 	Name    string // what the reader sees: "mysql" or "mysql (binlog-on)"
 	Version string
@@ -66,8 +68,8 @@ type optFloat struct {
 }
 
 type groupKey struct {
-	Kind, Label, Workload string
-	Threads               int
+	Engine, Label, Workload string // Engine: "postgres@17"
+	Threads                 int
 }
 
 type model struct {
@@ -111,6 +113,46 @@ func lessKind(a, b string) bool {
 		return ra < rb
 	case oka != okb:
 		return oka
+	}
+	return a < b
+}
+
+// nameVariants names each column: the engine kind, or engine@release where the report holds two
+// releases of that kind (an upgrade study), plus the label that tells runs apart.
+func nameVariants(vs []*variant) {
+	releases := map[string]map[string]bool{}
+	for _, v := range vs {
+		if releases[v.Kind] == nil {
+			releases[v.Kind] = map[string]bool{}
+		}
+		releases[v.Kind][v.Engine] = true
+	}
+	for _, v := range vs {
+		v.Name = v.Kind
+		if len(releases[v.Kind]) > 1 {
+			v.Name = v.Engine
+		}
+		if v.Label != "" {
+			v.Name += " (" + v.Label + ")"
+		}
+	}
+}
+
+// olderRelease orders two names of one engine kind ("postgres@15" < "postgres@18") by release,
+// numerically, so an upgrade reads left to right.
+func olderRelease(a, b string) bool {
+	_, ra, _ := strings.Cut(a, "@")
+	_, rb, _ := strings.Cut(b, "@")
+	as, bs := strings.Split(ra, "."), strings.Split(rb, ".")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		x, _ := strconv.Atoi(as[i])
+		y, _ := strconv.Atoi(bs[i])
+		if x != y {
+			return x < y
+		}
+	}
+	if len(as) != len(bs) {
+		return len(as) < len(bs)
 	}
 	return a < b
 }
@@ -159,13 +201,10 @@ func newModel(in *Input) *model {
 	allWorkloads := map[string]bool{}
 	threads := map[string]map[int]bool{}
 	for _, r := range m.Results {
-		vk := [2]string{r.Engine.Kind, m.effLabel[r]}
+		vk := [2]string{r.Engine.Name(), m.effLabel[r]}
 		v := variants[vk]
 		if v == nil {
-			v = &variant{Kind: vk[0], Label: vk[1], Name: vk[0]}
-			if vk[1] != "" {
-				v.Name = vk[0] + " (" + vk[1] + ")"
-			}
+			v = &variant{Kind: r.Engine.Kind, Engine: vk[0], Label: vk[1]}
 			variants[vk] = v
 		}
 		if v.Version == "" {
@@ -204,10 +243,14 @@ func newModel(in *Input) *model {
 	for _, v := range variants {
 		m.Variants = append(m.Variants, v)
 	}
+	nameVariants(m.Variants)
 	sort.Slice(m.Variants, func(i, j int) bool {
 		a, b := m.Variants[i], m.Variants[j]
 		if a.Kind != b.Kind {
 			return lessKind(a.Kind, b.Kind)
+		}
+		if a.Engine != b.Engine {
+			return olderRelease(a.Engine, b.Engine)
 		}
 		return a.Label < b.Label
 	})
@@ -249,6 +292,9 @@ func lessRun(a, b *result.Result) bool {
 	if a.Engine.Kind != b.Engine.Kind {
 		return lessKind(a.Engine.Kind, b.Engine.Kind)
 	}
+	if an, bn := a.Engine.Name(), b.Engine.Name(); an != bn {
+		return olderRelease(an, bn)
+	}
 	if a.Workload.Name != b.Workload.Name {
 		return lessWorkload(a.Workload.Name, b.Workload.Name)
 	}
@@ -277,7 +323,7 @@ func (m *model) assignLabels() {
 			m.effLabel[r] = rampLabel(r.Label)
 			continue
 		}
-		k := ew{r.Engine.Kind, r.Workload.Name}
+		k := ew{r.Engine.Name(), r.Workload.Name}
 		byEW[k] = append(byEW[k], r)
 	}
 	for _, runs := range byEW {
@@ -324,11 +370,11 @@ func rampLabel(label string) string {
 }
 
 func (m *model) group(v *variant, workload string, threads int) *group {
-	return m.groups[groupKey{v.Kind, v.Label, workload, threads}]
+	return m.groups[groupKey{v.Engine, v.Label, workload, threads}]
 }
 
 func (m *model) rampGroup(v *variant, workload string) *group {
-	return m.rampGroups[groupKey{v.Kind, v.Label, workload, 0}]
+	return m.rampGroups[groupKey{v.Engine, v.Label, workload, 0}]
 }
 
 // rampGroupsFor lists the ramp groups of a workload, in report order.

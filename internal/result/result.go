@@ -278,6 +278,9 @@ type Server struct {
 	// keys that matter (SHOW VARIABLES / pg_settings).
 	Profile  map[string]string `json:"profile,omitempty"`
 	Settings map[string]string `json:"settings,omitempty"`
+	// Translations are the profile settings this server's version took under another name or in
+	// another form (a renamed variable, an initdb flag), so that a parity check can follow them.
+	Translations []Translation `json:"translations,omitempty"`
 
 	CPUUserS       float64 `json:"cpu_user_s,omitempty"`
 	CPUSystemS     float64 `json:"cpu_system_s,omitempty"`

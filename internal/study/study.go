@@ -48,8 +48,11 @@ const bytesPerRow = 250
 
 // Common are the settings both studies share.
 type Common struct {
-	Engines         []string
-	MySQLRoot       string
+	Engines   []string
+	MySQLRoot string
+	// Installs are the installations chosen with --engines, by kind; a kind not in it runs its
+	// newest installed version.
+	Installs        map[string]engine.Installation
 	WorkDir         string // where servers' data directories go (mvcc) or the device's backing file (bandwidth)
 	Time            time.Duration
 	Threads         int
@@ -111,33 +114,6 @@ func DefaultTableSize(bufferPool int64, tables int) int {
 	return int((rows + 999) / 1000 * 1000)
 }
 
-// ParseEngines reads --engines: a comma-separated list of engine kinds, each once.
-func ParseEngines(v string) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	for _, k := range strings.Split(v, ",") {
-		k = strings.TrimSpace(strings.ToLower(k))
-		if k == "" {
-			continue
-		}
-		ok := false
-		for _, known := range engine.Kinds {
-			ok = ok || k == known
-		}
-		if !ok {
-			return nil, fmt.Errorf("unknown engine %q in --engines: use %s", k, strings.Join(engine.Kinds, ", "))
-		}
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("--engines is empty: name at least one of " + strings.Join(engine.Kinds, ", "))
-	}
-	return out, nil
-}
-
 // EngineInfo identifies a server a study ran on.
 type EngineInfo struct {
 	Kind            string            `json:"kind"`
@@ -156,9 +132,12 @@ func logf(w io.Writer, format string, args ...any) {
 
 // startServer starts a throwaway server of kind with the study's profile.
 func startServer(ctx context.Context, c *Common, kind, workDir string) (*engine.Server, sqldb.Target, error) {
-	inst, err := engine.Find(kind, c.MySQLRoot)
-	if err != nil {
-		return nil, sqldb.Target{}, err
+	inst, ok := c.Installs[kind]
+	if !ok {
+		var err error
+		if inst, err = engine.Find(kind, c.MySQLRoot); err != nil {
+			return nil, sqldb.Target{}, err
+		}
 	}
 	prof := engine.Profile{BufferPoolBytes: c.BufferPoolBytes, RedoBytes: studyRedo}
 	srv, err := engine.Start(ctx, inst, prof, workDir)

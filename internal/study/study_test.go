@@ -25,31 +25,6 @@ func TestDefaultTableSize(t *testing.T) {
 	}
 }
 
-func TestParseEngines(t *testing.T) {
-	for _, tc := range []struct {
-		in      string
-		want    string
-		wantErr string
-	}{
-		{"postgres,mariadb", "postgres,mariadb", ""},
-		{" MariaDB , postgres,mariadb", "mariadb,postgres", ""},
-		{"mysql", "mysql", ""},
-		{"oracle", "", "unknown engine"},
-		{",", "", "empty"},
-	} {
-		got, err := ParseEngines(tc.in)
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("ParseEngines(%q) error %v, want %q", tc.in, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil || strings.Join(got, ",") != tc.want {
-			t.Errorf("ParseEngines(%q) = %v, %v; want %s", tc.in, got, err, tc.want)
-		}
-	}
-}
-
 // selectPhase and updatePhase build measured phases for the fixtures.
 func selectPhase(name string, pages4K float64) Phase {
 	return Phase{Name: name, Label: phaseLabels[name], Kind: "select", Seconds: 20, Queries: 100000, TPS: 5000,

@@ -1,0 +1,180 @@
+package engine
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// installedHere is a machine with the host's engines and both Debian roots.
+var installedHere = []Installation{
+	{Kind: Postgres, Version: "15.18", Origin: "host"},
+	{Kind: Postgres, Version: "17.6", Origin: "trixie root"},
+	{Kind: Postgres, Version: "18.1", Origin: "sid root"},
+	{Kind: MariaDB, Version: "10.11.19", Origin: "host"},
+	{Kind: MariaDB, Version: "11.8.3", Origin: "trixie root"},
+	{Kind: MySQL, Version: "9.7.4", Origin: "sid root"},
+}
+
+func names(insts []Installation) string {
+	var out []string
+	for _, in := range insts {
+		out = append(out, in.Name())
+	}
+	return strings.Join(out, ",")
+}
+
+func TestSelect(t *testing.T) {
+	for _, c := range []struct {
+		in, want  string
+		installed []Installation
+	}{
+		{"postgres@17,postgres@15,mariadb@11.8,mysql", "postgres@17,postgres@15,mariadb@11.8,mysql@9.7", installedHere},
+		{"all", "postgres@18,mariadb@11.8,mysql@9.7", installedHere},
+		{" ALL ", "postgres@18,mariadb@11.8,mysql@9.7", installedHere},
+		{"postgres", "postgres@18", installedHere},
+		{"postgres,mariadb", "postgres@15,mariadb@10.11", installedHere[:1:1]},
+		{"mariadb@11", "mariadb@11.8", installedHere},
+		{"postgres@15.18", "postgres@15", installedHere},
+		{"Postgres@18, mysql@9.7", "postgres@18,mysql@9.7", installedHere},
+		{"all", "postgres@15", installedHere[:1]},
+	} {
+		if c.in == "postgres,mariadb" {
+			c.installed = []Installation{installedHere[0], installedHere[3]}
+		}
+		choices, all, err := ParseEngines(c.in)
+		if err != nil {
+			t.Errorf("ParseEngines(%q): %v", c.in, err)
+			continue
+		}
+		got, err := Resolve(choices, all, c.installed)
+		if err != nil || names(got) != c.want {
+			t.Errorf("Resolve(%q) = %s, %v; want %s", c.in, names(got), err, c.want)
+		}
+	}
+}
+
+func TestSelectErrors(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"oracle", `unknown engine "oracle"`},
+		{"postgres@", "a version is a number like postgres@15"},
+		{"postgres@latest", "a version is a number"},
+		{"", "--engines is empty"},
+		{" , ", "--engines is empty"},
+		{"postgres@16", "postgres@16 is not installed (installed: postgres@15, postgres@17, postgres@18, mariadb@10.11, mariadb@11.8, mysql@9.7): installable: "},
+		{"mysql@8.4", "MySQL 8.4 is in no Debian suite"},
+		{"postgres@15,postgres@15.18", "postgres@15 is chosen twice"},
+		{"postgres@18,postgres", "postgres@18 is chosen twice"},
+	} {
+		choices, all, err := ParseEngines(c.in)
+		if err == nil {
+			_, err = Resolve(choices, all, installedHere)
+		}
+		var se *SelectError
+		if err == nil || !errors.As(err, &se) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: error %v, want a one-line SelectError containing %q", c.in, err, c.want)
+		}
+	}
+	// A version the install script knows names the command that installs it.
+	_, err := Resolve([]Choice{{Postgres, "17"}}, false, installedHere[:1])
+	if err == nil || !strings.Contains(err.Error(), "scripts/install-engines.sh --versions postgres@17") {
+		t.Errorf("missing postgres@17: %v", err)
+	}
+	if _, err := Resolve(nil, true, nil); err == nil || !strings.Contains(err.Error(), "no database engines are installed") {
+		t.Errorf("all with nothing installed: %v", err)
+	}
+}
+
+func FuzzParseEngines(f *testing.F) {
+	for _, s := range []string{"all", "postgres@17,postgres@15,mariadb@11.8,mysql", "postgres@", "x@1.2", ",,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		choices, all, err := ParseEngines(v)
+		if err != nil {
+			var se *SelectError
+			if !errors.As(err, &se) {
+				t.Fatalf("ParseEngines(%q) error %T is not a SelectError", v, err)
+			}
+			return
+		}
+		if !all && len(choices) == 0 {
+			t.Fatalf("ParseEngines(%q) accepted no engines", v)
+		}
+		for _, c := range choices {
+			if kindIndex(c.Kind) == len(Kinds) {
+				t.Fatalf("ParseEngines(%q) accepted kind %q", v, c.Kind)
+			}
+		}
+		// Whatever parses resolves to an answer or a one-line error, never a panic.
+		if _, err := Resolve(choices, all, installedHere); err != nil && strings.Contains(err.Error(), "\n") {
+			t.Fatalf("multi-line error for %q: %v", v, err)
+		}
+	})
+}
+
+// TestTranslations checks the translation table version by version: what each version is
+// given for every renamed or changed setting, and that each translation is recorded.
+func TestTranslations(t *testing.T) {
+	p := Profile{BufferPoolBytes: 512 * mib, MaxConnections: 100, RedoBytes: gib}
+	for _, c := range []struct {
+		kind, version string
+		want          map[string]string // settings that must hold ("" = must be absent)
+		translated    []string          // the profile settings recorded as translated
+		initFlags     []string
+	}{
+		{Postgres, "15.18", map[string]string{"data_checksums": "off", "lc_collate": "C", "shared_buffers": "512MB"}, nil, nil},
+		{Postgres, "17.6", map[string]string{"data_checksums": "off", "lc_collate": "C"}, []string{"lc_collate", "lc_ctype"}, nil},
+		{Postgres, "18.1", map[string]string{"data_checksums": "off", "max_wal_size": "1GB"}, []string{"lc_collate", "lc_ctype", "data_checksums"}, []string{"--no-data-checksums"}},
+		{MariaDB, "10.11.19", map[string]string{"innodb_log_file_size": "1073741824", "innodb_redo_log_capacity": ""}, []string{"innodb_redo_log_capacity"}, nil},
+		{MariaDB, "11.8.3", map[string]string{"innodb_log_file_size": "1073741824", "innodb_redo_log_capacity": ""}, []string{"innodb_redo_log_capacity"}, nil},
+		{MySQL, "8.0.29", map[string]string{"innodb_log_file_size": "536870912", "innodb_log_files_in_group": "2", "innodb_redo_log_capacity": ""}, []string{"innodb_redo_log_capacity"}, nil},
+		{MySQL, "8.4.6", map[string]string{"innodb_redo_log_capacity": "1073741824", "innodb_log_file_size": ""}, nil, nil},
+		{MySQL, "9.7.4", map[string]string{"innodb_redo_log_capacity": "1073741824", "innodb_log_file_size": ""}, nil, nil},
+	} {
+		m, tr := p.translatedSettings(c.kind, c.version)
+		for k, want := range c.want {
+			if got, ok := m[k]; got != want || (want == "" && ok) {
+				t.Errorf("%s %s: %s = %q (set %v), want %q", c.kind, c.version, k, got, ok, want)
+			}
+		}
+		var settings []string
+		for _, x := range tr {
+			settings = append(settings, x.Setting)
+			if x.As == "" || x.Why == "" {
+				t.Errorf("%s %s: translation of %s records no form or reason: %+v", c.kind, c.version, x.Setting, x)
+			}
+		}
+		if !reflect.DeepEqual(settings, c.translated) {
+			t.Errorf("%s %s: translated %v, want %v", c.kind, c.version, settings, c.translated)
+		}
+		if got := pgInitFlags(tr); !reflect.DeepEqual(got, c.initFlags) {
+			t.Errorf("%s %s: initdb flags %v, want %v", c.kind, c.version, got, c.initFlags)
+		}
+		// Nothing the profile sets is skipped: every base setting is applied or translated.
+		for k := range p.baseSettings(c.kind) {
+			_, applied := m[k]
+			if !applied && !contains(settings, k) {
+				t.Errorf("%s %s: %s neither applied nor translated", c.kind, c.version, k)
+			}
+		}
+	}
+}
+
+// Under --profile defaults the engine keeps what its package ships: nothing is translated, and
+// PostgreSQL 18 keeps its checksums.
+func TestTranslationsFollowTheMode(t *testing.T) {
+	fair := Profile{BufferPoolBytes: 512 * mib}
+	if tr := fair.Translations(Postgres, "18.1"); len(tr) != 3 || len(pgInitFlags(tr)) != 1 {
+		t.Errorf("fair postgres 18 translations %+v", tr)
+	}
+	def := Profile{BufferPoolBytes: 512 * mib, Mode: ModeDefaults}
+	tr := def.Translations(Postgres, "18.1")
+	if len(pgInitFlags(tr)) != 0 {
+		t.Errorf("defaults: initdb flags %v, want none (the package's checksums)", pgInitFlags(tr))
+	}
+	if tr := def.Translations(MySQL, "8.0.29"); len(tr) != 0 {
+		t.Errorf("defaults: mysql 8.0.29 translations %+v, want none", tr)
+	}
+}

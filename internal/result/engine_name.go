@@ -1,0 +1,47 @@
+package result
+
+import (
+	"regexp"
+	"strings"
+)
+
+var releaseRE = regexp.MustCompile(`\d+(?:\.\d+)+`)
+
+// Release is the part of a server version that names a release users choose between: the major
+// version for PostgreSQL 10 and later ("17" from "17.6"), major.minor for the MySQL family and
+// older PostgreSQL ("10.11" from "10.11.19-MariaDB-0+deb12u1", "9.7" from "9.7.4"). version may be
+// a binary's --version or what SELECT version() answers. "" when no version number is found.
+func Release(kind, version string) string {
+	if i := strings.Index(version, "PostgreSQL"); i >= 0 {
+		version = version[i:]
+	}
+	v := releaseRE.FindString(version)
+	if v == "" {
+		return ""
+	}
+	parts := strings.Split(v, ".")
+	if kind == "postgres" && len(parts[0]) >= 2 {
+		return parts[0]
+	}
+	return parts[0] + "." + parts[1]
+}
+
+// EngineName names an engine and its release the way --engines takes it: "postgres@17",
+// "mariadb@11.8". Without a version number it is the kind alone.
+func EngineName(kind, version string) string {
+	if r := Release(kind, version); r != "" {
+		return kind + "@" + r
+	}
+	return kind
+}
+
+// Name is e's EngineName.
+func (e Engine) Name() string { return EngineName(e.Kind, e.Version) }
+
+// Translation records how one fairness setting reached a server version that renamed, dropped or
+// changed it: Setting is the profile's name, As what the version was given instead, Why the reason.
+type Translation struct {
+	Setting string `json:"setting"`
+	As      string `json:"as"`
+	Why     string `json:"why"`
+}
