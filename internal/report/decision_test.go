@@ -247,3 +247,31 @@ func TestUpgradeRows(t *testing.T) {
 		}
 	}
 }
+
+// Two releases of one engine make every column name its release, oldest first within a kind,
+// and each release its own group; with one release per engine the columns keep the kind alone.
+func TestVersionColumns(t *testing.T) {
+	const rw = "oltp_read_write"
+	at := func(kind, version string, tps float64) *result.Result {
+		r := run(kind, rw, 8, tps, true)
+		r.Engine.Version = version
+		return r
+	}
+	m := newModel(&Input{Results: []*result.Result{
+		at("postgres", "18.1", 1200), at("mysql", "9.7.4", 900), at("postgres", "15.18", 1000), at("mariadb", "11.8.3", 800),
+	}})
+	var names []string
+	for _, v := range m.Variants {
+		names = append(names, v.Name)
+		if g := m.group(v, rw, 8); g == nil || len(g.Runs) != 1 {
+			t.Errorf("%s: group %+v, want one run of its own", v.Name, g)
+		}
+	}
+	if got := strings.Join(names, ","); got != "postgres@15,postgres@18,mysql@9.7,mariadb@11.8" {
+		t.Errorf("columns %s", got)
+	}
+	single := newModel(&Input{Results: []*result.Result{at("postgres", "18.1", 1200), at("mysql", "9.7.4", 900)}})
+	if single.Variants[0].Name != "postgres" || single.Variants[1].Name != "mysql" {
+		t.Errorf("one release each: columns %s, %s", single.Variants[0].Name, single.Variants[1].Name)
+	}
+}

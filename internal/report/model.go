@@ -117,19 +117,22 @@ func lessKind(a, b string) bool {
 	return a < b
 }
 
-// nameVariants names each column: the engine kind, or engine@release where the report holds two
-// releases of that kind (an upgrade study), plus the label that tells runs apart.
+// nameVariants names each column: the engine kind, or, where the report holds two releases of
+// one kind (an upgrade study), engine@release in every column, so that no column leaves its
+// release to be guessed; plus the label that tells runs apart.
 func nameVariants(vs []*variant) {
 	releases := map[string]map[string]bool{}
+	upgrade := false
 	for _, v := range vs {
 		if releases[v.Kind] == nil {
 			releases[v.Kind] = map[string]bool{}
 		}
 		releases[v.Kind][v.Engine] = true
+		upgrade = upgrade || len(releases[v.Kind]) > 1
 	}
 	for _, v := range vs {
 		v.Name = v.Kind
-		if len(releases[v.Kind]) > 1 {
+		if upgrade {
 			v.Name = v.Engine
 		}
 		if v.Label != "" {
