@@ -14,7 +14,14 @@ import (
 	"github.com/fairbench/fairbench/internal/testserver"
 )
 
-func TestMain(m *testing.M) { testserver.Main(m) }
+func TestMain(m *testing.M) {
+	// The shard tests run fairbench as separate processes, as separate client hosts would: the
+	// test binary re-executes itself as the command line.
+	if args := os.Getenv("FAIRBENCH_TEST_CLI_ARGS"); args != "" {
+		os.Exit(Main(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+	}
+	testserver.Main(m)
+}
 
 func run(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer

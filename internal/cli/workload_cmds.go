@@ -264,6 +264,8 @@ type runFlags struct {
 	check          bool
 	ramp           string
 	slo            string
+	shard          string
+	startAt        string
 }
 
 // register shows runspec's defaults in the help; only flags the user sets reach runspec.Resolve,
@@ -279,6 +281,8 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&r.check, "check", false, "run the workload's data check after the run")
 	fs.StringVar(&r.ramp, "ramp", "", "add clients step by step to the saturation point: add=1,every=10s,max=64 (--time then bounds the ramp; default: every step)")
 	fs.StringVar(&r.slo, "slo", "", "with --ramp: stop when a step's p99 latency exceeds this, e.g. 50ms")
+	fs.StringVar(&r.shard, "shard", "", "this process is shard I/N of a multi-host run: --threads and --rate are the whole run's, each shard takes its share (fairbench merge joins the results)")
+	fs.StringVar(&r.startAt, "start-at", "", "begin measuring at this wall-clock time (RFC 3339, or +30s from now), so shards on several hosts measure the same window")
 }
 
 // registerOverrides registers the run settings compare lays over a suite's.
@@ -407,6 +411,10 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			sh, err := r.sharding(&cfg, threads)
+			if err != nil {
+				return err
+			}
 			if err := checkWritable(r.out); err != nil {
 				return err
 			}
@@ -420,7 +428,18 @@ func newRunCmd() *cobra.Command {
 			j.CheckAfterRun, j.NoFlush = r.check, !flush
 			for _, n := range threads {
 				cfg.Threads = n
+				if sh != nil {
+					if cfg.Threads, err = sh.shard.Threads(n); err != nil {
+						return err
+					}
+					if err := sh.wait(cmd.Context(), cfg.Warmup); err != nil {
+						return err
+					}
+				}
 				res, runErr := runMeasured(cmd.Context(), j, cfg, hosts)
+				if res != nil && sh != nil {
+					res.Shard = sh.record()
+				}
 				if res != nil {
 					if res.Ramp != nil {
 						printRamp(cmd.OutOrStdout(), res)

@@ -43,6 +43,10 @@ type Config struct {
 	// Ramp, when set, starts with Ramp.Add clients and adds more each step up to Ramp.Max (which
 	// Threads must equal); Duration is then an upper bound.
 	Ramp *Ramp
+	// StartAt, when set, is the wall-clock instant measurement begins: the shards of a multi-host
+	// run (run --shard I/N --start-at) measure the same window. The warm-up lasts from the
+	// clients' start until then, whatever Warmup says.
+	StartAt time.Time
 }
 
 // Connector opens one connection to the server under test.
@@ -118,6 +122,12 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 	}
 	defer closeConns(cs.list)
 	start := time.Now()
+	if !cfg.StartAt.IsZero() {
+		if !cfg.StartAt.After(start) {
+			return nil, fmt.Errorf("--start-at %s had passed when the clients were connected (%s late): give a later time", cfg.StartAt.UTC().Format(time.RFC3339Nano), start.Sub(cfg.StartAt).Round(time.Millisecond))
+		}
+		cfg.Warmup = cfg.StartAt.Sub(start)
+	}
 	cs.pace = newPacer(&cfg, start, &cs.stop)
 	m := &measurement{cfg: &cfg, cs: cs, active: cfg.Threads}
 	if cfg.Ramp != nil {
