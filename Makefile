@@ -2,7 +2,11 @@
 GO ?= go
 OUT ?= out/compare
 
-.PHONY: build engines compare test bench vet lint fuzz
+# A static binary for the container image of client hosts (deploy/Dockerfile, FROM scratch).
+image-binary:
+	CGO_ENABLED=0 $(GO) build -o deploy/fairbench ./cmd/fairbench
+
+.PHONY: image-binary build engines compare test bench vet lint fuzz
 
 build:
 	$(GO) build -o bin/fairbench ./cmd/fairbench

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -146,20 +147,16 @@ func readResults(p string) ([]*result.Result, error) { return result.ReadPath(p)
 func newMergeCmd() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
-		Use:   "merge --out ALL.json SHARD.json SHARD.json...",
-		Short: "Join the shards of one multi-host run (run --shard I/N) into one result, exactly",
+		Use:   "merge --out ALL.json SHARD.json|DIR...",
+		Short: "Join the shards of one multi-host run (run --shard I/N) into one result, exactly; a directory gives every shard result in it",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return badInputf("merge needs --out FILE for the merged result")
 			}
-			var shards []merge.Shard
-			for _, p := range args {
-				r, err := result.Read(p)
-				if err != nil {
-					return badInput(err)
-				}
-				shards = append(shards, merge.Shard{Name: p, Result: r})
+			shards, err := readShards(args)
+			if err != nil {
+				return badInput(err)
 			}
 			m, err := merge.Merge(shards)
 			if err != nil {
@@ -175,4 +172,35 @@ func newMergeCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&out, "out", "", "file for the merged result")
 	return cmd
+}
+
+// readShards reads shard results from files and directories; in a directory only results of
+// shards count, so a merged result written beside them is never merged again.
+func readShards(paths []string) ([]merge.Shard, error) {
+	var shards []merge.Shard
+	for _, p := range paths {
+		if !dirExists(p) {
+			r, err := result.Read(p)
+			if err != nil {
+				return nil, err
+			}
+			shards = append(shards, merge.Shard{Name: p, Result: r})
+			continue
+		}
+		rs, err := result.ReadPath(p)
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range rs {
+			if r.Shard != nil {
+				shards = append(shards, merge.Shard{Name: fmt.Sprintf("%s (result %d, shard %d)", p, i+1, r.Shard.Index), Result: r})
+			}
+		}
+	}
+	return shards, nil
+}
+
+func dirExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
