@@ -154,12 +154,6 @@ func newPrepareCmd() *cobra.Command {
 
 func defaultLoadThreads() int { return max(2, runtime.NumCPU()) }
 
-// isRefusal recognises prepare's refusals to touch existing tables: the user must decide.
-func isRefusal(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "already exists") || strings.Contains(msg, "not created by fairbench")
-}
-
 func asNotPrepared(err error, np **workload.NotPreparedError) bool { return errors.As(err, np) }
 
 // classify marks the errors that say the data on the target is not what the command needs
@@ -169,7 +163,7 @@ func classify(err error) error {
 	var np *workload.NotPreparedError
 	var de *workload.DataError
 	var full *sqldb.DiskFullError
-	if errors.As(err, &np) || errors.As(err, &de) || errors.As(err, &full) || isRefusal(err) {
+	if errors.As(err, &np) || errors.As(err, &de) || errors.As(err, &full) {
 		return badInput(err)
 	}
 	return err

@@ -19,6 +19,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
@@ -95,7 +96,7 @@ func (cfg *Config) check() error {
 	}
 	cfg.MaxTries = max(cfg.MaxTries, 1)
 	if cfg.ReportInterval <= 0 {
-		cfg.ReportInterval = time.Second
+		cfg.ReportInterval = runspec.DefaultReportInterval
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = uint64(time.Now().UnixNano())

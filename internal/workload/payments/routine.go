@@ -2,7 +2,6 @@ package payments
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
@@ -96,7 +95,7 @@ func claimRoutine(ctx context.Context, c sqldb.Conn) error {
 	}
 	switch st {
 	case workload.Foreign:
-		return fmt.Errorf("a routine %s exists and was not created by fairbench: it will not be touched; use another database or drop it yourself", routineName)
+		return workload.Refusef("a routine %s exists and was not created by fairbench: it will not be touched; use another database or drop it yourself", routineName)
 	case workload.Ours:
 		return dropRoutine(ctx, c)
 	}

@@ -285,7 +285,7 @@ func checkLoaded(ctx context.Context, c sqldb.Conn, wl string, names []string, w
 		case st == workload.Absent:
 			return &workload.NotPreparedError{Workload: wl, Detail: "table " + n + " not found"}
 		case st == workload.Foreign:
-			return fmt.Errorf("table %s exists but was not created by fairbench: it is not a %s table of fairbench's; use another database", n, wl)
+			return workload.Refusef("table %s exists but was not created by fairbench: it is not a %s table of fairbench's; use another database", n, wl)
 		}
 	}
 	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+warehouse+" WHERE w_id BETWEEN 1 AND ?", want)

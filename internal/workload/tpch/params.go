@@ -32,7 +32,7 @@ func queryText(q int, params map[string]string, stream int) ([]string, error) {
 	}
 	text, err := substitute(stripComments(string(b)), all)
 	if err != nil {
-		return nil, fmt.Errorf("Q%d: %w", q, err)
+		return nil, fmt.Errorf("query Q%d: %w", q, err)
 	}
 	var stmts []string
 	for _, s := range strings.Split(text, ";\n") {
