@@ -8,6 +8,11 @@
 #   bench/disk-truth.sh [ENGINE...]        (default: postgres mariadb mysql; needs root)
 #   TIME=30s THREADS=4 TABLES=4 TABLE_SIZE=100000 bench/disk-truth.sh postgres
 #
+# Before each run the device's filesystem is synced (sync -f), so that what the previous step left
+# in the page cache (prepare's COPY writes through PostgreSQL's ring buffer, for one) is not
+# written back during the measured run by the kernel's flusher, which on cgroup v1 no cgroup is
+# charged for.
+#
 # Device operations are completed write requests plus the bios merged into them (diskstats fields
 # 5 and 6), since the cgroup counts bios before the block layer merges them.
 set -euo pipefail
@@ -39,10 +44,12 @@ for engine in "${engines[@]}"; do
     continue
   fi
   loop=$(sed -n 's|.*counters: /sys/block/\([a-z0-9]*\)/stat.*|\1|p' "$tmp/serve-$engine.log")
+  datadir=$(sed -n 's|.*Ctrl-C stops it and removes \(/.*\)$|\1|p' "$tmp/serve-$engine.log")
   common=(--target "$dsn" --tables "$TABLES" --table-size "$TABLE_SIZE")
   "$FB" prepare "${common[@]}" --workload oltp_read_write >/dev/null
   for wl in oltp_read_write oltp_insert; do
     out="$tmp/$engine-$wl.json"
+    sync -f "$datadir"
     read -r s0 w0 m0 < <(dev_writes "$loop")
     t0=$(stat_ticks)
     "$FB" run "${common[@]}" --workload "$wl" --threads "$THREADS" --time "$TIME" --warmup 0s --out "$out" >/dev/null 2>"$tmp/run.log"

@@ -705,7 +705,7 @@ func (m *model) serverSection() *section {
 	h, num := m.engineHeader("Workload", "Metric")
 	num[0], num[1] = false, false
 	t := &table{Header: h, Numeric: num}
-	hasServer := false
+	hasServer, dataWritten := false, false
 	for _, w := range m.Workloads {
 		gs := m.headlineGroups(w)
 		keys := map[string]bool{}
@@ -718,6 +718,7 @@ func (m *model) serverSection() *section {
 			}
 			for k := range g.Server.PerTxn {
 				keys[k] = true
+				dataWritten = dataWritten || k == "innodb_data_written"
 			}
 		}
 		rows := append([]metricRow(nil), base...)
@@ -735,7 +736,10 @@ func (m *model) serverSection() *section {
 	}
 	t.Foot = []string{
 		"Server CPU % is of the whole machine over the measured run; MB are 2^20 bytes; per-txn counters are engine counter deltas divided by transactions. Host figures need a server fairbench started itself (or --node-exporter); — means not measured.",
-		"Memory is what the kernel charges the server's cgroup (shared memory such as PostgreSQL's shared_buffers counted once): idle before the run, and the most seen under load; where a server had no cgroup, under load is the PSS sum of its processes. Disk figures are block I/O at the data directory's device, bytes and operations, as the cgroup counts them." + m.sourcesText(),
+		"Memory is what the kernel charges the server's cgroup (shared memory such as PostgreSQL's shared_buffers counted once): idle before the run, and the most seen under load; where a server had no cgroup, under load is the PSS sum of its processes. Disk figures are block I/O at the data directory's device, bytes and operations, as the cgroup counts them: O_DIRECT and fsync-driven writes, which is how the engines make commits durable; writes the kernel makes later on a server's behalf (background writeback, the filesystem journal) are charged to no cgroup (bench/disk-truth.sh)." + m.sourcesText(),
+	}
+	if dataWritten {
+		t.Foot = append(t.Foot, "innodb_data_written is not one figure across engines: MySQL counts its redo log writes in it, MariaDB only data-file writes (page flushes, doublewrite), which a short run may not have at all (its page cleaner stays idle below 90% dirty pages); disk write KB per txn is the comparable figure.")
 	}
 	return &section{ID: "server", Heading: "Server side", Tables: []*table{t}}
 }
