@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -238,13 +239,24 @@ func TestProcessSamplerSelf(t *testing.T) {
 	}
 }
 
+// spin burns d of this process's own CPU time, not of wall time: on a busy machine (or one
+// whose hypervisor steals CPU) d of wall time can hold less than one 10 ms clock tick of CPU,
+// and /proc then shows none.
 func spin(d time.Duration) {
-	end := time.Now().Add(d)
+	start := processCPU()
 	x := 0
-	for time.Now().Before(end) {
-		x++
+	for processCPU()-start < d {
+		for i := 0; i < 10000; i++ {
+			x++
+		}
 	}
 	_ = x
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func TestProcessSamplerVanishedAndNewPids(t *testing.T) {
