@@ -189,3 +189,25 @@ func TestParametersTheSchemaCannotHold(t *testing.T) {
 		t.Fatal("wrong error type")
 	}
 }
+
+// The flush leaves the server's settings as it found them: InnoDB adjusts
+// innodb_max_dirty_pages_pct_lwm when innodb_max_dirty_pages_pct goes below it, and a later
+// step must not run with a changed flushing policy.
+func TestSettleRestoresTheServersSettings(t *testing.T) {
+	for _, kind := range []string{"mariadb", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			tg := testserver.Database(t, kind)
+			c := workloadtest.Conn(t, tg)
+			const q = "SELECT @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm"
+			before := workloadtest.Rows(t, c, q)
+			st := newJob(t, tg, "oltp_point_select", nil).Settle(context.Background())
+			if st.Flush != "dirty pages flushed" {
+				t.Fatalf("flush: %q", st.Flush)
+			}
+			if after := workloadtest.Rows(t, c, q); after[0][0] != before[0][0] || after[0][1] != before[0][1] {
+				t.Fatalf("pct, lwm were %v, are %v after the flush", before[0], after[0])
+			}
+			t.Logf("%s: pct, lwm = %v", kind, before[0])
+		})
+	}
+}

@@ -49,21 +49,27 @@ func (j *Job) Settle(ctx context.Context) *result.StartState {
 
 // flushInnoDB sets innodb_max_dirty_pages_pct to 0, which makes the page cleaners write every
 // dirty page, waits (bounded) until about none are left, and restores the setting, also when
-// ctx is cancelled.
+// ctx is cancelled. InnoDB lowers innodb_max_dirty_pages_pct_lwm along with it (MySQL's default
+// is 10), so that is restored too, after the first: a later step must not run with another
+// flushing policy.
 func flushInnoDB(ctx context.Context, c sqldb.Conn) string {
-	rows, err := c.Query(ctx, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct")
+	rows, err := c.Query(ctx, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm")
 	if err != nil || len(rows) == 0 {
 		return fmt.Sprintf("not done: reading innodb_max_dirty_pages_pct: %v", err)
 	}
-	old := rows[0][0]
-	if _, err := strconv.ParseFloat(old, 64); err != nil {
-		return "not done: innodb_max_dirty_pages_pct reads " + strconv.Quote(old)
+	pct, lwm := rows[0][0], rows[0][1]
+	for _, v := range []string{pct, lwm} {
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return "not done: innodb_max_dirty_pages_pct(_lwm) reads " + strconv.Quote(v)
+		}
 	}
 	if err := c.Exec(ctx, "SET GLOBAL innodb_max_dirty_pages_pct = 0"); err != nil {
 		return "not permitted: " + err.Error()
 	}
 	defer func() {
-		_ = c.Exec(context.WithoutCancel(ctx), "SET GLOBAL innodb_max_dirty_pages_pct = "+old)
+		restore := context.WithoutCancel(ctx)
+		_ = c.Exec(restore, "SET GLOBAL innodb_max_dirty_pages_pct = "+pct)
+		_ = c.Exec(restore, "SET GLOBAL innodb_max_dirty_pages_pct_lwm = "+lwm)
 	}()
 	deadline := time.Now().Add(settleWait)
 	for {
