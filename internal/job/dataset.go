@@ -153,7 +153,7 @@ func (j *Job) adoptRecord(ctx context.Context, c sqldb.Conn, finished bool) (*wo
 	if finished && !rec.Finished() {
 		return nil, workload.Refusef("the %s data set on this target is unfinished: its prepare (%s, started %s) was interrupted or failed, "+
 			"or a cleanup was: run 'fairbench prepare --workload %s --force%s' to load it again",
-			rec.Dataset, rec.Workload, rec.StartedAt, j.Spec.Name, flagList(rec.Params))
+			rec.Dataset, rec.Workload, rec.StartedAt, j.Spec.Name, j.flagList(rec.Params))
 	}
 	return rec, j.rebuild(rec.Params)
 }
@@ -203,11 +203,13 @@ func (j *Job) rebuild(recorded map[string]string) error {
 	return nil
 }
 
-// flagList writes parameters as command-line flags, in the order of the workload's options.
-func flagList(params map[string]string) string {
+// flagList writes the parameters that differ from the workload's defaults as command-line
+// flags, sorted: what to add to prepare to load the same data again.
+func (j *Job) flagList(params map[string]string) string {
+	defaults := j.Spec.WithDefaults(nil)
 	var b strings.Builder
 	for _, k := range slices.Sorted(maps.Keys(params)) {
-		if params[k] != "" {
+		if params[k] != "" && !workload.SameValue(params[k], defaults[k]) {
 			fmt.Fprintf(&b, " --%s %s", k, params[k])
 		}
 	}
