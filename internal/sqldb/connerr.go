@@ -66,12 +66,22 @@ func classifyConnectError(ctx context.Context, t Target, addr string, timeout ti
 		proto, other = "MySQL", "PostgreSQL"
 	}
 	var netErr net.Error
+	var parseErr *pgconn.ParseConfigError
 	switch {
+	case errors.As(err, &parseErr) && errors.Unwrap(parseErr) != nil:
+		// pgconn quotes its whole connection string; the cause is what the user can act on.
+		return ConnectFailed, fmt.Sprintf("bad --target %s: %v", t.Redacted(), errors.Unwrap(parseErr))
 	case ctx.Err() != nil:
 		return Interrupted, fmt.Sprintf("connecting to %s: %v", t.Redacted(), ctx.Err())
 	case isTooManyConnections(err):
 		return TooManyConnections, fmt.Sprintf("the server at %s has no connection slot left (%s): lower --threads, or raise the server's max_connections (or this user's connection limit)", addr, driverCode(err))
-	case hasCode(err, []string{"28P01", "28000"}, []uint16{1045, 1698}):
+	case hasCode(err, nil, []uint16{3159}):
+		return TLSFailed, fmt.Sprintf("the server at %s accepts only TLS connections (require_secure_transport): add ssl-mode=REQUIRED (or VERIFY_CA with ssl-ca=) to --target", addr)
+	case hasCode(err, []string{"28000"}, nil):
+		// pg_hba.conf refused the connection: the server's message says for which host, user,
+		// database and encryption; TLS is off unless asked, so a hostssl-only server lands here.
+		return BadCredentials, fmt.Sprintf("the server at %s refused the connection: %s; fix pg_hba.conf, or add sslmode=require to --target if the server accepts only TLS", addr, serverMessage(err))
+	case hasCode(err, []string{"28P01"}, []uint16{1045, 1698}):
 		return BadCredentials, fmt.Sprintf("the server at %s refused user %q: wrong user or password; fix the user:password in --target (or FAIRBENCH_PASSWORD, password_file=)", t.Redacted(), t.User)
 	case hasCode(err, []string{"3D000"}, []uint16{1049}):
 		return NoDatabase, fmt.Sprintf("database %q does not exist on %s: create it first (CREATE DATABASE %s)", t.Database, t.Redacted(), t.Database)
@@ -89,6 +99,19 @@ func classifyConnectError(ctx context.Context, t Target, addr string, timeout ti
 		return WrongProtocol, fmt.Sprintf("the server at %s does not speak %s's protocol; is it %s? Fix the scheme or the port in --target", addr, proto, other)
 	}
 	return ConnectFailed, fmt.Sprintf("cannot connect to %s: %s", t.Redacted(), lastLine(err.Error()))
+}
+
+// serverMessage is the server's own message text (which never holds the password).
+func serverMessage(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Message
+	}
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Message
+	}
+	return lastLine(err.Error())
 }
 
 func driverCode(err error) string {

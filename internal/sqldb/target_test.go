@@ -1,6 +1,7 @@
 package sqldb
 
 import (
+	"context"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -235,4 +236,23 @@ func leakedPart(password, explained, shown string) string {
 		}
 	}
 	return ""
+}
+
+// TestOptionErrors: options pgconn or the TLS set-up refuse when connecting come back in one
+// line that names the option, without pgconn's quoted connection string.
+func TestOptionErrors(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://u:pw@127.0.0.1:1/db?sslmode=verify-ca&sslrootcert=/nonexistent/ca.pem",
+		"mysql://u:pw@127.0.0.1:1/db?ssl-mode=VERIFY_CA&ssl-ca=/nonexistent/ca.pem",
+	} {
+		tg, err := ParseTarget(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Open(context.Background(), tg)
+		if err == nil || !strings.Contains(err.Error(), "/nonexistent/ca.pem") || strings.Contains(err.Error(), "cannot parse") {
+			t.Fatalf("%s: %v", dsn, err)
+		}
+		t.Log(err)
+	}
 }

@@ -205,3 +205,47 @@ func transportOf(tg sqldb.Target) (string, error) {
 	defer c.Close()
 	return sqldb.Transport(ctx, c)
 }
+
+// TestHbaRefusal: a connection pg_hba.conf refuses (as a hostssl-only server refuses the
+// plaintext default) names pg_hba.conf and the sslmode that may be missing, not a password.
+func TestHbaRefusal(t *testing.T) {
+	tg := testserver.Database(t, engine.Postgres)
+	srv := testserver.Server(t, engine.Postgres)
+	hba := filepath.Join(srv.DataDir, "pg_hba.conf")
+	orig, err := os.ReadFile(hba)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	reload := func() {
+		c, err := sqldb.Open(ctx, tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := c.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond) // the postmaster rereads it asynchronously
+	}
+	t.Cleanup(func() {
+		if err := os.WriteFile(hba, orig, 0o600); err != nil {
+			t.Error(err)
+		}
+		reload()
+	})
+	rule := "hostnossl all fb_hba_tls_only 127.0.0.1/32 reject\n"
+	if err := os.WriteFile(hba, append([]byte(rule), orig...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reload()
+	refused := tg
+	refused.User, refused.Password = "fb_hba_tls_only", "whatever"
+	_, err = sqldb.Open(ctx, refused)
+	var ce *sqldb.ConnectError
+	if !errors.As(err, &ce) || ce.Reason != sqldb.BadCredentials || !strings.Contains(err.Error(), "pg_hba.conf") ||
+		!strings.Contains(err.Error(), "sslmode=require") || strings.Contains(err.Error(), "whatever") {
+		t.Fatalf("err = %v", err)
+	}
+	t.Log(err)
+}
