@@ -41,3 +41,21 @@ func DeviceName(dev string) string {
 	}
 	return filepath.Base(t)
 }
+
+// Journaled says whether the filesystem holding path keeps a jbd2 journal (ext4, ext3): its
+// commits, which every fsync that changes metadata causes, are written by a kernel thread that
+// no cgroup is charged for.
+func Journaled(path string) bool {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return false
+	}
+	major := uint32((st.Dev>>8)&0xfff | (st.Dev>>32)&^0xfff)
+	minor := uint32(st.Dev&0xff | (st.Dev>>12)&^0xff)
+	name := DeviceName(fmt.Sprintf("%d:%d", major, minor))
+	if name == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join("/proc/fs/jbd2", name+"-8"))
+	return err == nil
+}

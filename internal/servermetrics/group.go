@@ -13,8 +13,9 @@ import (
 // in it, so nothing is lost to processes that come and go between samples, shared memory is
 // counted once, and disk figures are what the block layer was asked to read and write.
 type groupWatch struct {
-	g    *cgroup.Group
-	disk string // the data directory's disk ("MAJ:MIN"); "" sums every device
+	g         *cgroup.Group
+	disk      string // the data directory's disk ("MAJ:MIN"); "" sums every device
+	journaled bool   // the data directory's filesystem has a jbd2 journal
 
 	base, last                  cgroup.Stats
 	baseAt, lastAt              time.Time
@@ -137,17 +138,24 @@ func (w *groupWatch) finish(srv *result.Server) (cpu, mem, disk bool, err error)
 		if w.disk != "" {
 			srv.DiskDevice = strings.TrimSpace(w.disk + " " + cgroup.DeviceName(w.disk))
 		}
-		srv.DiskSource = w.g.Source("blkio") + diskNote(w.g)
+		srv.DiskSource = w.g.Source("blkio") + diskNote(w.g, w.journaled)
 	}
 	return st.HasCPU, st.HasMemory, st.HasIO, nil
 }
 
-// diskNote says what a v1 group's disk figures leave out.
-func diskNote(g *cgroup.Group) string {
-	if g.V2 {
+// diskNote says what the group's disk figures leave out.
+func diskNote(g *cgroup.Group, journaled bool) string {
+	var notes []string
+	if !g.V2 {
+		notes = append(notes, "cgroup v1 charges the kernel's background writeback to no server")
+	}
+	if journaled {
+		notes = append(notes, "the data directory's filesystem journal (jbd2), which fsync makes the kernel write, is not included")
+	}
+	if len(notes) == 0 {
 		return ""
 	}
-	return " (block I/O the server's processes issue, fsync-driven writeback included; cgroup v1 charges the kernel's background writeback and journal to the root group)"
+	return " (block I/O the server's processes issue, fsync-driven writeback included; " + strings.Join(notes, "; ") + ")"
 }
 
 func mb(b int64) float64 { return round(float64(b)/mib, 10) }

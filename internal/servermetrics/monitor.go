@@ -84,6 +84,9 @@ func (m *Monitor) WithNodeExporter(n *NodeExporter) *Monitor {
 // WithDataDir has Finish record the data directory's size on disk.
 func (m *Monitor) WithDataDir(dir string) *Monitor {
 	m.dataDir = dir
+	if m.group != nil {
+		m.group.journaled = cgroup.Journaled(dir)
+	}
 	return m
 }
 
