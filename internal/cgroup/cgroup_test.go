@@ -133,10 +133,24 @@ func TestDirectWritesCounted(t *testing.T) {
 	if d.WriteOps < count {
 		t.Errorf("group counted %d write operations for %d 1 MiB direct writes", d.WriteOps, count)
 	}
-	if !after.HasCPU || after.CPUUserNS+after.CPUSystemNS <= 0 {
+	if !after.HasCPU || after.CPUTotalNS <= 0 {
 		t.Errorf("no CPU time counted for dd: %+v", after)
 	}
 	if !strings.HasPrefix(g.Name, "fairbench-test-") {
 		t.Errorf("group name %q", g.Name)
+	}
+}
+
+func TestSplitCPU(t *testing.T) {
+	tests := []struct{ total, user, sys, wantUser, wantSys int64 }{
+		{1000, 30, 10, 750, 250},
+		{1000, 0, 0, 0, 0},
+		{1000, 0, 20, 0, 1000},
+	}
+	for _, tc := range tests {
+		u, s := SplitCPU(Stats{CPUTotalNS: tc.total, CPUUserNS: tc.user, CPUSystemNS: tc.sys})
+		if u != tc.wantUser || s != tc.wantSys {
+			t.Errorf("SplitCPU(%d; %d/%d ticks) = %d/%d, want %d/%d", tc.total, tc.user, tc.sys, u, s, tc.wantUser, tc.wantSys)
+		}
 	}
 }

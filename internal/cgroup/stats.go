@@ -18,8 +18,11 @@ type DeviceIO struct {
 // Stats is one reading of a group's counters. CPU and I/O are cumulative; memory is the state
 // now, with the peak since the group was made (or since ResetPeak).
 type Stats struct {
-	HasCPU                 bool
-	CPUUserNS, CPUSystemNS int64
+	HasCPU bool
+	// CPUTotalNS is the group's CPU time, precise to the nanosecond; CPUUserNS and CPUSystemNS
+	// split it as the kernel's tick sampling does, so a process that ran for less than a tick
+	// may show in the total only.
+	CPUTotalNS, CPUUserNS, CPUSystemNS int64
 
 	HasMemory bool
 	MemAnon   int64 // anonymous memory: heaps, stacks, private buffers
@@ -60,6 +63,10 @@ func readInt(path string) (int64, error) {
 }
 
 func readV1CPU(dir string, st *Stats) error {
+	total, err := readInt(filepath.Join(dir, "cpuacct.usage"))
+	if err != nil {
+		return err
+	}
 	u, err := readInt(filepath.Join(dir, "cpuacct.usage_user"))
 	if err != nil {
 		return err
@@ -68,7 +75,7 @@ func readV1CPU(dir string, st *Stats) error {
 	if err != nil {
 		return err
 	}
-	st.HasCPU, st.CPUUserNS, st.CPUSystemNS = true, u, s
+	st.HasCPU, st.CPUTotalNS, st.CPUUserNS, st.CPUSystemNS = true, total, u, s
 	return nil
 }
 
@@ -109,7 +116,8 @@ func readV2(dir string) (Stats, error) {
 	var errs []error
 	if b, err := os.ReadFile(filepath.Join(dir, "cpu.stat")); err == nil {
 		kv := ParseKeyValues(string(b))
-		st.HasCPU, st.CPUUserNS, st.CPUSystemNS = true, kv["user_usec"]*1000, kv["system_usec"]*1000
+		st.HasCPU, st.CPUTotalNS = true, kv["usage_usec"]*1000
+		st.CPUUserNS, st.CPUSystemNS = kv["user_usec"]*1000, kv["system_usec"]*1000
 	} else {
 		errs = append(errs, err)
 	}
@@ -235,6 +243,7 @@ func (g *Group) CountDevice(dev string) error {
 // Sub is b - a for the cumulative figures (CPU, I/O); memory is b's.
 func Sub(b, a Stats) Stats {
 	out := b
+	out.CPUTotalNS -= a.CPUTotalNS
 	out.CPUUserNS -= a.CPUUserNS
 	out.CPUSystemNS -= a.CPUSystemNS
 	out.IO = map[string]DeviceIO{}
@@ -243,4 +252,16 @@ func Sub(b, a Stats) Stats {
 		out.IO[dev] = DeviceIO{x.ReadBytes - y.ReadBytes, x.WriteBytes - y.WriteBytes, x.ReadOps - y.ReadOps, x.WriteOps - y.WriteOps}
 	}
 	return out
+}
+
+// SplitCPU divides d's precise CPU total into user and system time in the proportion the
+// kernel's ticks saw (all of it system time when no tick fell in the interval at all would be a
+// guess, so then both stay 0 and only the total is known).
+func SplitCPU(d Stats) (userNS, systemNS int64) {
+	ticks := d.CPUUserNS + d.CPUSystemNS
+	if ticks <= 0 {
+		return 0, 0
+	}
+	userNS = int64(float64(d.CPUTotalNS) * float64(d.CPUUserNS) / float64(ticks))
+	return userNS, d.CPUTotalNS - userNS
 }

@@ -103,7 +103,7 @@ func cpuPercent(d cgroup.Stats, wall time.Duration) float64 {
 	if wall <= 0 {
 		return 0
 	}
-	return float64(d.CPUUserNS+d.CPUSystemNS) / float64(wall.Nanoseconds()) / float64(runtime.NumCPU()) * 100
+	return float64(d.CPUTotalNS) / float64(wall.Nanoseconds()) / float64(runtime.NumCPU()) * 100
 }
 
 // finish fills the server's totals from the group and says which figures it covered.
@@ -116,8 +116,9 @@ func (w *groupWatch) finish(srv *result.Server) (cpu, mem, disk bool, err error)
 	w.track(st)
 	d := cgroup.Sub(st, w.base)
 	if st.HasCPU {
-		srv.CPUUserS = round(float64(d.CPUUserNS)/1e9, 100)
-		srv.CPUSystemS = round(float64(d.CPUSystemNS)/1e9, 100)
+		user, system := cgroup.SplitCPU(d)
+		srv.CPUUserS = round(float64(user)/1e9, 100)
+		srv.CPUSystemS = round(float64(system)/1e9, 100)
 		srv.CPUPct = round(cpuPercent(d, now.Sub(w.baseAt)), 100)
 		srv.CPUSource = w.g.Source("cpuacct")
 	}
