@@ -36,7 +36,7 @@ func newEnginesCmd() *cobra.Command {
 func newCompareCmd() *cobra.Command {
 	var (
 		engines, suiteName, out, mysqlRoot, workDir, bufferPool string
-		profileName, explain                                    string
+		profileName, explain, metricsAddr                       string
 		run                                                     runFlags
 		repeat                                                  int
 		binlog, force, verbose                                  bool
@@ -89,6 +89,12 @@ func newCompareCmd() *cobra.Command {
 			if _, err := compare.Plan(opts); err != nil {
 				return badInput(err)
 			}
+			live, stopLive, err := startLive(metricsAddr)
+			if err != nil {
+				return err
+			}
+			defer stopLive()
+			opts.Live = live
 			runErr := compare.Run(cmd.Context(), opts)
 			if _, err := os.Stat(filepath.Join(out, "report.md")); err == nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "report: %s and %s\n", filepath.Join(out, "report.md"), filepath.Join(out, "report.html"))
@@ -114,6 +120,7 @@ func newCompareCmd() *cobra.Command {
 	f.StringVar(&explain, "explain", "", "run each engine again with one knob flipped, per knob, and report each knob's effect: "+knobList())
 	f.Uint64Var(&seed, "rand-seed", 0, "random seed; 0 = from the clock")
 	f.BoolVar(&verbose, "verbose", false, "print the per-second interval lines too")
+	addMetricsFlag(f, &metricsAddr)
 	return cmd
 }
 

@@ -14,13 +14,14 @@ import (
 
 	"github.com/fairbench/fairbench/internal/compare"
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/livemetrics"
 	"github.com/fairbench/fairbench/internal/reproduce"
 	"github.com/fairbench/fairbench/internal/study"
 	"github.com/fairbench/fairbench/internal/suite"
 )
 
 func newReproduceCmd() *cobra.Command {
-	var engines, scale, out, mysqlRoot, workDir string
+	var engines, scale, out, mysqlRoot, workDir, metricsAddr string
 	var list, force bool
 	cmd := &cobra.Command{
 		Use:   "reproduce STUDY [--scale small|full] [--engines ...] [--out DIR] | --list",
@@ -54,8 +55,13 @@ func newReproduceCmd() *cobra.Command {
 			if err := checkReproduceOut(out, force); err != nil {
 				return err
 			}
+			live, stopLive, err := startLive(metricsAddr)
+			if err != nil {
+				return err
+			}
+			defer stopLive()
 			o := reproduce.Options{Scale: sc, Engines: kinds, OutDir: out, Log: cmd.ErrOrStderr(), Cores: runtime.NumCPU(),
-				Execute: compareExecutor(mysqlRoot, workDir, cmd)}
+				Execute: compareExecutor(mysqlRoot, workDir, live, cmd)}
 			rows, err := reproduce.Reproduce(cmd.Context(), s, o)
 			if err != nil {
 				return err
@@ -72,6 +78,7 @@ func newReproduceCmd() *cobra.Command {
 	f.BoolVar(&force, "force", false, "replace the results of an earlier reproduction in --out")
 	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
 	f.StringVar(&workDir, "workdir", "", "where the servers' data directories go (default: the system temp dir)")
+	addMetricsFlag(f, &metricsAddr)
 	return cmd
 }
 
@@ -118,7 +125,7 @@ func checkReproduceOut(out string, force bool) error {
 }
 
 // compareExecutor runs each of a study's comparisons with compare, on fresh throwaway servers.
-func compareExecutor(mysqlRoot, workDir string, cmd *cobra.Command) reproduce.Executor {
+func compareExecutor(mysqlRoot, workDir string, live *livemetrics.Exporter, cmd *cobra.Command) reproduce.Executor {
 	return func(ctx context.Context, run reproduce.Run, engines []string, dir string) error {
 		if b := run.Bandwidth; b != nil {
 			_, err := study.RunBandwidth(ctx, study.BandwidthOptions{Common: study.Common{Engines: engines, MySQLRoot: mysqlRoot,
@@ -139,6 +146,6 @@ func compareExecutor(mysqlRoot, workDir string, cmd *cobra.Command) reproduce.Ex
 			prof.MaxConnections = run.MaxConnections
 		}
 		return compare.Run(ctx, &compare.Options{Engines: engines, Suite: s, OutDir: dir, Profile: prof, MySQLRoot: mysqlRoot,
-			WorkDir: workDir, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()})
+			WorkDir: workDir, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr(), Live: live})
 	}
 }

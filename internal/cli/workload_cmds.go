@@ -390,7 +390,7 @@ func outPath(out string, threads int, sweep bool) string {
 func newRunCmd() *cobra.Command {
 	var f jobFlags
 	var r runFlags
-	var nodeExporter string
+	var nodeExporter, metricsAddr string
 	var flush bool
 	cmd := &cobra.Command{
 		Use:   "run --target DSN --workload NAME [--threads 8] [--time 30s] [options]",
@@ -419,6 +419,12 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			live, stopLive, err := startLive(metricsAddr)
+			if err != nil {
+				return err
+			}
+			defer stopLive()
+			j.Live = live
 			j.CheckAfterRun, j.NoFlush = r.check, !flush
 			for _, n := range threads {
 				cfg.Threads = n
@@ -466,6 +472,7 @@ func newRunCmd() *cobra.Command {
 	f.register(cmd.Flags())
 	f.showWorkloadHelp(cmd)
 	r.register(cmd.Flags())
+	addMetricsFlag(cmd.Flags(), &metricsAddr)
 	cmd.Flags().StringVar(&nodeExporter, "node-exporter", "", "URL of node_exporter's metrics on the server's machine (http://HOST:9100/metrics): host CPU, memory and disk from there")
 	cmd.Flags().BoolVar(&flush, "flush", true, "write out the server's dirty pages before each measured step (PostgreSQL CHECKPOINT, "+
 		"InnoDB's dirty pages to about zero) so every step starts from the same state; --flush=false skips it")

@@ -19,6 +19,7 @@ import (
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/fingerprint"
 	"github.com/fairbench/fairbench/internal/job"
+	"github.com/fairbench/fairbench/internal/livemetrics"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/report"
 	"github.com/fairbench/fairbench/internal/result"
@@ -48,6 +49,8 @@ type Options struct {
 	Log       io.Writer // progress lines
 	// Interval lines from the runner, when wanted (nil = only the per-step summary).
 	IntervalLog io.Writer
+	// Live, when set, receives every step's measured intervals (--metrics-addr).
+	Live *livemetrics.Exporter
 	// beforeStep, when set, is called before each step with the number of steps done; an error
 	// from it fails the comparison there. The test that no server or data directory outlives a
 	// failure injects one; unexported, so only this package's tests can.
@@ -279,6 +282,7 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 		if err != nil {
 			return err
 		}
+		j.Live = o.Live
 		if key := j.Spec.DatasetKey(j.Options); key != loaded {
 			if lastJob != nil {
 				if err := lastJob.Cleanup(ctx, lastJob.Env(1, false, nil, o.Log)); err != nil {

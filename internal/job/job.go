@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/livemetrics"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
@@ -37,6 +38,8 @@ type Job struct {
 	CheckAfterRun bool
 	// NoFlush skips flushing the server's dirty pages before each measured step (see Settle).
 	NoFlush bool
+	// Live, when set, receives every measured interval (--metrics-addr).
+	Live *livemetrics.Exporter
 	// OnSettled, when set, is called after the flush and before the workload starts: a server
 	// monitor started earlier takes its baseline there, so the flush's writes are not counted
 	// as the run's.
@@ -197,7 +200,9 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 	} else {
 		var tally wireTally
 		cfg.OnMeasureStart = tally.measureFrom(cfg.OnMeasureStart)
+		done := j.feedLive(&cfg, ver)
 		res, runErr = runner.Run(ctx, cfg, tally.connector(j.Connect), j.Workload)
+		done()
 		if res != nil {
 			res.Wire = tally.result(res.Transactions)
 		}

@@ -22,9 +22,10 @@ import (
 	"github.com/fairbench/fairbench/internal/histogram"
 )
 
-// Labels name one series: the engine, the workload and the transaction kind ("all" for the sum
-// over kinds; workloads with several kinds, such as TPC-C, add one series per kind).
-type Labels struct{ Engine, Workload, Kind string }
+// Labels name one series: the engine and its version (two versions of one engine can run in one
+// comparison), the workload, and the transaction kind ("all": the runner counts kinds apart
+// only in the final result, so live series are per workload).
+type Labels struct{ Engine, Version, Workload, Kind string }
 
 // Sample is what one report interval adds.
 type Sample struct {
@@ -32,9 +33,12 @@ type Sample struct {
 	Clients                       int
 	Latency                       *histogram.Histogram // this interval's latencies (µs); may be nil
 	Lag                           *histogram.Histogram // open loop: how late transactions started; may be nil
-	// Server-side figures of the interval, when sampled (0 = not measured).
-	ServerCPUPct float64
-	ServerMemMB  float64
+	// Server-side figures of the interval, when sampled (0 = not measured): CPU and memory at the
+	// interval's end, block I/O during it.
+	ServerCPUPct                  float64
+	ServerMemMB                   float64
+	DiskReadBytes, DiskWriteBytes int64
+	DiskReadOps, DiskWriteOps     int64
 }
 
 // LatencyBucketsSeconds are the classic histogram's upper bounds: 50 µs to 60 s, about three per
@@ -48,6 +52,7 @@ type series struct {
 	txns, errors, retries float64
 	clients               float64
 	cpuPct, memBytes      float64
+	disk                  [4]float64 // read bytes, write bytes, read ops, write ops
 	latency, lag          *histogram.Histogram
 }
 
@@ -60,7 +65,7 @@ type Exporter struct {
 	bounds []int64
 }
 
-var labelNames = []string{"engine", "workload", "kind"}
+var labelNames = []string{"engine", "version", "workload", "kind"}
 
 func desc(name, help string) *prometheus.Desc {
 	return prometheus.NewDesc("fairbench_"+name, help, labelNames, nil)
@@ -74,7 +79,13 @@ var (
 	descLatency = desc("transaction_latency_seconds", "Transaction latency; open loop: from the scheduled arrival.")
 	descLag     = desc("schedule_lag_seconds", "Open loop: how late transactions started after their scheduled arrival.")
 	descCPU     = desc("server_cpu_percent", "The server's CPU over the last interval, percent of the machine.")
-	descMem     = desc("server_memory_bytes", "The server's memory at the end of the last interval.")
+	descMem     = desc("server_memory_bytes", "The memory the kernel charges the server's cgroup, at the end of the last interval.")
+	descDisk    = [4]*prometheus.Desc{
+		desc("server_disk_read_bytes_total", "Bytes the server read from its data directory's disk."),
+		desc("server_disk_write_bytes_total", "Bytes the server wrote to its data directory's disk."),
+		desc("server_disk_read_ops_total", "Read operations of the server on its data directory's disk."),
+		desc("server_disk_write_ops_total", "Write operations of the server on its data directory's disk."),
+	}
 )
 
 // Start listens on addr (host:port) and serves /metrics until Close. An address that cannot be
@@ -124,6 +135,9 @@ func (e *Exporter) Add(l Labels, s Sample) {
 	sr.retries += float64(s.Retries)
 	sr.clients = float64(s.Clients)
 	sr.cpuPct, sr.memBytes = s.ServerCPUPct, s.ServerMemMB*1024*1024
+	for i, v := range []int64{s.DiskReadBytes, s.DiskWriteBytes, s.DiskReadOps, s.DiskWriteOps} {
+		sr.disk[i] += float64(v)
+	}
 	if s.Latency != nil {
 		sr.latency.Merge(s.Latency)
 	}
@@ -146,6 +160,9 @@ func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descTxns, descErrors, descRetries, descClients, descLatency, descLag, descCPU, descMem} {
 		ch <- d
 	}
+	for _, d := range descDisk {
+		ch <- d
+	}
 }
 
 // Collect answers a scrape from the running totals (prometheus.Collector).
@@ -153,7 +170,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for l, sr := range e.series {
-		lv := []string{l.Engine, l.Workload, l.Kind}
+		lv := []string{l.Engine, l.Version, l.Workload, l.Kind}
 		ch <- prometheus.MustNewConstMetric(descTxns, prometheus.CounterValue, sr.txns, lv...)
 		ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, sr.errors, lv...)
 		ch <- prometheus.MustNewConstMetric(descRetries, prometheus.CounterValue, sr.retries, lv...)
@@ -167,6 +184,9 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		}
 		if sr.memBytes > 0 {
 			ch <- prometheus.MustNewConstMetric(descMem, prometheus.GaugeValue, sr.memBytes, lv...)
+		}
+		for i, d := range descDisk {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, sr.disk[i], lv...)
 		}
 	}
 }

@@ -42,7 +42,7 @@ func TestExporterCountsAndBuckets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	l := Labels{Engine: "postgres", Workload: "oltp_point_select", Kind: "all"}
+	l := Labels{Engine: "postgres", Version: "15.18", Workload: "oltp_point_select", Kind: "all"}
 	e.Add(l, Sample{Transactions: 3, Retries: 1, Clients: 4, Latency: hist(80, 150, 3000), ServerCPUPct: 42})
 	e.Add(l, Sample{Transactions: 2, Errors: 1, Clients: 4, Latency: hist(90, 70_000)})
 	fams := Scrape(t, e.Addr())

@@ -20,7 +20,7 @@ func TestRealPrometheusAndDashboard(t *testing.T) {
 	}
 	defer e.Close()
 	prom := testserver.Prometheus(t, e.Addr())
-	l := Labels{Engine: "postgres", Workload: "oltp_point_select", Kind: "all"}
+	l := Labels{Engine: "postgres", Version: "15.18", Workload: "oltp_point_select", Kind: "all"}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var got map[string]float64

@@ -96,7 +96,7 @@ func (m *measurement) begin() {
 	if m.ramp != nil {
 		m.ramp.stepStart = m.start
 	}
-	m.ivs = newIntervals(m.tallies(), m.start, m.cfg.OnInterval)
+	m.ivs = newIntervals(m.tallies(), m.start, m.cfg.OnInterval, m.cfg.OnIntervalDetail)
 }
 
 // window cuts an interval every ReportInterval until Duration is over (the last interval is cut

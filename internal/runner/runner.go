@@ -38,6 +38,9 @@ type Config struct {
 	Progress io.Writer
 	// OnInterval is called after each measured interval (server metrics sampling hooks in here).
 	OnInterval func(iv *result.Interval)
+	// OnIntervalDetail, when set, is called after OnInterval with the interval's counts and
+	// histograms (live metrics feed on it).
+	OnIntervalDetail func(IntervalDetail)
 	// OnMeasureStart is called when the warm-up ends and counting begins, so server-side counters
 	// can take their starting point there and per-transaction figures exclude the warm-up.
 	OnMeasureStart func()

@@ -40,6 +40,7 @@ type tally struct {
 	closed   bool
 	interval counts
 	ivHist   *histogram.Histogram
+	ivLag    *histogram.Histogram // open loop: this interval's schedule lag, for live metrics
 
 	total     counts
 	totalHist *histogram.Histogram
@@ -58,7 +59,7 @@ type kindTotals struct {
 }
 
 func newTally(kinds int) *tally {
-	t := &tally{ivHist: histogram.New(), totalHist: histogram.New(), lagHist: histogram.New()}
+	t := &tally{ivHist: histogram.New(), ivLag: histogram.New(), totalHist: histogram.New(), lagHist: histogram.New()}
 	for range kinds {
 		t.byKind = append(t.byKind, kindTotals{hist: histogram.New()})
 	}
@@ -78,6 +79,7 @@ func (t *tally) record(n *counts, latency, lag time.Duration, open bool) bool {
 	t.totalHist.Record(micros)
 	if open {
 		t.lagHist.Record(lag.Microseconds())
+		t.ivLag.Record(lag.Microseconds())
 	}
 	if k := n.q.Kind; k >= 0 && k < len(t.byKind) {
 		t.byKind[k].n.add(n)
@@ -92,13 +94,16 @@ func (t *tally) record(n *counts, latency, lag time.Duration, open bool) bool {
 	return true
 }
 
-// takeInterval adds the interval's counts and latencies to sum and merged and starts the next.
-func (t *tally) takeInterval(sum *counts, merged *histogram.Histogram) {
+// takeInterval adds the interval's counts, latencies and lags to sum, merged and lag, and
+// starts the next.
+func (t *tally) takeInterval(sum *counts, merged, lag *histogram.Histogram) {
 	t.mu.Lock()
 	sum.add(&t.interval)
 	t.interval = counts{}
 	merged.Merge(t.ivHist)
 	t.ivHist.Reset()
+	lag.Merge(t.ivLag)
+	t.ivLag.Reset()
 	t.mu.Unlock()
 }
 
@@ -124,16 +129,35 @@ func (t *tally) close() {
 type intervals struct {
 	tallies []*tally
 	merged  *histogram.Histogram // the last interval's latencies
+	lag     *histogram.Histogram // the last part's schedule lags (open loop)
 	start   time.Time            // measurement start
 	last    time.Time            // end of the last interval
 	lastLen time.Duration
 	lastSum counts
 	list    []result.Interval
 	onCut   func(iv *result.Interval)
+	// onDetail, when set, is given each interval's raw counts and histograms after onCut.
+	onDetail func(IntervalDetail)
 }
 
-func newIntervals(tallies []*tally, start time.Time, onCut func(iv *result.Interval)) *intervals {
-	return &intervals{tallies: tallies, merged: histogram.New(), start: start, last: start, onCut: onCut}
+// IntervalDetail is one interval as the live metrics need it: its record (server figures
+// included, once OnInterval has run), and the counts and histograms behind it. The histograms
+// are the runner's own and valid only during the call.
+type IntervalDetail struct {
+	Interval                      *result.Interval
+	Transactions, Errors, Retries int64
+	Latency, Lag                  *histogram.Histogram
+}
+
+func newIntervals(tallies []*tally, start time.Time, onCut func(iv *result.Interval), onDetail func(IntervalDetail)) *intervals {
+	return &intervals{tallies: tallies, merged: histogram.New(), lag: histogram.New(), start: start, last: start,
+		onCut: onCut, onDetail: onDetail}
+}
+
+func (s *intervals) detail(iv *result.Interval, sum counts, lat *histogram.Histogram) {
+	if s.onDetail != nil {
+		s.onDetail(IntervalDetail{Interval: iv, Transactions: sum.txns, Errors: sum.errors, Retries: sum.retries, Latency: lat, Lag: s.lag})
+	}
 }
 
 // cut closes the interval that ends now, with active clients running, and returns its counts,
@@ -143,10 +167,11 @@ func newIntervals(tallies []*tally, start time.Time, onCut func(iv *result.Inter
 // length the sum of each client's rate over its own span, and keeps the intervals contiguous.
 func (s *intervals) cut(active int) (counts, time.Duration, *result.Interval) {
 	s.merged.Reset()
+	s.lag.Reset()
 	var sum counts
 	var offsets time.Duration
 	for _, t := range s.tallies {
-		t.takeInterval(&sum, s.merged)
+		t.takeInterval(&sum, s.merged, s.lag)
 		offsets += time.Since(s.start)
 	}
 	return s.close(active, s.start.Add(offsets/time.Duration(max(len(s.tallies), 1))), sum)
@@ -161,6 +186,7 @@ func (s *intervals) close(active int, end time.Time, sum counts) (counts, time.D
 	if s.onCut != nil {
 		s.onCut(iv)
 	}
+	s.detail(iv, sum, s.merged)
 	return sum, s.lastLen, iv
 }
 
@@ -182,8 +208,9 @@ func (s *intervals) record(active int) result.Interval {
 func (s *intervals) cutLast(active int, end time.Time, sliver time.Duration) (counts, *histogram.Histogram) {
 	var tail counts
 	tailHist := histogram.New()
+	s.lag.Reset()
 	for _, t := range s.tallies {
-		t.takeInterval(&tail, tailHist)
+		t.takeInterval(&tail, tailHist, s.lag)
 	}
 	if len(s.list) == 0 || end.Sub(s.last) >= sliver {
 		s.merged.Reset()
@@ -200,5 +227,6 @@ func (s *intervals) cutLast(active int, end time.Time, sliver time.Duration) (co
 	iv := s.record(active)
 	prev.T, prev.Threads, prev.TPS, prev.QPS = iv.T, iv.Threads, iv.TPS, iv.QPS
 	prev.P95MS, prev.P99MS, prev.Errors, prev.Retries = iv.P95MS, iv.P99MS, iv.Errors, iv.Retries
+	s.detail(prev, tail, tailHist) // the live totals get the tail too
 	return tail, tailHist
 }

@@ -1,0 +1,35 @@
+package runner
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// The live metrics' feed: every measured transaction reaches OnIntervalDetail exactly once, the
+// last partial interval included, and each interval's histogram holds its transactions. In open
+// loop the schedule lags come along too.
+func TestIntervalDetailsAddUpToTheResult(t *testing.T) {
+	for _, rate := range []float64{0, 500} {
+		db := &fakeDB{stmt: func(context.Context, *fakeConn) error { spin(100 * time.Microsecond); return nil }}
+		cfg := config(2, 1300*time.Millisecond)
+		cfg.Rate = rate
+		cfg.ReportInterval = 200 * time.Millisecond
+		var txns, histCount, lagCount int64
+		cfg.OnIntervalDetail = func(d IntervalDetail) {
+			txns += d.Transactions
+			histCount += d.Latency.Count()
+			lagCount += d.Lag.Count()
+		}
+		res, err := Run(context.Background(), cfg, db.connect, &probe{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if txns != res.Transactions || histCount != res.Transactions {
+			t.Errorf("rate %v: details carried %d transactions (%d in histograms), the result %d", rate, txns, histCount, res.Transactions)
+		}
+		if wantLag := rate > 0; (lagCount == res.Transactions) != wantLag || (!wantLag && lagCount != 0) {
+			t.Errorf("rate %v: %d schedule lags for %d transactions", rate, lagCount, res.Transactions)
+		}
+	}
+}
