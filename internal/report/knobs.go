@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -53,7 +54,7 @@ func (m *model) knobSection() *section {
 	for _, k := range keys {
 		t.Rows = append(t.Rows, m.knobRow(k, runs[k]))
 	}
-	t.Foot = []string{"Each row is one engine run again with that one knob flipped from the comparison's profile, everything else equal; TPS is the median of complete runs at the thread count the comparison's tables use. Effect is flipped over compared, minus one; within noise when smaller than the larger of 5% and the repeat spread. Each flipped run follows its engine's own run directly; an effect on a workload the knob cannot touch (the binary log on read-only work) shows how much the machine itself moved between the two."}
+	t.Foot = []string{"Each row is one engine run again with that one knob flipped from the comparison's profile, everything else equal; TPS is the median of complete runs at the thread count the comparison's tables use. Effect is flipped over compared, minus one; within noise when smaller than the largest of 5% and the two repeat spreads. Each flipped run follows its engine's own run directly; an effect on a workload the knob cannot touch (the binary log on read-only work) shows how much the machine itself moved between the two."}
 	return &section{ID: "knobs", Heading: "Knob effects (--explain)", Tables: []*table{t},
 		Paras: []string{"Which setting explains a gap: the headline figure of each engine with one knob flipped, beside the comparison's."}}
 }
@@ -73,6 +74,10 @@ func (m *model) knobRow(k knobKey, runs []*result.Result) []cell {
 		}
 	}
 	flipped := median(tps)
+	spread := 0.0
+	if flipped > 0 {
+		spread = (slices.Max(tps) - slices.Min(tps)) / flipped
+	}
 	var base *group
 	for _, v := range m.Variants {
 		if v.Kind == k.kind && v.Label == "" {
@@ -86,7 +91,7 @@ func (m *model) knobRow(k knobKey, runs []*result.Result) []cell {
 		if base.TPS > 0 {
 			e := flipped/base.TPS - 1
 			effect = signedPct(e)
-			if abs(e) <= max(minNoise, base.Spread) {
+			if abs(e) <= max(minNoise, base.Spread, spread) {
 				effect += " (within noise)"
 			}
 		}
