@@ -164,14 +164,18 @@ func (p Profile) settingsFor(kind, version string) map[string]string {
 	return m
 }
 
-// packageSettings keeps, of the fair settings, only what a server needs to be reached and what
-// the Debian package itself configures: the loopback address, no DNS lookups, and the character
+// packageSettings keeps, of the fair settings, only what a server needs to be reached and to run
+// the benchmark, and what the Debian package itself configures: the loopback address, no DNS
+// lookups, the prepared-statement cap, POSIX shared memory, and the character
 // set (Debian's MariaDB ships utf8mb4 in 50-server.cnf; MySQL's compiled default is utf8mb4;
 // PostgreSQL's encoding and locale are initdb's). Everything else is the engine's own default,
 // the buffer pool included, and MySQL's binary log is on, as it ships.
 func packageSettings(kind string, fair map[string]string) map[string]string {
 	keep := map[string]bool{"listen_addresses": true, "bind_address": true, "skip_name_resolve": true,
-		"character_set_server": true, "server_encoding": true, "lc_collate": true, "lc_ctype": true}
+		"character_set_server": true, "server_encoding": true, "lc_collate": true, "lc_ctype": true,
+		// Plumbing, not tuning: enough prepared statements for the benchmark's clients to run at
+		// all, and shared memory that works in a chroot.
+		"max_prepared_stmt_count": true, "dynamic_shared_memory_type": true}
 	m := map[string]string{}
 	for k, v := range fair {
 		if keep[k] {

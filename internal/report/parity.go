@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -444,10 +445,33 @@ func datasetKey(ds *result.Dataset) string {
 	for i, t := range ds.Tables {
 		names[i] = t.Name
 	}
+	sort.Slice(names, func(i, j int) bool { return naturalLess(names[i], names[j]) })
 	if len(names) > 4 {
-		names = append(names[:3], "… "+names[len(names)-1])
+		return fmt.Sprintf("%s … %s (%d tables)", names[0], names[len(names)-1], len(names))
 	}
 	return strings.Join(names, ", ")
+}
+
+// naturalLess orders sbtest2 before sbtest10: by the name without its trailing number, then by
+// that number.
+func naturalLess(a, b string) bool {
+	split := func(s string) (string, int) {
+		i := len(s)
+		for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+			i--
+		}
+		n, _ := strconv.Atoi(s[i:])
+		return s[:i], n
+	}
+	pa, na := split(a)
+	pb, nb := split(b)
+	if pa != pb {
+		return pa < pb
+	}
+	if na != nb {
+		return na < nb
+	}
+	return a < b
 }
 
 // digest is a short, stable name for a list of facts, so a reader can see at a glance that two

@@ -165,3 +165,38 @@ func copyWith(m, set map[string]string) map[string]string {
 	}
 	return out
 }
+
+func TestDatasetKey(t *testing.T) {
+	tables := func(names ...string) *result.Dataset {
+		ds := &result.Dataset{}
+		for _, n := range names {
+			ds.Tables = append(ds.Tables, result.DatasetTable{Name: n})
+		}
+		return ds
+	}
+	for _, c := range []struct {
+		ds   *result.Dataset
+		want string
+	}{
+		{tables("sbtest2", "sbtest1"), "sbtest1, sbtest2"},
+		{tables("sbtest1", "sbtest10", "sbtest2", "sbtest3", "sbtest9"), "sbtest1 … sbtest10 (5 tables)"},
+		{tables("warehouse", "district", "customer", "history"), "customer, district, history, warehouse"},
+	} {
+		if got := datasetKey(c.ds); got != c.want {
+			t.Errorf("datasetKey = %q, want %q", got, c.want)
+		}
+	}
+}
+
+func TestSettingBytes(t *testing.T) {
+	for in, want := range map[string]int64{"128MB": 128 << 20, "1GB": 1 << 30, "8192": 8192, "134217728": 128 << 20, "64kB": 64 << 10} {
+		if got, ok := settingBytes(in); !ok || got != want {
+			t.Errorf("settingBytes(%q) = %d, %v; want %d", in, got, ok, want)
+		}
+	}
+	for _, bad := range []string{"", "lots", "12 parsecs"} {
+		if _, ok := settingBytes(bad); ok {
+			t.Errorf("settingBytes(%q) accepted", bad)
+		}
+	}
+}
