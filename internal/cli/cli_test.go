@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
@@ -59,6 +60,11 @@ func TestBadInput(t *testing.T) {
 		{"unknown flag", []string{"run", "--target", good, "--wrokload", "x"}, "unknown flag"},
 		{"unknown suite", []string{"compare", "--suite", "nosuch"}, "no suite"},
 		{"unknown engine", []string{"compare", "--engines", "oracle"}, "unknown engine"},
+		{"uninstalled version", []string{"compare", "--engines", "postgres@16,mysql"}, "postgres@16 is not installed (installed: postgres@"},
+		{"MySQL 8.4", []string{"compare", "--engines", "mysql@8.4"}, "MySQL 8.4 is in no Debian suite"},
+		{"bad version", []string{"serve", "--engine", "postgres@latest"}, "a version is a number"},
+		{"version twice", []string{"compare", "--engines", "postgres,postgres"}, "chosen twice"},
+		{"study, uninstalled version", []string{"study", "mvcc", "--engines", "postgres@16"}, "is not installed"},
 		{"report of an empty dir", []string{"report", t.TempDir()}, "no results"},
 	}
 	for _, c := range cases {
@@ -128,4 +134,26 @@ func TestThreadSweep(t *testing.T) {
 	}
 	_ = context.Background()
 	_ = os.Remove(out)
+}
+
+// `fairbench engines` lists every engine@version with its origin, and what more can be installed.
+func TestEnginesListing(t *testing.T) {
+	var b strings.Builder
+	listEngines(&b, []engine.Installation{
+		{Kind: engine.Postgres, Version: "15.18", Binary: "/usr/lib/postgresql/15/bin/postgres", Origin: "host"},
+		{Kind: engine.Postgres, Version: "18.1", Binary: "/opt/fairbench/roots/sid/usr/lib/postgresql/18/bin/postgres", Root: "/opt/fairbench/roots/sid", Origin: "sid root"},
+		{Kind: engine.MySQL, Version: "9.7.4", Binary: "/opt/fairbench/roots/sid/usr/sbin/mysqld", Root: "/opt/fairbench/roots/sid", Origin: "sid root"},
+	})
+	out := b.String()
+	for _, want := range []string{
+		"postgres@15    (host)         15.18",
+		"postgres@18    (sid root)     18.1",
+		"mysql@9.7      (sid root)     9.7.4",
+		"mariadb        not installed: run scripts/install-engines.sh",
+		"more versions: scripts/install-engines.sh --versions postgres@17,mariadb@10.11,mariadb@11.8",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("listing lacks %q:\n%s", want, out)
+		}
+	}
 }

@@ -265,4 +265,7 @@ func listEngines(w io.Writer, found []engine.Installation) {
 	if len(more) > 0 {
 		fmt.Fprintf(w, "more versions: scripts/install-engines.sh --versions %s (or --versions all)\n", strings.Join(more, ","))
 	}
+	if os.Geteuid() != 0 {
+		fmt.Fprintf(w, "(engines in the Debian roots under %s run under chroot: run fairbench as root to list and start them)\n", engine.RootsDir())
+	}
 }
