@@ -329,7 +329,7 @@ type stepRun struct {
 // step runs one workload at one thread count and writes its result, complete or not.
 func (c *comparison) step(ctx context.Context, monConn sqldb.Conn, j *job.Job, st suite.Resolved, run stepRun) error {
 	o := c.opts
-	srv, threads, rep := run.srv, run.threads, run.rep
+	srv, threads := run.srv, run.threads
 	engName := result.EngineName(srv.Kind, srv.Version)
 	c.logf("   %s: %s, %d threads, %s (step %d/%d, ETA %s)", engName, st.Workload, threads, st.Time, c.doneSteps+1, c.totalSteps, c.eta())
 	g, _ := srv.Cgroup()
@@ -374,21 +374,7 @@ func (c *comparison) step(ctx context.Context, monConn sqldb.Conn, j *job.Job, s
 	} else if dc != nil {
 		runErr = fmt.Errorf("%s on %s: %s", st.Workload, engName, res.Error)
 	}
-	// The file names engine and release (postgres@17-oltp_read_write.json): two versions of one
-	// engine in one comparison must not overwrite each other.
-	name := engName + "-" + st.Workload
-	if len(st.Threads) > 1 {
-		name += fmt.Sprintf("-t%d", threads)
-	}
-	if st.Ramp != nil {
-		name += "-ramp"
-	}
-	if len(run.prof.Flip) > 0 {
-		name += "-explain-" + strings.Join(run.prof.Flip, "-")
-	}
-	if o.Suite.Repeat > 1 {
-		name += fmt.Sprintf("-%d", rep)
-	}
+	name := resultName(engName, st, run, o.Suite.Repeat)
 	if err := result.Write(filepath.Join(c.resultsDir, name+".json"), res); err != nil {
 		return err
 	}
@@ -409,6 +395,26 @@ func (c *comparison) step(ctx context.Context, monConn sqldb.Conn, j *job.Job, s
 		c.logf("   %s: %s: %.1f TPS, p95 %.2f ms, %d errors%s", engName, st.Workload, res.TPS, res.LatencyMS.P95, res.Errors, state)
 	}
 	return runErr
+}
+
+// resultName names a step's results file after engine and release (postgres@17-oltp_read_write):
+// two versions of one engine in one comparison, a sweep's steps, a ramp, an --explain run and a
+// repeat must not overwrite each other.
+func resultName(engName string, st suite.Resolved, run stepRun, repeat int) string {
+	name := engName + "-" + st.Workload
+	if len(st.Threads) > 1 {
+		name += fmt.Sprintf("-t%d", run.threads)
+	}
+	if st.Ramp != nil {
+		name += "-ramp"
+	}
+	if len(run.prof.Flip) > 0 {
+		name += "-explain-" + strings.Join(run.prof.Flip, "-")
+	}
+	if repeat > 1 {
+		name += fmt.Sprintf("-%d", run.rep)
+	}
+	return name
 }
 
 func runnerRamp(r *runspec.Ramp) *runner.Ramp {
