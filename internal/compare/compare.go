@@ -297,9 +297,9 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 			c.logf("   %s: prepared in %.1fs", name, time.Since(t0).Seconds())
 			loaded = key
 			if dataset, err = fingerprint.Take(ctx, monConn); err != nil {
-				return fmt.Errorf("fingerprinting the data loaded on %s: %w", inst.Kind, err)
+				return fmt.Errorf("fingerprinting the data loaded on %s: %w", name, err)
 			}
-			c.logf("   %s: data fingerprinted in %.1fs", inst.Kind, dataset.Seconds)
+			c.logf("   %s: data fingerprinted in %.1fs", name, dataset.Seconds)
 		}
 		lastJob = j
 		for _, threads := range st.Threads {
