@@ -96,7 +96,7 @@ func DropOwned(ctx context.Context, c sqldb.Conn, names []string) error {
 		return err
 	}
 	if len(left) > 0 {
-		return fmt.Errorf("left %s in place: not created by fairbench", strings.Join(left, ", "))
+		return Refusef("left %s in place: not created by fairbench", strings.Join(left, ", "))
 	}
 	return nil
 }

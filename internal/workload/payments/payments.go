@@ -158,7 +158,7 @@ func (p *payments) Cleanup(ctx context.Context, env *workload.Env) error {
 	}
 	err = workload.DropOwned(ctx, c, tableNames)
 	if st == workload.Foreign {
-		err = errors.Join(err, fmt.Errorf("left routine %s in place: not created by fairbench", routineName))
+		err = errors.Join(err, workload.Refusef("left routine %s in place: not created by fairbench", routineName))
 	}
 	return err
 }
