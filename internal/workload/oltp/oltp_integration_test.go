@@ -95,11 +95,7 @@ func checkLoadedLikeSysbench(t *testing.T, c sqldb.Conn) {
 
 func runAndCountQueries(t *testing.T, tg sqldb.Target, name string) {
 	t.Helper()
-	extra := map[string]string{}
-	if strings.HasPrefix(name, "select_random") {
-		extra["tables"] = "1"
-	}
-	j := newJob(t, tg, name, extra)
+	j := newJob(t, tg, name, nil)
 	res := workloadtest.Run(t, j, 2, 600*time.Millisecond)
 	r, w, o := j.Workload.(*oltp).QueriesPerTransaction()
 	if res.Retries == 0 && res.Errors == 0 {
