@@ -342,5 +342,6 @@ func dialAddr(ctx context.Context, addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return dialBlocking(ctx, host, port, 10*time.Second)
+	// No timeout of its own: the caller's context carries the connect timeout (Open).
+	return dialBlocking(ctx, host, port, 0)
 }
