@@ -435,6 +435,23 @@ var resultRows = []metricRow{
 	{Name: "p99 ms", Value: always(func(g *group) float64 { return g.Lat.P99 }), Format: fmtMS},
 	{Name: "errors", Value: always(func(g *group) float64 { return float64(g.Errors) }), Format: func(v float64) string { return fmtInt(int64(v)) }},
 	{Name: "retries", Value: always(func(g *group) float64 { return float64(g.Retries) }), Format: func(v float64) string { return fmtInt(int64(v)) }},
+	// Open loop only: how late fairbench itself started transactions after their arrival, so a
+	// reader can see how much of the latency is the harness's rather than the server's.
+	{Name: "schedule lag p50 µs", NoBest: true, Value: scheduleLag(func(l *result.Latency) float64 { return l.P50 }), Format: fmtMicros},
+	{Name: "schedule lag p99 µs", NoBest: true, Value: scheduleLag(func(l *result.Latency) float64 { return l.P99 }), Format: fmtMicros},
+}
+
+// fmtMicros shows milliseconds as whole microseconds: a precise pacer's lag is a few of them.
+func fmtMicros(ms float64) string { return fmtInt(int64(ms*1000 + 0.5)) }
+
+// scheduleLag reads a figure of the representative run's schedule lag, where it has one.
+func scheduleLag(f func(l *result.Latency) float64) func(g *group) (float64, bool) {
+	return func(g *group) (float64, bool) {
+		if g.Rep == nil || g.Rep.ScheduleLagMS == nil {
+			return 0, false
+		}
+		return f(g.Rep.ScheduleLagMS), true
+	}
 }
 
 func (m *model) headlineGroups(w string) []*group {

@@ -275,3 +275,19 @@ func TestVersionColumns(t *testing.T) {
 		t.Errorf("one release each: columns %s, %s", single.Variants[0].Name, single.Variants[1].Name)
 	}
 }
+
+// An open-loop run's schedule lag is in the results table, so a reader sees how much of its
+// latency was fairbench's own lateness; closed-loop runs have no such row.
+func TestScheduleLagShown(t *testing.T) {
+	open := run("postgres", "oltp_point_select", 8, 2000, true)
+	open.Rate, open.ScheduleLagMS = 2000, &result.Latency{P50: 0.004, P99: 0.052}
+	md, err := Markdown(&Input{Results: []*result.Result{open, run("mysql", "oltp_point_select", 8, 2000, true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| schedule lag p50 µs | 4 | — |", "| schedule lag p99 µs | 52 | — |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
