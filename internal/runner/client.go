@@ -23,6 +23,8 @@ type client struct {
 	gate chan struct{}
 	// done is closed when the client's goroutine has returned.
 	done chan struct{}
+	// batch is true when the client's thread runs under SCHED_BATCH.
+	batch bool
 	// abandoned is set when the run gave up waiting for the client (stuck in a statement): its
 	// connection is then closed under it, and the error that comes back is not the run's failure.
 	abandoned atomic.Bool
@@ -71,6 +73,8 @@ func (cs *clients) run(cl *client) {
 	runtime.LockOSThread()
 	if got := setThreadScheduling(cs.policy); got != cs.policy {
 		cs.fellBack.Store(true)
+	} else {
+		cl.batch = got == SchedBatch
 	}
 	if cs.pace.open() {
 		preciseTimerSlack()

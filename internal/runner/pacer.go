@@ -65,7 +65,18 @@ func (p *poisson) open() bool { return true }
 func (p *poisson) next(cl *client) (time.Time, bool) {
 	g := p.gap(cl.rng)
 	due := p.start.Add(time.Duration(p.due.Add(g) - g))
-	return due, waitUntil(due, p.stop)
+	if time.Until(due) <= spinMargin || !cl.batch {
+		return due, waitUntil(due, p.stop)
+	}
+	// Asleep under SCHED_BATCH a client wakes without preempting whatever runs, which on a busy
+	// machine starts it a scheduler slice late; it waits under the normal policy and takes
+	// SCHED_BATCH back for the statement. Measured at load average 45 on this 2-core VM
+	// (bench/open-loop-lag.sh, 2,000/s, 8 threads): median lag 0.23 ms waiting under batch,
+	// 0.05 ms under normal. Two system calls, for a transaction that had time to wait.
+	setThreadScheduling(SchedNormal)
+	ok := waitUntil(due, p.stop)
+	setThreadScheduling(SchedBatch)
+	return due, ok
 }
 
 // Waiting for an arrival: Go's timers wake a sleeper up to a millisecond late here (the runtime

@@ -23,7 +23,11 @@ const (
 	SchedNormal = "normal"
 )
 
-const schedBatch = 3 // SCHED_BATCH in <linux/sched.h>
+// In <linux/sched.h>.
+const (
+	schedOther = 0
+	schedBatch = 3
+)
 
 // clientScheduling is the policy the client threads are asked to run under.
 func clientScheduling() string {
@@ -36,15 +40,16 @@ func clientScheduling() string {
 // setThreadScheduling applies policy to the calling OS thread (the goroutine must be locked to
 // it) and reports the policy it got.
 func setThreadScheduling(policy string) string {
+	kernelPolicy, got := schedBatch, SchedBatch
 	if policy != SchedBatch {
-		return SchedNormal
+		kernelPolicy, got = schedOther, SchedNormal
 	}
 	var priority int32 // sched_param.sched_priority, 0 for the non-realtime policies
-	_, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_SETSCHEDULER, 0, schedBatch, uintptr(unsafe.Pointer(&priority)))
+	_, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_SETSCHEDULER, 0, uintptr(kernelPolicy), uintptr(unsafe.Pointer(&priority)))
 	if errno != 0 {
 		return SchedNormal
 	}
-	return SchedBatch
+	return got
 }
 
 // preciseTimerSlack cuts the calling OS thread's timer slack from Linux's default 50 µs to 1 ns,
