@@ -14,9 +14,7 @@ import (
 // set-up goroutine closes what it opened when it gets back.
 func connectClients(ctx context.Context, cfg *Config, connect Connector, wl workload.Workload, kinds int) (*clients, error) {
 	cs := &clients{stopped: make(chan struct{}), fatalCh: make(chan struct{}), maxTries: cfg.MaxTries, policy: clientScheduling()}
-	// Statements run on a context that only abandoning stuck clients cancels: a run ends between
-	// transactions, as sysbench's does, so no transaction is cut off half-way and counted wrong.
-	cs.stmtCtx, cs.abandonCtx = context.WithCancel(context.WithoutCancel(ctx))
+	cs.stmtCtx = context.WithoutCancel(ctx)
 	type outcome struct {
 		list []*client
 		err  error
@@ -30,13 +28,11 @@ func connectClients(ctx context.Context, cfg *Config, connect Connector, wl work
 	case o := <-got:
 		if o.err != nil {
 			closeConns(o.list)
-			cs.abandonCtx()
 			return nil, o.err
 		}
 		cs.list = o.list
 		return cs, nil
 	case <-ctx.Done():
-		cs.abandonCtx()
 		go func() { closeConns((<-got).list) }()
 		return nil, fmt.Errorf("%w while connecting: %w", ErrInterrupted, ctx.Err())
 	}
@@ -80,15 +76,14 @@ func closeConns(list []*client) {
 	}
 }
 
-// abandon gives up on clients stuck in a statement after the run's end: their statements'
-// context is cancelled and their connections closed, which returns a read blocked on the
-// socket. Closing happens on its own goroutine, since a driver's polite goodbye may itself block
-// on a frozen server.
+// abandon gives up on clients stuck in a statement after the run's end: their connections are
+// closed, which (sqldb's Conn.Close shuts the socket down) returns a read blocked on it. Closing
+// happens on its own goroutine, since a driver's polite goodbye may itself block on a frozen
+// server.
 func (cs *clients) abandon(stuck []*client) {
 	if len(stuck) == 0 {
 		return
 	}
-	cs.abandonCtx()
 	for _, cl := range stuck {
 		cl.abandoned.Store(true)
 		go func(c sqldb.Conn) { c.Close() }(cl.conn)
