@@ -154,8 +154,6 @@ func newPrepareCmd() *cobra.Command {
 
 func defaultLoadThreads() int { return max(2, runtime.NumCPU()) }
 
-func asNotPrepared(err error, np **workload.NotPreparedError) bool { return errors.As(err, np) }
-
 // classify marks the errors that say the data on the target is not what the command needs
 // (missing, not fairbench's, unfinished, other parameters) or that it cannot hold (a full
 // disk) as the user's to fix.
