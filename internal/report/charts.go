@@ -16,10 +16,17 @@ import (
 	"github.com/fairbench/fairbench/internal/svgchart"
 )
 
-// palette gives each engine one colour across every chart and the tables' swatches.
-var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"}
+// palette colours series that belong to no engine (history lines, reference curves).
+var palette = svgchart.Palette
 
-func colorOf(v *variant) string { return palette[v.Index%len(palette)] }
+// colorOf is the variant's colour in every chart and the tables' swatches: its engine's own
+// (svgchart.Colors), the same in the studies.
+func colorOf(v *variant) string {
+	if v.Color != "" {
+		return v.Color
+	}
+	return palette[v.Index%len(palette)]
+}
 
 type lineSeries struct {
 	Name   string

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"html/template"
 	"math"
 	"sort"
 
@@ -16,7 +17,8 @@ type Doc struct {
 	Sections             []Section
 }
 
-// Section is one heading with its paragraphs, tables, bullets and charts (charts are HTML only).
+// Section is one heading with its paragraphs, tables, bullets and charts (charts are HTML only):
+// line charts drawn here from their data, or figures a package drew itself (the studies' bars).
 type Section struct {
 	ID, Heading string
 	Paras       []string
@@ -24,6 +26,13 @@ type Section struct {
 	Bullets     []string
 	Code        string
 	Charts      []Chart
+	Figures     []Figure
+}
+
+// Figure is a chart already drawn as SVG.
+type Figure struct {
+	Title string
+	SVG   template.HTML
 }
 
 // Table is a plain table; Numeric marks right-aligned columns; Mark, when set, holds one class
@@ -61,9 +70,14 @@ func RenderDoc(d Doc) (md, html []byte, err error) {
 			sec.Tables = append(sec.Tables, toTable(t))
 		}
 		doc.Sections = append(doc.Sections, sec)
-		if figs, err := toFigures(s.Charts); err != nil {
+		figs, err := toFigures(s.Charts)
+		if err != nil {
 			return nil, nil, err
-		} else if len(figs.Figures) > 0 {
+		}
+		for _, f := range s.Figures {
+			figs.Figures = append(figs.Figures, figure{Title: f.Title, SVG: f.SVG})
+		}
+		if len(figs.Figures) > 0 {
 			doc.Sections = append(doc.Sections, &section{ID: s.ID + "-charts", Heading: s.Heading + ": charts", HTMLOnly: true, Figures: []figGroup{figs}})
 		}
 	}

@@ -8,7 +8,9 @@ import (
 func renderMarkdown(d *document) []byte {
 	var b bytes.Buffer
 	b.WriteString("# " + mdText(d.Title) + "\n\n")
-	b.WriteString("_" + mdText(d.Date) + "_\n\n")
+	if d.Date != "" {
+		b.WriteString("_" + mdText(d.Date) + "_\n\n")
+	}
 	b.WriteString(mdText(d.Summary) + "\n")
 	for _, s := range d.Sections {
 		if s.HTMLOnly && len(s.Figures) > 0 {

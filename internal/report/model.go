@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/svgchart"
 )
 
 // variant is one column of the report: an engine, told apart from other runs of the same engine
@@ -18,7 +19,8 @@ type variant struct {
 	Label   string
 	Name    string // what the reader sees: "mysql" or "mysql (binlog-on)"
 	Version string
-	Index   int // position in the report's engine order; also picks the chart colour
+	Index   int    // position in the report's engine order
+	Color   string // in every chart and swatch: its engine's own (svgchart.Colors)
 }
 
 // group is every run that shares variant, workload and thread count: the repeats of one
@@ -257,8 +259,13 @@ func newModel(in *Input) *model {
 		}
 		return a.Label < b.Label
 	})
+	kinds := make([]string, len(m.Variants))
 	for i, v := range m.Variants {
 		v.Index = i
+		kinds[i] = v.Kind
+	}
+	for i, c := range svgchart.Colors(kinds) {
+		m.Variants[i].Color = c
 	}
 	m.Workloads = sortedWorkloads(workloads)
 	m.RampWorkloads = sortedWorkloads(rampWorkloads)

@@ -14,13 +14,11 @@ import (
 	"github.com/fairbench/fairbench/internal/svgchart"
 )
 
-// The same engine colours as the comparison report: PostgreSQL blue, MariaDB orange, MySQL green.
-var kindColors = map[string]string{"postgres": "#1f77b4", "mariadb": "#ff7f0e", "mysql": "#2ca02c"}
-
-// colorFor gives each series a colour from its engine, lighter for a second scenario of it.
+// colorFor gives each series its engine's colour (svgchart.EngineColor, the same as in the
+// comparison report), lighter for a second scenario of it.
 func colorFor(kind string, shade int) string {
-	c, ok := kindColors[kind]
-	if !ok {
+	c := svgchart.EngineColor(kind)
+	if c == "" {
 		c = "#7f7f7f"
 	}
 	if shade == 0 {

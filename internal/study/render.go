@@ -1,15 +1,16 @@
 package study
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/fairbench/fairbench/internal/report"
 )
 
-// page is a report independent of its format, so Markdown and HTML say the same things.
+// page is what a study builds, section by section; render hands it to the report's writers.
 type page struct {
 	Title    string
 	Meta     [][2]string
@@ -37,93 +38,38 @@ type table struct {
 	Rows    [][]string
 }
 
-func (p *page) markdown() []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "# %s\n\n", p.Title)
+// render writes the page through the report's own Markdown and HTML writers, so a study reads
+// and looks like every other page fairbench writes.
+func (p *page) render() (md, html []byte, err error) {
+	d := report.Doc{Title: p.Title}
+	var facts []string
 	for _, m := range p.Meta {
-		fmt.Fprintf(&b, "- **%s:** %s\n", m[0], mdCell(m[1]))
+		facts = append(facts, m[0]+": "+m[1])
+		if m[0] == "When" {
+			d.Date = m[1]
+		}
 	}
-	b.WriteString("\n")
 	if p.Warning != "" {
-		fmt.Fprintf(&b, "> **Incomplete:** %s\n\n", p.Warning)
+		d.Summary = "Incomplete: " + p.Warning
 	}
-	for _, s := range p.Sections {
-		fmt.Fprintf(&b, "## %s\n\n", s.Title)
-		for _, para := range s.Paras {
-			b.WriteString(para + "\n\n")
-		}
+	d.Sections = append(d.Sections, report.Section{ID: "about", Heading: "About this study", Bullets: facts})
+	for i, s := range p.Sections {
+		rs := report.Section{ID: fmt.Sprintf("s%d", i+1), Heading: s.Title, Paras: s.Paras, Bullets: s.Bullets}
 		for _, t := range s.Tables {
-			if t.Caption != "" {
-				fmt.Fprintf(&b, "**%s**\n\n", t.Caption)
-			}
-			b.WriteString("|")
-			for _, h := range t.Head {
-				b.WriteString(" " + mdCell(h) + " |")
-			}
-			b.WriteString("\n|")
-			for i := range t.Head {
-				if i == 0 || t.Text {
-					b.WriteString(" --- |")
-				} else {
-					b.WriteString(" ---: |")
+			rt := report.Table{Caption: t.Caption, Header: t.Head, Rows: t.Rows}
+			if !t.Text {
+				for c := range t.Head {
+					rt.Numeric = append(rt.Numeric, c > 0)
 				}
 			}
-			b.WriteString("\n")
-			for _, r := range t.Rows {
-				b.WriteString("|")
-				for _, c := range r {
-					b.WriteString(" " + mdCell(c) + " |")
-				}
-				b.WriteString("\n")
-			}
-			b.WriteString("\n")
+			rs.Tables = append(rs.Tables, rt)
 		}
-		for _, bl := range s.Bullets {
-			b.WriteString("- " + bl + "\n")
+		for _, f := range s.Charts {
+			rs.Figures = append(rs.Figures, report.Figure{Title: f.Title, SVG: f.SVG})
 		}
-		if len(s.Bullets) > 0 {
-			b.WriteString("\n")
-		}
+		d.Sections = append(d.Sections, rs)
 	}
-	return b.Bytes()
-}
-
-func mdCell(s string) string {
-	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
-}
-
-var htmlTmpl = template.Must(template.New("study").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
-<style>
-body{font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;color:#222;max-width:1100px;margin:2em auto;padding:0 1em}
-h1{font-size:1.6em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}
-table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.92em}th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
-table.num td+td{text-align:right;font-variant-numeric:tabular-nums}th{background:#f5f5f5}caption{text-align:left;font-weight:600;padding:.3em 0}
-.warn{background:#fff4e5;border-left:4px solid #f0a020;padding:.6em 1em}.meta td,.meta th{border:none;padding:.1em .8em .1em 0}
-.figs{display:grid;grid-template-columns:repeat(auto-fill,minmax(460px,1fr));gap:16px 24px;margin:.5em 0}
-.figs svg{width:100%;max-width:680px;height:auto;display:block;border:1px solid #eee}
-figure{margin:0}figcaption{font-weight:600;margin-bottom:.3em}
-</style></head><body>
-<h1>{{.Title}}</h1>
-<table class="meta">{{range .Meta}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>
-{{if .Warning}}<p class="warn"><strong>Incomplete:</strong> {{.Warning}}</p>{{end}}
-{{range .Sections}}<h2>{{.Title}}</h2>
-{{range .Paras}}<p>{{.}}</p>
-{{end}}{{if .Charts}}<div class="figs">{{range .Charts}}<figure><figcaption>{{.Title}}</figcaption>{{.SVG}}</figure>{{end}}</div>
-{{end}}{{range .Tables}}<table{{if not .Text}} class="num"{{end}}>{{if .Caption}}<caption>{{.Caption}}</caption>{{end}}
-<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
-{{end}}{{if .Bullets}}<ul>{{range .Bullets}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{end}}</body></html>
-`))
-
-func (p *page) html() ([]byte, error) {
-	var b bytes.Buffer
-	if err := htmlTmpl.Execute(&b, p); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return report.RenderDoc(d)
 }
 
 func timeRange(a, b time.Time) string {
@@ -313,8 +259,7 @@ func RenderMVCC(doc *MVCC) (md, html []byte, err error) {
 	}, doc.Notes...)}
 	p.Sections = append(p.Sections, notes)
 
-	html, err = p.html()
-	return p.markdown(), html, err
+	return p.render()
 }
 
 func loadedSizes(doc *MVCC) string {
@@ -522,8 +467,7 @@ func RenderBandwidth(doc *Bandwidth) (md, html []byte, err error) {
 		"MB/s are 10^6 bytes per second; caps are given in MiB/s (25M = 26.2 MB/s). 'Within cap' compares the step's average device rates with the cap plus 10%. The device's counters are sampled every second on their own and the peak is its busiest 5 s: the device counts an I/O when it completes, so a stall of the disk under the loop device pushes part of one second's completions into the next, and single seconds swing around what the throttle passed by that much.",
 		"Raw results of every step are under runs/ next to this report; bandwidth.json holds every figure shown here.")})
 
-	html, err = p.html()
-	return p.markdown(), html, err
+	return p.render()
 }
 
 // q18Section is TPC-H Q18's time at every cap, per engine: the published analysis's second figure.

@@ -132,7 +132,7 @@ func TestRenderMVCC(t *testing.T) {
 	}
 	doc.Complete, doc.Error = false, "mariadb: boom"
 	md, _, _ = RenderMVCC(doc)
-	if !strings.Contains(string(md), "> **Incomplete:** mariadb: boom") {
+	if !strings.Contains(string(md), "Incomplete: mariadb: boom") {
 		t.Error("an incomplete study is not marked")
 	}
 }
