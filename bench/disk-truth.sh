@@ -8,10 +8,11 @@
 #   bench/disk-truth.sh [ENGINE...]        (default: postgres mariadb mysql; needs root)
 #   TIME=30s THREADS=4 TABLES=4 TABLE_SIZE=100000 bench/disk-truth.sh postgres
 #
-# Before each run the device's filesystem is synced (sync -f), so that what the previous step left
-# in the page cache (prepare's COPY writes through PostgreSQL's ring buffer, for one) is not
-# written back during the measured run by the kernel's flusher, which on cgroup v1 no cgroup is
-# charged for.
+# run's own flush before the measured window (--flush) is off, since the device's counters here
+# span the whole run command; instead each run starts from a quiet device: PostgreSQL gets a CHECKPOINT and the device's filesystem is
+# synced (sync -f), so that what the previous step left dirty (prepare's rows in shared_buffers and
+# in the page cache) is not written during the measured run by the kernel's flusher, which on
+# cgroup v1 no cgroup is charged for (CHECKPOINT=no leaves that out, to see the difference).
 #
 # Device operations are completed write requests plus the bios merged into them (diskstats fields
 # 5 and 6), since the cgroup counts bios before the block layer merges them.
@@ -24,6 +25,7 @@ TIME=${TIME:-30s}
 # machine's own data filesystem; with JOURNAL=yes the journal's commits, written by a kernel thread
 # that no cgroup is charged for, show as the gap between the two columns.
 JOURNAL=${JOURNAL:-no}
+CHECKPOINT=${CHECKPOINT:-yes}
 THREADS=${THREADS:-4}
 TABLES=${TABLES:-4}
 TABLE_SIZE=${TABLE_SIZE:-100000}
@@ -33,7 +35,7 @@ engines=("$@")
 # dev_writes LOOP: "sectors_written writes_completed writes_merged" from /sys/block/LOOP/stat.
 dev_writes() { awk '{print $7, $5, $6}' "/sys/block/$1/stat"; }
 
-echo "== $TIME per run, $THREADS threads, $TABLES x $TABLE_SIZE rows, device ext4 journal: $JOURNAL"
+echo "== $TIME per run, $THREADS threads, $TABLES x $TABLE_SIZE rows, device ext4 journal: $JOURNAL, checkpoint and sync before each run: $CHECKPOINT"
 printf '%-9s %-16s %14s %14s %7s   %11s %11s %7s  %6s\n' engine workload "fairbench B" "device B" ratio "fairbench op" "device op" ratio steal%
 fail=0
 for engine in "${engines[@]}"; do
@@ -49,10 +51,13 @@ for engine in "${engines[@]}"; do
   "$FB" prepare "${common[@]}" --workload oltp_read_write >/dev/null
   for wl in oltp_read_write oltp_insert; do
     out="$tmp/$engine-$wl.json"
-    sync -f "$datadir"
+    if [ "$CHECKPOINT" = yes ]; then
+      [ "$engine" = postgres ] && psql -q "$dsn" -c CHECKPOINT
+      sync -f "$datadir"
+    fi
     read -r s0 w0 m0 < <(dev_writes "$loop")
     t0=$(stat_ticks)
-    "$FB" run "${common[@]}" --workload "$wl" --threads "$THREADS" --time "$TIME" --warmup 0s --out "$out" >/dev/null 2>"$tmp/run.log"
+    "$FB" run "${common[@]}" --workload "$wl" --threads "$THREADS" --time "$TIME" --warmup 0s --flush=false --out "$out" >/dev/null 2>"$tmp/run.log"
     t1=$(stat_ticks)
     read -r s1 w1 m1 < <(dev_writes "$loop")
     read -r fb_bytes fb_ops src < <(python3 -c '

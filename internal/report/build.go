@@ -671,6 +671,20 @@ func stoppedText(rp *result.Ramp) string {
 	return why
 }
 
+// undercountedDisk names the engines with a run whose disk figures missed writes.
+func (m *model) undercountedDisk() []string {
+	var out []string
+	for _, v := range m.Variants {
+		for _, r := range m.Results {
+			if r.Server != nil && r.Server.DiskUndercounted && m.variantOf(r) == v {
+				out = append(out, v.Name)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // sourcesText names where each engine's memory and disk figures came from.
 func (m *model) sourcesText() string {
 	var parts []string
@@ -754,6 +768,9 @@ func (m *model) serverSection() *section {
 	t.Foot = []string{
 		"Server CPU % is of the whole machine over the measured run; MB are 2^20 bytes; per-txn counters are engine counter deltas divided by transactions. Host figures need a server fairbench started itself (or --node-exporter); — means not measured.",
 		"Memory is what the kernel charges the server's cgroup (shared memory such as PostgreSQL's shared_buffers counted once): idle before the run, and the most seen under load; where a server had no cgroup, under load is the PSS sum of its processes. Disk figures are block I/O at the data directory's device, bytes and operations, as the cgroup counts them: O_DIRECT and fsync-driven writes, which is how the engines make commits durable; writes the kernel makes later on a server's behalf (background writeback, the filesystem journal) are charged to no cgroup (bench/disk-truth.sh)." + m.sourcesText(),
+	}
+	if names := m.undercountedDisk(); len(names) > 0 {
+		t.Foot = append(t.Foot, "Disk rows of "+strings.Join(names, ", ")+" are left out (—): the cgroup counted fewer bytes written than the engine's own WAL/redo counter, so the kernel made part of the writes for no cgroup (see disk_source in the results).")
 	}
 	if dataWritten {
 		t.Foot = append(t.Foot, "innodb_data_written is not one figure across engines: MySQL counts its redo log writes in it, MariaDB only data-file writes (page flushes, doublewrite), which a short run may not have at all (its page cleaner stays idle below 90% dirty pages); disk write KB per txn is the comparable figure.")

@@ -560,8 +560,8 @@ func memLoadMB(s *result.Server) float64 {
 	return s.PSSPeakMB
 }
 
-// deviceLevel says whether the disk figures were counted at the block device.
-func deviceLevel(s *result.Server) bool { return s.DiskDevice != "" }
+// deviceLevel says whether the disk figures were counted at the block device, and whole.
+func deviceLevel(s *result.Server) bool { return s.DiskDevice != "" && !s.DiskUndercounted }
 
 // sourceKind shortens a source to what a reader needs ("cgroup v1", "/proc", "node_exporter").
 func sourceKind(src string) string {

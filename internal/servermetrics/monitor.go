@@ -331,6 +331,7 @@ func (m *Monitor) Finish(ctx context.Context, transactions int64) (*result.Serve
 	} else {
 		srv.Counters = Delta(m.before, after)
 		srv.PerTxn = PerTransaction(srv.Counters, transactions)
+		markUndercounted(srv)
 	}
 	if serr != nil {
 		errs = append(errs, serr)
@@ -365,6 +366,18 @@ func (m *Monitor) waitRunBackendsExit(ctx context.Context) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// markUndercounted flags disk figures that hold fewer bytes written than the WAL or redo the
+// engine says it wrote: every durable commit puts its log on the disk, so such figures miss
+// writes the kernel made on the server's behalf and must not be compared as if whole.
+func markUndercounted(srv *result.Server) {
+	wal := srv.Counters[KeyWALBytes]
+	if srv.DiskDevice == "" || wal < 1<<20 || srv.DiskWriteBytes >= wal/2 {
+		return
+	}
+	srv.DiskUndercounted = true
+	srv.DiskSource += fmt.Sprintf("; undercounted: %d bytes written against %d of WAL/redo by the engine's own counter, so part of the writes was made by the kernel for no cgroup", srv.DiskWriteBytes, wal)
 }
 
 // hostPerTxn divides the host figures by the transactions.

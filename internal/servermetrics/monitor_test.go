@@ -191,3 +191,27 @@ func TestMonitorMeasureStart(t *testing.T) {
 		t.Errorf("com_commit = %d, want one step (100): the warm-up was counted", srv.Counters["com_commit"])
 	}
 }
+
+func TestMarkUndercounted(t *testing.T) {
+	tests := []struct {
+		name         string
+		device       string
+		written, wal int64
+		undercounted bool
+	}{
+		{"writes cover the WAL", "254:0 vda", 30 << 20, 20 << 20, false},
+		{"a quarter of the WAL reached the disk", "254:0 vda", 5 << 20, 20 << 20, true},
+		{"too little WAL to judge", "254:0 vda", 0, 512 << 10, false},
+		{"no device figures", "", 0, 20 << 20, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := &result.Server{DiskDevice: tc.device, DiskWriteBytes: tc.written, DiskSource: "cgroup v1 x",
+				Counters: map[string]int64{KeyWALBytes: tc.wal}}
+			markUndercounted(srv)
+			if srv.DiskUndercounted != tc.undercounted {
+				t.Errorf("undercounted = %v, want %v (%s)", srv.DiskUndercounted, tc.undercounted, srv.DiskSource)
+			}
+		})
+	}
+}
