@@ -43,6 +43,12 @@ start_server() {
   return 0
 }
 
+# engine_version ENGINE: "postgres@18 18.6", the release and version `fairbench engines` lists for
+# ENGINE (a kind, its newest release, or KIND@RELEASE).
+engine_version() {
+  "$FB" engines | awk -v e="$1" '$1 == e || index($1, e "@") == 1 {n = $1; sub(/^[^)]*\) +/, ""); v = n " " $1} END {print v}'
+}
+
 # cpu_of FILE: user+system seconds that /usr/bin/time -f '%U %S' wrote on the last line.
 cpu_of() { tail -n 1 "$1" | awk '{printf "%.3f", $1 + $2}'; }
 per_txn_us() { awk -v c="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.1f", c * 1e6 / n; else print "-" }'; }

@@ -37,7 +37,7 @@ psql "${pg[@]}" -d "$db" -qAtc "CREATE DATABASE $fbdb" >/dev/null
 base=${dsn%%\?*}; fbdsn="${base%/*}/$fbdb"
 [[ $dsn == *\?* ]] && fbdsn="$fbdsn?${dsn#*\?}"
 
-echo "== pgbench vs fairbench tpcb on $("$FB" engines | awk 'index($1, "postgres@") == 1 {v = $1 " " $3} END {print v}'), scale $SCALE, $THREADS threads, ${TIME}s per run, $ROUNDS rounds"
+echo "== pgbench vs fairbench tpcb on $(engine_version postgres), scale $SCALE, $THREADS threads, ${TIME}s per run, $ROUNDS rounds"
 /usr/bin/time -f '%e' -o "$tmp/t" pgbench -i -q -s "$SCALE" "${pg[@]}" "$db" >/dev/null 2>&1
 pg_prep=$(tail -n 1 "$tmp/t")
 /usr/bin/time -f '%e' -o "$tmp/t" "$FB" prepare --target "$fbdsn" --workload tpcb --scale "$SCALE" >/dev/null 2>&1

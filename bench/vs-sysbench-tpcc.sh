@@ -11,7 +11,7 @@
 # sysbench-tpcc's Lua scripts are not part of fairbench: pass the path of your own checkout of
 # https://github.com/Percona-Lab/sysbench-tpcc; this script never fetches it.
 #
-# Usage: bench/vs-sysbench-tpcc.sh SYSBENCH_TPCC_DIR [ENGINE]     (ENGINE: mariadb (default), mysql, postgres)
+# Usage: bench/vs-sysbench-tpcc.sh SYSBENCH_TPCC_DIR [ENGINE]     (ENGINE: mariadb (default), mysql, postgres, or one with a version: postgres@17)
 # Environment: SCALE (2), TABLES (1), THREADS (4), TIME seconds per run (30), ROUNDS (3),
 #   FK: 0 (default) loads both without foreign keys (sysbench --use_fk=0, fairbench --foreign-keys off),
 #       so both servers do the same work; 1 gives sysbench-tpcc its default keys, which it does not
@@ -39,7 +39,7 @@ case $FK in 0) fb_fk=off ;; 1) fb_fk=on ;; *) echo "vs-sysbench-tpcc: FK must be
 
 start_server "$ENGINE" "$tmp/serve.log" || exit 1
 sbdb=fb_sysbench_tpcc
-if [ "$ENGINE" = postgres ]; then
+if [ "${ENGINE%%@*}" = postgres ]; then
   PGPASSWORD="$pass" psql -q -h 127.0.0.1 -p "$port" -U "$user" -d "$db" -c "CREATE DATABASE $sbdb"
   sb=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$port" --pgsql-user="$user" --pgsql-password="$pass" --pgsql-db="$sbdb")
 else
@@ -49,7 +49,7 @@ fi
 sbtpcc() { (cd "$SBT" && LUA_PATH="$SBT/?.lua;;" sysbench ./tpcc.lua "${sb[@]}" --scale="$SCALE" --tables="$TABLES" --use_fk="$FK" "$@"); }
 fbopts=(--target "$dsn" --workload sbtpcc --scale "$SCALE" --tables "$TABLES" --foreign-keys "$fb_fk")
 
-echo "== $ENGINE $("$FB" engines | awk -v e="$ENGINE" '$1 == e {print $2}'): scale $SCALE, $TABLES table set(s), $THREADS threads, ${TIME}s per run, foreign keys: $fb_fk"
+echo "== $(engine_version "$ENGINE"): scale $SCALE, $TABLES table set(s), $THREADS threads, ${TIME}s per run, foreign keys: $fb_fk"
 t0=$(date +%s.%N)
 sbtpcc --threads="$SCALE" prepare >"$tmp/sbprep.out"
 sb_prep=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')

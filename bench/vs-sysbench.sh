@@ -53,7 +53,7 @@ for engine in "${ENGINES[@]}"; do
   common=(--tables="$TABLES" --table-size="$TABLE_SIZE" --rand-type=uniform)
 
   # ENGINE or ENGINE@VERSION; `fairbench engines` lists engine@version, origin, version, oldest first.
-  echo "== $engine $("$FB" engines | awk -v e="$engine" '$1 == e || index($1, e "@") == 1 {v = $3} END {print v}'), $THREADS threads, ${TIME}s per run"
+  echo "== $(engine_version "$engine"), $THREADS threads, ${TIME}s per run"
   # Loading: sysbench prepare (one thread, as its default) vs fairbench prepare (defaults).
   /usr/bin/time -f '%e' -o "$tmp/t" sysbench oltp_read_write "${sb[@]}" "${common[@]}" prepare >/dev/null
   sb_prep=$(tail -n 1 "$tmp/t")
