@@ -209,7 +209,8 @@ func TestRunEndsWhenTheServerStalls(t *testing.T) {
 		t.Fatalf("err=%v complete=%v", err, res.Complete)
 	}
 	// One second measured, then a one-second grace.
-	if wall > 2500*time.Millisecond || res.DurationS < 1 || res.DurationS > 1.2 || stall.Wall < 2*time.Second || stall.Wall > wall {
+	// (Bounds with room for a loaded machine's late timers.)
+	if wall > 3*time.Second || res.DurationS < 1 || res.DurationS > 1.5 || stall.Wall < 2*time.Second || stall.Wall > wall {
 		t.Errorf("Run took %v, result says %.2f s measured, the stall %v: want 1 s measured and about 2 s in all", wall, res.DurationS, stall.Wall)
 	}
 	if !strings.Contains(res.Error, "4 clients did not return within the 1.0 s grace") {
