@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -63,39 +65,46 @@ func TestWireAndTransport(t *testing.T) {
 // TestPrepareOnFullDisk: a load that fills the server's disk says so, typed, so the command line
 // can say what to do (exit 2) instead of "connection reset by peer". The tables go to a
 // tablespace on an 8 MB tmpfs, so the data files fill it while the WAL has room, and the server
-// itself reports the full disk (SQLSTATE 53100).
+// itself reports the full disk (SQLSTATE 53100). The tmpfs is mounted in the server's own mount
+// namespace (it may run under chroot in a private one), where the server sees it.
 func TestPrepareOnFullDisk(t *testing.T) {
 	ctx := context.Background()
 	srv := testserver.Server(t, engine.Postgres)
-	dir, err := os.MkdirTemp("", "fb-full-disk-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Remove(dir) })
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs (not root?): %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-	st, err := os.Stat(srv.DataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner := st.Sys().(*syscall.Stat_t)
-	if err := os.Chown(dir, int(owner.Uid), int(owner.Gid)); err != nil {
-		t.Fatal(err)
-	}
 	tg := testserver.Database(t, engine.Postgres)
 	admin, err := sqldb.Open(ctx, tg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer admin.Close()
+	rows, err := admin.Query(ctx, "SHOW data_directory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("fb-full-disk-%d", os.Getpid())
+	hostDir, innerDir := filepath.Join(srv.DataDir, "..", name), filepath.Join(rows[0][0], "..", name)
+	if err := os.Mkdir(hostDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(hostDir) })
+	st, err := os.Stat(srv.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := st.Sys().(*syscall.Stat_t)
+	inServerNS := func(args ...string) ([]byte, error) {
+		return exec.Command("nsenter", append([]string{"-t", strconv.Itoa(postmaster(t, srv)), "-m", "-r", "--"}, args...)...).CombinedOutput()
+	}
+	opts := fmt.Sprintf("size=8m,uid=%d,gid=%d,mode=0700", owner.Uid, owner.Gid)
+	if out, err := inServerNS("mount", "-t", "tmpfs", "-o", opts, "tmpfs", innerDir); err != nil {
+		t.Fatalf("cannot mount a tmpfs where the server sees it: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := inServerNS("umount", innerDir); err != nil {
+			t.Errorf("umount %s: %v: %s", innerDir, err, out)
+		}
+	})
 	space := fmt.Sprintf("fb_small_%d", os.Getpid())
-	for _, q := range []string{"CREATE TABLESPACE " + space + " LOCATION '" + dir + "'",
+	for _, q := range []string{"CREATE TABLESPACE " + space + " LOCATION '" + innerDir + "'",
 		"ALTER DATABASE " + tg.Database + " SET default_tablespace = " + space} {
 		if err := admin.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -106,6 +115,7 @@ func TestPrepareOnFullDisk(t *testing.T) {
 		c, err := sqldb.Open(ctx, tg)
 		if err == nil {
 			_ = c.Exec(ctx, "DROP TABLE IF EXISTS sbtest1")
+			_ = c.Exec(ctx, "ALTER DATABASE "+tg.Database+" RESET default_tablespace")
 			_ = c.Exec(ctx, "DROP TABLESPACE "+space)
 			c.Close()
 		}
@@ -120,4 +130,17 @@ func TestPrepareOnFullDisk(t *testing.T) {
 		t.Fatalf("prepare on a full disk: %v; want a DiskFullError", err)
 	}
 	t.Log(err)
+}
+
+// postmaster is the first process of the server's tree that is postgres itself (the tree's root
+// lives as long as the server; backends come and go).
+func postmaster(t *testing.T, srv *engine.Server) int {
+	t.Helper()
+	for _, pid := range srv.PIDs() {
+		if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil && strings.TrimSpace(string(comm)) == "postgres" {
+			return pid
+		}
+	}
+	t.Fatal("no postgres process in the server's tree")
+	return 0
 }

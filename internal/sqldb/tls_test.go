@@ -96,9 +96,16 @@ func enablePostgresTLS(t *testing.T, tg sqldb.Target) string {
 		t.Fatal(err)
 	}
 	defer admin.Close()
+	// The files are written through the host's path; the server may see its data directory
+	// elsewhere (under chroot), so it is told its own path.
+	rows, err := admin.Query(ctx, "SHOW data_directory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := rows[0][0]
 	set := []string{
-		"ALTER SYSTEM SET ssl_cert_file = '" + filepath.Join(srv.DataDir, "fb-test-server.pem") + "'",
-		"ALTER SYSTEM SET ssl_key_file = '" + filepath.Join(srv.DataDir, "fb-test-server.key") + "'",
+		"ALTER SYSTEM SET ssl_cert_file = '" + filepath.Join(inner, "fb-test-server.pem") + "'",
+		"ALTER SYSTEM SET ssl_key_file = '" + filepath.Join(inner, "fb-test-server.key") + "'",
 		"ALTER SYSTEM SET ssl = on",
 		"SELECT pg_reload_conf()",
 	}
