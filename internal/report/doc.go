@@ -75,7 +75,7 @@ func RenderDoc(d Doc) (md, html []byte, err error) {
 			return nil, nil, err
 		}
 		for _, f := range s.Figures {
-			figs.Figures = append(figs.Figures, figure{Title: f.Title, SVG: f.SVG})
+			figs.Figures = append(figs.Figures, figure(f))
 		}
 		if len(figs.Figures) > 0 {
 			doc.Sections = append(doc.Sections, &section{ID: s.ID + "-charts", Heading: s.Heading + ": charts", HTMLOnly: true, Figures: []figGroup{figs}})
