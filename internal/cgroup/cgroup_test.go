@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -151,6 +152,30 @@ func TestSplitCPU(t *testing.T) {
 		u, s := SplitCPU(Stats{CPUTotalNS: tc.total, CPUUserNS: tc.user, CPUSystemNS: tc.sys})
 		if u != tc.wantUser || s != tc.wantSys {
 			t.Errorf("SplitCPU(%d; %d/%d ticks) = %d/%d, want %d/%d", tc.total, tc.user, tc.sys, u, s, tc.wantUser, tc.wantSys)
+		}
+	}
+}
+
+// Orphans finds a group whose maker is gone, and only while it is gone.
+func TestOrphans(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a cgroup needs root")
+	}
+	g, err := New("fairbench-orphantest")
+	if err != nil {
+		t.Skipf("no cgroup here: %v", err)
+	}
+	defer g.Close()
+	self := os.Getpid()
+	alive := func(pid int) bool { return true }
+	gone := func(pid int) bool { return pid != self }
+	for _, d := range Orphans("fairbench-orphantest", alive) {
+		t.Errorf("%s listed although its maker runs", d)
+	}
+	found := Orphans("fairbench-orphantest", gone)
+	for _, d := range g.Dirs {
+		if !slices.Contains(found, d) {
+			t.Errorf("%s not listed once its maker is gone (found %v)", d, found)
 		}
 	}
 }

@@ -291,3 +291,52 @@ func (g *Group) Leftovers() []string {
 	}
 	return out
 }
+
+// Orphans lists the groups named prefix-*-PID-N beneath this process's own cgroups whose maker
+// (PID) no longer runs, for a group made by a fairbench killed before it could record it. A PID
+// that runs again, for whatever process, keeps its groups: leaving one behind is the lesser harm.
+func Orphans(prefix string, running func(pid int) bool) []string {
+	mounts, err := Mounts()
+	if err != nil {
+		return nil
+	}
+	self, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return nil
+	}
+	var parents []string
+	if dir, ok := v2Parent(mounts, string(self)); ok {
+		parents = append(parents, dir)
+	} else {
+		for _, c := range v1Controllers {
+			rel, ok := PathIn(string(self), c)
+			if !ok {
+				continue
+			}
+			for _, m := range mounts {
+				if m.FSType == "cgroup" && HasController(m.SuperOpts, c) {
+					if d, err := ownDir(m, rel); err == nil {
+						parents = append(parents, d)
+					}
+					break
+				}
+			}
+		}
+	}
+	var out []string
+	for _, p := range parents {
+		dirs, _ := filepath.Glob(filepath.Join(p, prefix+"-*"))
+		for _, d := range dirs {
+			f := strings.Split(filepath.Base(d), "-")
+			if len(f) < 3 {
+				continue
+			}
+			pid, err := strconv.Atoi(f[len(f)-2])
+			if err != nil || running(pid) {
+				continue
+			}
+			out = append(out, d)
+		}
+	}
+	return out
+}

@@ -122,6 +122,17 @@ func ReapStale() ([]string, error) {
 		owner, _, _ := strings.Cut(rec.Owner, " ")
 		reaped = append(reaped, fmt.Sprintf("reaped a %s server left by fairbench pid %s, which is gone (port %d, %s)", rec.Kind, owner, rec.Port, rec.RunDir))
 	}
+	// Groups made by a fairbench killed before it wrote their record.
+	running := func(pid int) bool {
+		return syscall.Kill(pid, 0) == nil || errors.Is(syscall.Kill(pid, 0), syscall.EPERM)
+	}
+	if orphans := cgroup.Orphans("fairbench", running); len(orphans) > 0 {
+		if err := cgroup.RemoveDirs(orphans); err != nil {
+			errs = append(errs, err)
+		} else {
+			reaped = append(reaped, "removed cgroups left by a fairbench that is gone: "+strings.Join(orphans, ", "))
+		}
+	}
 	return reaped, errors.Join(errs...)
 }
 
