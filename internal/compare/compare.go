@@ -25,10 +25,10 @@ import (
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/runspec"
-	"github.com/fairbench/fairbench/internal/servermetrics"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/suite"
 	"github.com/fairbench/fairbench/internal/sysinfo"
+	"github.com/fairbench/fairbench/internal/throwaway"
 	"github.com/fairbench/fairbench/internal/workload"
 	_ "github.com/fairbench/fairbench/internal/workload/all" // registers every workload
 )
@@ -249,29 +249,17 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 	o := c.opts
 	name := inst.Name()
 	c.logf("== %s %s (%s): starting a throwaway server, profile %s (ETA %s)", name, inst.Version, inst.Origin, profileText(prof), c.eta())
-	srv, err := engine.Start(ctx, inst, prof, o.WorkDir)
+	srv, err := throwaway.Start(ctx, inst, prof, o.WorkDir)
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", name, err)
 	}
 	defer func() {
-		if stopErr := srv.Stop(); stopErr != nil && err == nil {
+		if stopErr := srv.Close(); stopErr != nil && err == nil {
 			err = fmt.Errorf("stopping %s: %w", name, stopErr)
 		}
 		c.logf("== %s: server stopped, data directory removed", name)
 	}()
-	target, err := sqldb.ParseTarget(srv.DSN)
-	if err != nil {
-		return err
-	}
-	monConn, err := sqldb.Open(ctx, target)
-	if err != nil {
-		return err
-	}
-	defer monConn.Close()
-	settings, err := servermetrics.Settings(ctx, monConn)
-	if err != nil {
-		return fmt.Errorf("reading %s settings: %w", name, err)
-	}
+	target := srv.Target
 
 	rnd := randgen.DefaultConfig(o.Suite.RandType)
 	loaded := ""
@@ -296,7 +284,7 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 			}
 			c.logf("   %s: prepared in %.1fs", name, time.Since(t0).Seconds())
 			loaded = key
-			if dataset, err = fingerprint.Take(ctx, monConn); err != nil {
+			if dataset, err = fingerprint.Take(ctx, srv.Conn); err != nil {
 				return fmt.Errorf("fingerprinting the data loaded on %s: %w", name, err)
 			}
 			c.logf("   %s: data fingerprinted in %.1fs", name, dataset.Seconds)
@@ -308,8 +296,8 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 					return err
 				}
 			}
-			run := stepRun{srv: srv, prof: prof, settings: settings, dataset: dataset, threads: threads, rep: rep}
-			if err := c.step(ctx, monConn, j, st, run); err != nil {
+			run := stepRun{srv: srv, prof: prof, dataset: dataset, threads: threads, rep: rep}
+			if err := c.step(ctx, j, st, run); err != nil {
 				return err
 			}
 		}
@@ -319,21 +307,19 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 
 // stepRun is what one step records beside its measurements.
 type stepRun struct {
-	srv          *engine.Server
+	srv          *throwaway.Server
 	prof         engine.Profile
-	settings     map[string]string
 	dataset      *result.Dataset
 	threads, rep int
 }
 
 // step runs one workload at one thread count and writes its result, complete or not.
-func (c *comparison) step(ctx context.Context, monConn sqldb.Conn, j *job.Job, st suite.Resolved, run stepRun) error {
+func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, run stepRun) error {
 	o := c.opts
 	srv, threads := run.srv, run.threads
 	engName := result.EngineName(srv.Kind, srv.Version)
 	c.logf("   %s: %s, %d threads, %s (step %d/%d, ETA %s)", engName, st.Workload, threads, st.Time, c.doneSteps+1, c.totalSteps, c.eta())
-	g, _ := srv.Cgroup()
-	mon := servermetrics.NewMonitor(monConn, srv.PIDs).WithCgroup(g, srv.DataDisk()).WithDataDir(srv.DataDir)
+	mon := srv.Monitor()
 	if err := mon.Start(ctx); err != nil {
 		return err
 	}
@@ -362,7 +348,7 @@ func (c *comparison) step(ctx context.Context, monConn sqldb.Conn, j *job.Job, s
 	if srvRes, err := mon.Finish(context.WithoutCancel(ctx), res.Transactions); err == nil {
 		srvRes.Profile = srv.Applied
 		srvRes.Translations = srv.Translations()
-		srvRes.Settings = run.settings
+		srvRes.Settings = run.srv.Settings
 		res.Server = srvRes
 	} else if runErr == nil {
 		runErr = err

@@ -217,11 +217,12 @@ func runBandwidthEngine(ctx context.Context, o *BandwidthOptions, kind string, l
 		e.Device += ", direct I/O to its backing file"
 	}
 
-	srv, tg, err := startServer(ctx, &o.Common, kind, th.Device.Dir)
+	srv, err := startServer(ctx, &o.Common, kind, th.Device.Dir)
 	if err != nil {
 		return e, err
 	}
-	defer srv.Stop()
+	defer srv.Close()
+	tg, admin := srv.Target, srv.Conn
 	// Moved before any client connects, so every backend forked later inherits the group.
 	if err := th.Group.Add(srv.PIDs()); err != nil {
 		return e, err
@@ -232,12 +233,7 @@ func runBandwidthEngine(ctx context.Context, o *BandwidthOptions, kind string, l
 			err = ferr
 		}
 	}()
-	admin, err := sqldb.Open(ctx, tg)
-	if err != nil {
-		return e, err
-	}
-	defer admin.Close()
-	if e.EngineInfo, err = engineInfo(ctx, admin, srv, o.BufferPoolBytes); err != nil {
+	if e.EngineInfo, err = engineInfo(ctx, srv, o.BufferPoolBytes); err != nil {
 		return e, err
 	}
 	logf(o.Log, "%s: loading %d tables of %d rows (uncapped)", kind, o.Tables, o.TableSize)
@@ -271,7 +267,7 @@ func runBandwidthEngine(ctx context.Context, o *BandwidthOptions, kind string, l
 	for i, lim := range limits {
 		st := Step{Limit: o.Limits[i], LimitBps: lim, Workload: "oltp_read_write"}
 		logf(o.Log, "%s: bandwidth %s", kind, st.Limit)
-		err := runStep(ctx, o, th, srv, tg, e.PageSize, extra, &st)
+		err := runStep(ctx, o, th, srv.Server, tg, e.PageSize, extra, &st)
 		for name, why := range notLoaded {
 			if st.Extra == nil {
 				st.Extra = map[string]ExtraResult{}

@@ -223,17 +223,13 @@ func RunMVCC(ctx context.Context, c Common) (*MVCC, error) {
 func runMVCCEngine(ctx context.Context, c *Common, kind string) (*MVCCEngine, error) {
 	e := &MVCCEngine{EngineInfo: EngineInfo{Kind: kind, BufferPoolBytes: c.BufferPoolBytes}}
 	logf(c.Log, "%s: starting a server with a %d MiB buffer pool", kind, c.BufferPoolBytes>>20)
-	srv, tg, err := startServer(ctx, c, kind, c.WorkDir)
+	srv, err := startServer(ctx, c, kind, c.WorkDir)
 	if err != nil {
 		return e, err
 	}
-	defer srv.Stop()
-	admin, err := sqldb.Open(ctx, tg)
-	if err != nil {
-		return e, err
-	}
-	defer admin.Close()
-	if e.EngineInfo, err = engineInfo(ctx, admin, srv, c.BufferPoolBytes); err != nil {
+	defer srv.Close()
+	tg, admin := srv.Target, srv.Conn
+	if e.EngineInfo, err = engineInfo(ctx, srv, c.BufferPoolBytes); err != nil {
 		return e, err
 	}
 	type spec struct {
@@ -247,7 +243,7 @@ func runMVCCEngine(ctx context.Context, c *Common, kind string) (*MVCCEngine, er
 	}
 	for _, sp := range specs {
 		sc := Scenario{Name: sp.name, Autovacuum: sp.av}
-		err := runScenario(ctx, c, srv, tg, admin, e.PageSize, &sc)
+		err := runScenario(ctx, c, srv.Server, tg, admin, e.PageSize, &sc)
 		e.Scenarios = append(e.Scenarios, sc)
 		if err != nil {
 			return e, fmt.Errorf("%s: %w", sp.name, err)

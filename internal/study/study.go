@@ -28,6 +28,7 @@ import (
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/servermetrics"
 	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/throwaway"
 	_ "github.com/fairbench/fairbench/internal/workload/oltp" // the studies run sysbench's OLTP workloads
 )
 
@@ -130,43 +131,33 @@ func logf(w io.Writer, format string, args ...any) {
 	}
 }
 
-// startServer starts a throwaway server of kind with the study's profile.
-func startServer(ctx context.Context, c *Common, kind, workDir string) (*engine.Server, sqldb.Target, error) {
+// startServer starts one of the study's throwaway servers: the study's own small buffer pool and
+// redo, its data directory under workDir.
+func startServer(ctx context.Context, c *Common, kind, workDir string) (*throwaway.Server, error) {
 	inst, ok := c.Installs[kind]
 	if !ok {
 		var err error
 		if inst, err = engine.Find(kind, c.MySQLRoot); err != nil {
-			return nil, sqldb.Target{}, err
+			return nil, err
 		}
 	}
-	prof := engine.Profile{BufferPoolBytes: c.BufferPoolBytes, RedoBytes: studyRedo}
-	srv, err := engine.Start(ctx, inst, prof, workDir)
-	if err != nil {
-		return nil, sqldb.Target{}, err
-	}
-	tg, err := sqldb.ParseTarget(srv.DSN)
-	if err != nil {
-		srv.Stop()
-		return nil, sqldb.Target{}, err
-	}
-	return srv, tg, nil
+	return throwaway.Start(ctx, inst, engine.Profile{BufferPoolBytes: c.BufferPoolBytes, RedoBytes: studyRedo}, workDir)
 }
 
-// engineInfo asks the server its version, page size and fairness settings.
-func engineInfo(ctx context.Context, conn sqldb.Conn, srv *engine.Server, bufferPool int64) (EngineInfo, error) {
-	info := EngineInfo{Kind: srv.Kind, Version: srv.Version, BufferPoolBytes: bufferPool}
+// engineInfo asks the server its page size; version and settings come with the server.
+func engineInfo(ctx context.Context, srv *throwaway.Server, bufferPool int64) (EngineInfo, error) {
+	info := EngineInfo{Kind: srv.Kind, Version: srv.Version, BufferPoolBytes: bufferPool, Settings: srv.Settings}
 	q := "SELECT current_setting('block_size')"
-	if conn.Kind().MySQLFamily() {
+	if srv.Conn.Kind().MySQLFamily() {
 		q = "SELECT @@innodb_page_size"
 	}
-	rows, err := conn.Query(ctx, q)
+	rows, err := srv.Conn.Query(ctx, q)
 	if err != nil || len(rows) != 1 {
 		return info, fmt.Errorf("reading the page size: %v", err)
 	}
 	if info.PageSize, err = strconv.Atoi(rows[0][0]); err != nil {
 		return info, fmt.Errorf("page size %q: %w", rows[0][0], err)
 	}
-	info.Settings, _ = servermetrics.Settings(ctx, conn)
 	return info, nil
 }
 
