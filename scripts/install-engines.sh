@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what fairbench needs to start throwaway database servers on a Debian machine:
-#   PostgreSQL 15 and MariaDB 10.11 from the host's (Debian 12) packages, and MySQL 9.7 from a
+#   PostgreSQL 15 and MariaDB 10.11 (with galera-4 for the galera engine) from the host's (Debian 12) packages, and MySQL 9.7 from a
 #   minimal Debian sid root (MySQL is not in Debian 12; sid ships it, and mysqld runs under chroot
 #   on a loopback port).
 # With --versions it also builds one minimal root per Debian suite for other engine versions:
@@ -123,6 +123,10 @@ want=()
 have_pg() { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }
 have_pg || want+=(postgresql postgresql-contrib)
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || want+=(mariadb-server mariadb-client)
+# The galera engine: three host MariaDB nodes joined by galera-4; a joining node copies the
+# first one's data with rsync (wsrep_sst_method=rsync, the one SST method with no extra tools).
+[ -e /usr/lib/galera/libgalera_smm.so ] || want+=(galera-4)
+command -v rsync >/dev/null 2>&1 || want+=(rsync)
 if [ -z "${FAIRBENCH_NO_EXTRAS:-}" ]; then
   command -v sysbench >/dev/null 2>&1 || want+=(sysbench)
   command -v pgbench >/dev/null 2>&1 || [ -x /usr/lib/postgresql/15/bin/pgbench ] || want+=(postgresql-client)

@@ -538,7 +538,7 @@ func TestPortTakenRetry(t *testing.T) {
 		return reservePort()
 	}
 
-	srv, err := start(context.Background(), inst, Profile{BufferPoolBytes: 128 * mib, RedoBytes: 64 * mib}, workDir(t, ""), pickPort)
+	srv, err := start(context.Background(), inst, Profile{BufferPoolBytes: 128 * mib, RedoBytes: 64 * mib}, workDir(t, ""), pickPort, nil)
 	if err != nil {
 		t.Fatalf("Start did not recover from a taken port: %v", err)
 	}

@@ -84,6 +84,9 @@ func (s *Server) mysqlCmd() *exec.Cmd {
 			args = append(args, "--"+strings.ReplaceAll(k, "_", "-")+"="+v)
 		}
 	}
+	if s.node != nil {
+		args = append(args, s.node.args(s.Port)...)
+	}
 	if s.Kind == MySQL {
 		// Debian's build defaults secure_file_priv to /var/lib/mysql-files,
 		// which does not exist in the root, and mysqld refuses to start.
@@ -119,8 +122,11 @@ func (s *Server) mysqlDB(db string) *sql.DB {
 func (s *Server) setupMySQL(ctx context.Context) error {
 	db := s.mysqlDB("")
 	defer db.Close()
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE fairbench CHARACTER SET utf8mb4"); err != nil {
-		return fmt.Errorf("create database fairbench: %w", err)
+	// A joining cluster node received the database from the first node.
+	if s.node == nil || !s.node.joiner {
+		if _, err := db.ExecContext(ctx, "CREATE DATABASE fairbench CHARACTER SET utf8mb4"); err != nil {
+			return fmt.Errorf("create database fairbench: %w", err)
+		}
 	}
 	redoKey := "innodb_redo_log_capacity"
 	redoWant := s.prof.RedoBytes

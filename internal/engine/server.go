@@ -69,6 +69,9 @@ type Server struct {
 
 	stopOnce sync.Once
 	stopErr  error
+
+	node    *clusterNode // cluster membership (galera), nil for a single server
+	faulted bool         // killed on purpose by a fault: its exit before Stop is no error
 }
 
 // child is one process started for a Server, with its exit published on done.
@@ -188,11 +191,11 @@ func releasePort(p int) {
 //
 // ctx bounds only the start-up: the server outlives it and runs until Stop.
 func Start(ctx context.Context, inst Installation, prof Profile, workDir string) (*Server, error) {
-	return start(ctx, inst, prof, workDir, reservePort)
+	return start(ctx, inst, prof, workDir, reservePort, nil)
 }
 
 // start is Start with the port picker given, so a test can hand out a taken port.
-func start(ctx context.Context, inst Installation, prof Profile, workDir string, pickPort func() (int, error)) (_ *Server, err error) {
+func start(ctx context.Context, inst Installation, prof Profile, workDir string, pickPort func() (int, error), node *clusterNode) (_ *Server, err error) {
 	prof = prof.withDefaults()
 	if err := prof.validate(); err != nil {
 		return nil, err
@@ -215,6 +218,7 @@ func start(ctx context.Context, inst Installation, prof Profile, workDir string,
 		Applied: prof.settingsFor(inst.Kind, inst.Version),
 		inst:    inst,
 		prof:    prof,
+		node:    node,
 	}
 	// Registered before anything exists on disk so that StopAll from a
 	// signal handler also cleans up a server that is still starting.
@@ -238,6 +242,9 @@ func start(ctx context.Context, inst Installation, prof Profile, workDir string,
 		err = s.initPostgres(ctx)
 	} else {
 		err = s.initMySQL(ctx)
+	}
+	if err == nil {
+		err = s.prepareJoiner()
 	}
 	if err != nil {
 		return nil, err
@@ -700,12 +707,14 @@ func (s *Server) shutdown(c *child) error {
 		s.mu.Lock()
 		ready := s.ready
 		s.mu.Unlock()
-		if !ready {
+		if !ready || s.faulted {
 			return nil
 		}
 		return fmt.Errorf("%s had exited before Stop: %v", c.name, c.err)
 	}
 	tree := processTree(pid)
+	// A node a fault stopped (SIGSTOP) would never see the shutdown signal.
+	_ = c.cmd.Process.Signal(syscall.SIGCONT)
 	// SIGINT is PostgreSQL's "fast" shutdown (abort sessions, checkpoint,
 	// exit); SIGTERM would wait for every client to disconnect. For mysqld
 	// SIGTERM is the normal clean shutdown.

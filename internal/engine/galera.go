@@ -1,0 +1,258 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Galera is the engine name of a MariaDB Galera cluster: GaleraNodes host MariaDB servers joined
+// by Debian's galera-4 provider, each with the fairness profile, all on loopback.
+const Galera = "galera"
+
+// GaleraNodes is the size of a galera cluster: three, the fewest that keep a quorum (and so
+// keep accepting writes) when one node fails.
+const GaleraNodes = 3
+
+// GaleraProvider is where Debian's galera-4 package installs the wsrep provider.
+var GaleraProvider = "/usr/lib/galera/libgalera_smm.so"
+
+// sstUser is the uid that rsync's daemon switches to when started as root (rsync's built-in
+// default "nobody"): wsrep_sst_rsync writes no uid into its config, so a joining node's data
+// directory must be writable by it.
+const sstUser = 65534
+
+// clusterNode is one server's place in a galera cluster: the ports galera listens on besides the
+// SQL port, and whether it founds the cluster or joins it.
+type clusterNode struct {
+	index           int
+	joiner          bool
+	gcomm, ist, sst int
+	peers           []string // every node's gcomm address, this one's included
+}
+
+// args are the mariadbd options that make the server a galera node. binlog_format=ROW and
+// innodb_autoinc_lock_mode=2 are galera's requirements, not tuning.
+func (n *clusterNode) args(port int) []string {
+	a := []string{
+		"--bind-address=127.0.0.1",
+		"--wsrep-on=ON",
+		"--wsrep-provider=" + GaleraProvider,
+		"--wsrep-cluster-name=fairbench",
+		"--wsrep-cluster-address=gcomm://" + strings.Join(n.peers, ","),
+		"--wsrep-node-name=node" + itoa(n.index+1),
+		"--wsrep-node-address=127.0.0.1:" + itoa(n.gcomm),
+		"--wsrep-node-incoming-address=127.0.0.1:" + itoa(port),
+		"--wsrep-sst-receive-address=127.0.0.1:" + itoa(n.sst),
+		"--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:" + itoa(n.gcomm) +
+			";ist.recv_addr=127.0.0.1:" + itoa(n.ist) + ";gcache.size=64M",
+		// rsync is the one state transfer that needs no extra package (mariabackup would).
+		"--wsrep-sst-method=rsync",
+		"--binlog-format=ROW",
+		"--innodb-autoinc-lock-mode=2",
+	}
+	if !n.joiner {
+		a = append(a, "--wsrep-new-cluster")
+	}
+	return a
+}
+
+// prepareJoiner lets the state transfer write a joining node's data directory: as root,
+// wsrep_sst_rsync's rsync daemon runs as nobody. mariadbd (root) still reads and writes it all.
+func (s *Server) prepareJoiner() error {
+	if s.node == nil || !s.node.joiner || os.Geteuid() != 0 {
+		return nil
+	}
+	return filepath.Walk(s.host("data"), func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, sstUser, sstUser)
+	})
+}
+
+// Cluster is a running throwaway cluster: its nodes are ordinary Servers (registered, reaped and
+// stopped like any), DSN lists every node so that clients spread over them.
+type Cluster struct {
+	Kind, Version string
+	DSN           string // mariadb://root@127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3/fairbench
+	Nodes         []*Server
+
+	ports    []int // galera's own ports, released by Stop
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// StartGalera starts GaleraNodes nodes of the host's MariaDB: the first founds the cluster
+// (--wsrep-new-cluster) and creates the database, the others join it one by one, receiving its
+// data by rsync. It returns once every node reports the cluster whole and synced. On failure
+// every node started so far is stopped and removed.
+func StartGalera(ctx context.Context, inst Installation, prof Profile, workDir string) (_ *Cluster, err error) {
+	if inst.Kind != MariaDB || inst.Root != "" {
+		return nil, fmt.Errorf("galera runs on the host's MariaDB (Debian 12's 10.11 with galera-4), not %s: run scripts/install-engines.sh", inst)
+	}
+	if _, err := os.Stat(GaleraProvider); err != nil {
+		return nil, fmt.Errorf("galera provider %s is missing: run scripts/install-engines.sh (it installs galera-4)", GaleraProvider)
+	}
+	c := &Cluster{Kind: Galera, Version: inst.Version}
+	defer func() {
+		if err != nil {
+			_ = c.Stop()
+			err = fmt.Errorf("start galera: %w", err)
+		}
+	}()
+	nodes, err := c.planNodes()
+	if err != nil {
+		return nil, err
+	}
+	var addrs []string
+	for _, n := range nodes {
+		s, err := start(ctx, inst, prof, workDir, reservePort, n)
+		if err != nil {
+			return nil, fmt.Errorf("node %d: %w", n.index+1, err)
+		}
+		c.Nodes = append(c.Nodes, s)
+		addrs = append(addrs, "127.0.0.1:"+itoa(s.Port))
+	}
+	if err := c.waitSynced(ctx); err != nil {
+		return nil, err
+	}
+	c.DSN = "mariadb://root@" + strings.Join(addrs, ",") + "/fairbench"
+	return c, nil
+}
+
+// planNodes reserves each node's gcomm, IST and SST ports: every node must know all gcomm
+// addresses before the first one starts.
+func (c *Cluster) planNodes() ([]*clusterNode, error) {
+	nodes := make([]*clusterNode, GaleraNodes)
+	var peers []string
+	for i := range nodes {
+		n := &clusterNode{index: i, joiner: i > 0}
+		for _, p := range []*int{&n.gcomm, &n.ist, &n.sst} {
+			port, err := reservePort()
+			if err != nil {
+				return nil, err
+			}
+			*p = port
+			c.ports = append(c.ports, port)
+		}
+		peers = append(peers, "127.0.0.1:"+itoa(n.gcomm))
+		nodes[i] = n
+	}
+	for _, n := range nodes {
+		n.peers = peers
+	}
+	return nodes, nil
+}
+
+// waitSynced polls until every node sees all nodes and reports Synced.
+func (c *Cluster) waitSynced(ctx context.Context) error {
+	deadline := time.Now().Add(ReadyTimeout)
+	for {
+		var lastErr error
+		for _, s := range c.Nodes {
+			if lastErr = s.checkSynced(ctx, len(c.Nodes)); lastErr != nil {
+				break
+			}
+		}
+		if lastErr == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cluster not synced within %s: %w", ReadyTimeout, lastErr)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Server) checkSynced(ctx context.Context, want int) error {
+	st, err := s.WsrepStatus(ctx)
+	if err != nil {
+		return err
+	}
+	if st["wsrep_cluster_size"] != itoa(want) || st["wsrep_local_state_comment"] != "Synced" {
+		return fmt.Errorf("node on port %d: cluster size %s, state %s", s.Port, st["wsrep_cluster_size"], st["wsrep_local_state_comment"])
+	}
+	return nil
+}
+
+// WsrepStatus reads the node's wsrep status variables (SHOW STATUS LIKE 'wsrep%'): cluster size,
+// state, receive queue, flow control and certification failures.
+func (s *Server) WsrepStatus(ctx context.Context) (map[string]string, error) {
+	qctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	db := s.mysqlDB("")
+	defer db.Close()
+	rows, err := db.QueryContext(qctx, "SHOW GLOBAL STATUS LIKE 'wsrep%'")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		m[strings.ToLower(k)] = v
+	}
+	return m, rows.Err()
+}
+
+// Fault sends sig to the server as a fault injected during a run: SIGKILL kills its whole process
+// group (state-transfer helpers included) and makes its exit before Stop expected; SIGSTOP and
+// SIGCONT freeze and thaw it. Stop thaws a frozen server before shutting it down.
+func (s *Server) Fault(sig syscall.Signal) error {
+	s.mu.Lock()
+	c := s.child
+	if sig == syscall.SIGKILL {
+		s.faulted = true
+	}
+	s.mu.Unlock()
+	if c == nil || !c.server || c.exited() {
+		return errors.New("server is not running")
+	}
+	if sig == syscall.SIGKILL {
+		return syscall.Kill(-c.cmd.Process.Pid, sig)
+	}
+	return c.cmd.Process.Signal(sig)
+}
+
+// Alive reports whether the server process is still running.
+func (s *Server) Alive() bool {
+	s.mu.Lock()
+	c := s.child
+	s.mu.Unlock()
+	return c != nil && c.server && !c.exited()
+}
+
+// Stop stops every node at once and removes everything the cluster created. Idempotent.
+func (c *Cluster) Stop() error {
+	c.stopOnce.Do(func() {
+		errs := make([]error, len(c.Nodes))
+		var wg sync.WaitGroup
+		for i, s := range c.Nodes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = s.Stop()
+			}()
+		}
+		wg.Wait()
+		for _, p := range c.ports {
+			releasePort(p)
+		}
+		c.stopErr = errors.Join(errs...)
+	})
+	return c.stopErr
+}

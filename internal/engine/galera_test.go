@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// hostMariaDB is the host's MariaDB, which galera runs on; the test skips without it or galera-4
+// unless CI requires galera.
+func hostMariaDB(t *testing.T) Installation {
+	t.Helper()
+	required := slices.Contains(strings.Split(os.Getenv("FAIRBENCH_REQUIRE_ENGINES"), ","), Galera)
+	for _, in := range Discover("") {
+		if in.Kind == MariaDB && in.Root == "" {
+			if _, err := os.Stat(GaleraProvider); err == nil {
+				return in
+			}
+		}
+	}
+	if required {
+		t.Fatal("galera required but the host's MariaDB or galera-4 is missing: run scripts/install-engines.sh")
+	}
+	t.Skip("no host MariaDB with galera-4")
+	return Installation{}
+}
+
+// TestGaleraCluster starts a real three-node cluster, writes on one node and reads on the others,
+// kills a node and keeps writing on the rest, and checks that Stop leaves nothing behind.
+func TestGaleraCluster(t *testing.T) {
+	inst := hostMariaDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	t0 := time.Now()
+	c, err := StartGalera(ctx, inst, Profile{BufferPoolBytes: 128 * mib, MaxConnections: 50, RedoBytes: 64 * mib}, workDir(t, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	t.Logf("galera %s: %d nodes synced in %s, DSN %s", c.Version, len(c.Nodes), time.Since(t0).Round(time.Millisecond), c.DSN)
+	if len(c.Nodes) != GaleraNodes || strings.Count(c.DSN, ",") != GaleraNodes-1 {
+		t.Fatalf("nodes %d, DSN %s: want %d nodes listed", len(c.Nodes), c.DSN, GaleraNodes)
+	}
+
+	exec := func(s *Server, q string) {
+		t.Helper()
+		db := s.mysqlDB("fairbench")
+		defer db.Close()
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("node on port %d: %s: %v", s.Port, q, err)
+		}
+	}
+	count := func(s *Server) int {
+		t.Helper()
+		db := s.mysqlDB("fairbench")
+		defer db.Close()
+		var n int
+		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM t").Scan(&n); err != nil {
+			t.Fatalf("node on port %d: %v", s.Port, err)
+		}
+		return n
+	}
+	exec(c.Nodes[0], "CREATE TABLE t (id INT PRIMARY KEY)")
+	exec(c.Nodes[2], "INSERT INTO t VALUES (1), (2)")
+	// Galera replicates synchronously: a commit acknowledged on one node is certified everywhere,
+	// and wsrep_sync_wait makes the read wait until it is applied.
+	for _, s := range c.Nodes {
+		exec(s, "SET GLOBAL wsrep_sync_wait = 1")
+	}
+	for _, s := range c.Nodes {
+		if n := count(s); n != 2 {
+			t.Errorf("node on port %d sees %d rows, want 2", s.Port, n)
+		}
+	}
+
+	// A killed node leaves a cluster of two, which keeps its quorum and its writes.
+	if err := c.Nodes[1].Fault(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	exec(c.Nodes[0], "INSERT INTO t VALUES (3)")
+	if n := count(c.Nodes[2]); n != 3 {
+		t.Errorf("survivor sees %d rows after the kill, want 3", n)
+	}
+	st, err := c.Nodes[0].WsrepStatus(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st["wsrep_cluster_size"] != "2" {
+		t.Errorf("cluster size after a kill = %s, want 2", st["wsrep_cluster_size"])
+	}
+	for _, k := range []string{"wsrep_local_recv_queue", "wsrep_flow_control_paused", "wsrep_local_cert_failures"} {
+		if _, ok := st[k]; !ok {
+			t.Errorf("status lacks %s", k)
+		}
+	}
+
+	var pids []int
+	for _, s := range c.Nodes {
+		pids = append(pids, s.PIDs()...)
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	for _, p := range pids {
+		if syscall.Kill(p, 0) == nil {
+			t.Errorf("process %d still alive after Stop", p)
+		}
+	}
+	if len(Running()) != 0 {
+		t.Errorf("servers still registered after Stop: %v", Running())
+	}
+}
