@@ -68,10 +68,19 @@ func (m *measurement) warmUp(ctx context.Context, measureFrom time.Time) error {
 	if m.cfg.Warmup <= 0 {
 		return nil
 	}
-	t := time.NewTimer(time.Until(measureFrom))
+	// Shards on several hosts begin measuring at one StartAt: a Go timer can fire milliseconds
+	// late on a busy machine, so it wakes early and the pacer's precise wait finishes the job.
+	early := time.Duration(0)
+	if !m.cfg.StartAt.IsZero() {
+		early = startAtMargin
+	}
+	t := time.NewTimer(time.Until(measureFrom) - early)
 	defer t.Stop()
 	select {
 	case <-t.C:
+		if early > 0 {
+			waitUntil(measureFrom, &m.cs.stop)
+		}
 		return nil
 	case <-ctx.Done():
 		return ErrInterrupted
@@ -80,17 +89,22 @@ func (m *measurement) warmUp(ctx context.Context, measureFrom time.Time) error {
 	}
 }
 
+// startAtMargin is how early the warm-up's timer wakes before a StartAt.
+const startAtMargin = 20 * time.Millisecond
+
 // errFatal stands for a client's fatal error until Run replaces it with the error itself.
 var errFatal = fmt.Errorf("a client failed")
 
 // begin starts counting: the measured window starts now, after any warm-up bookkeeping. Without
 // a warm-up Run calls it before the clients start, so none of their first transactions is lost.
 func (m *measurement) begin() {
+	// The window opens when counting does: reading the server's counters (OnMeasureStart) takes a
+	// round trip or more, and the shards of one run must open their windows at one instant.
 	m.cs.measuring.Store(true)
+	m.start = time.Now()
 	if m.cfg.OnMeasureStart != nil {
 		m.cfg.OnMeasureStart()
 	}
-	m.start = time.Now()
 	m.started = true
 	m.cpuStart = cpuTime()
 	if m.ramp != nil {
