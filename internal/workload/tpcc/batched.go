@@ -3,6 +3,7 @@ package tpcc
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -143,7 +144,9 @@ type stockRow struct {
 	dist string
 }
 
-// stockRows locks and reads every stock row the order takes from in one statement.
+// stockRows locks and reads every stock row the order takes from in one statement, in key order
+// (PostgreSQL locks the rows as the sort hands them out), so that two NewOrders never wait on
+// each other's stock rows in a cycle.
 func (w *worker) stockRows(ctx context.Context, q *workload.Queries) (map[stockKey]stockRow, error) {
 	keys := make([]any, 0, 2*len(w.ol))
 	seen := make(map[stockKey]stockRow, len(w.ol))
@@ -155,7 +158,7 @@ func (w *worker) stockRows(ctx context.Context, q *workload.Queries) (map[stockK
 		}
 	}
 	q.Read++
-	rows, err := w.rows(ctx, w.batch.get("SELECT s_w_id, s_i_id, s_quantity, s_data, s_dist_%02d FROM stock WHERE (s_w_id, s_i_id) IN (%s) FOR UPDATE",
+	rows, err := w.rows(ctx, w.batch.get("SELECT s_w_id, s_i_id, s_quantity, s_data, s_dist_%02d FROM stock WHERE (s_w_id, s_i_id) IN (%s) ORDER BY s_w_id, s_i_id FOR UPDATE",
 		len(keys)/2, 2, w.d), keys...)
 	if err != nil {
 		return nil, err
@@ -212,6 +215,9 @@ func (w *worker) deliveryBatched(ctx context.Context, q *workload.Queries) error
 	if err != nil {
 		return err
 	}
+	// Customers in district order, as the statements style updates them, so two Deliveries lock
+	// them in the same order.
+	sort.Slice(custs, func(i, j int) bool { return atoiOr0(custs[i][0]) < atoiOr0(custs[j][0]) })
 	sum := make(map[string]string, len(sums))
 	for _, r := range sums {
 		sum[r[0]] = r[1]
@@ -230,6 +236,8 @@ func (w *worker) deliveryBatched(ctx context.Context, q *workload.Queries) error
 	}
 	return nil
 }
+
+func atoiOr0(s string) int { n, _ := strconv.Atoi(s); return n }
 
 // orMissing is err, or else the error for a row that should be there.
 func orMissing(err error, format string, args ...any) error {
