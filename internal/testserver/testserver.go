@@ -57,7 +57,7 @@ func Server(t testing.TB, kind string) *engine.Server {
 	s, ok := servers[kind]
 	if !ok {
 		s = &started{}
-		inst, err := engine.Find(kind, "")
+		inst, err := find(kind)
 		if err != nil {
 			s.err = err
 		} else {
@@ -77,6 +77,21 @@ func Server(t testing.TB, kind string) *engine.Server {
 		t.Skipf("%s not available: %v", kind, s.err)
 	}
 	return s.srv
+}
+
+// find picks the server a test of kind gets: the host's own package for a bare kind when the
+// host has one (Debian 12: PostgreSQL 15, MariaDB 10.11), so tests run on the same release on
+// every machine whatever roots an install added; a root's otherwise (MySQL), or the release
+// asked for ("postgres@18").
+func find(kind string) (engine.Installation, error) {
+	if !strings.Contains(kind, "@") {
+		for _, inst := range engine.Discover("") {
+			if inst.Kind == kind && inst.Root == "" {
+				return inst, nil
+			}
+		}
+	}
+	return engine.Find(kind, "")
 }
 
 // Database creates an empty database on the kind's shared server and returns a target for it;
