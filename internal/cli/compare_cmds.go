@@ -38,6 +38,7 @@ func newCompareCmd() *cobra.Command {
 		engines, suiteName, out, mysqlRoot, workDir, bufferPool string
 		profileName, explain, metricsAddr                       string
 		run                                                     runFlags
+		clients                                                 clientFlags
 		repeat                                                  int
 		binlog, force, verbose                                  bool
 		seed                                                    uint64
@@ -86,6 +87,9 @@ func newCompareCmd() *cobra.Command {
 			if verbose {
 				opts.IntervalLog = cmd.ErrOrStderr()
 			}
+			if err := clients.apply(opts); err != nil {
+				return err
+			}
 			if _, err := compare.Plan(opts); err != nil {
 				return badInput(err)
 			}
@@ -121,6 +125,7 @@ func newCompareCmd() *cobra.Command {
 	f.Uint64Var(&seed, "rand-seed", 0, "random seed; 0 = from the clock")
 	f.BoolVar(&verbose, "verbose", false, "print the per-second interval lines too")
 	addMetricsFlag(f, &metricsAddr)
+	clients.register(f)
 	return cmd
 }
 

@@ -23,6 +23,7 @@ import (
 func newReproduceCmd() *cobra.Command {
 	var engines, scale, out, mysqlRoot, workDir, metricsAddr string
 	var list, force bool
+	var clients clientFlags
 	cmd := &cobra.Command{
 		Use:   "reproduce STUDY [--scale small|full] [--engines ...] [--out DIR] | --list",
 		Short: "Rerun a published study, set its figures beside fairbench's and judge where they agree",
@@ -55,13 +56,17 @@ func newReproduceCmd() *cobra.Command {
 			if err := checkReproduceOut(out, force); err != nil {
 				return err
 			}
+			var hosts compare.Options // the simulated client hosts each comparison runs its clients on
+			if err := clients.apply(&hosts); err != nil {
+				return err
+			}
 			live, stopLive, err := startLive(metricsAddr)
 			if err != nil {
 				return err
 			}
 			defer stopLive()
 			o := reproduce.Options{Scale: sc, Engines: kinds, OutDir: out, Log: cmd.ErrOrStderr(), Cores: runtime.NumCPU(),
-				Execute: compareExecutor(mysqlRoot, workDir, live, cmd)}
+				Execute: compareExecutor(mysqlRoot, workDir, live, hosts, cmd)}
 			rows, err := reproduce.Reproduce(cmd.Context(), s, o)
 			if err != nil {
 				return err
@@ -79,6 +84,7 @@ func newReproduceCmd() *cobra.Command {
 	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
 	f.StringVar(&workDir, "workdir", "", "where the servers' data directories go (default: the system temp dir)")
 	addMetricsFlag(f, &metricsAddr)
+	clients.register(f)
 	return cmd
 }
 
@@ -125,7 +131,7 @@ func checkReproduceOut(out string, force bool) error {
 }
 
 // compareExecutor runs each of a study's comparisons with compare, on fresh throwaway servers.
-func compareExecutor(mysqlRoot, workDir string, live *livemetrics.Exporter, cmd *cobra.Command) reproduce.Executor {
+func compareExecutor(mysqlRoot, workDir string, live *livemetrics.Exporter, hosts compare.Options, cmd *cobra.Command) reproduce.Executor {
 	return func(ctx context.Context, run reproduce.Run, engines []string, dir string) error {
 		if b := run.Bandwidth; b != nil {
 			_, err := study.RunBandwidth(ctx, study.BandwidthOptions{Common: study.Common{Engines: engines, MySQLRoot: mysqlRoot,
@@ -146,6 +152,7 @@ func compareExecutor(mysqlRoot, workDir string, live *livemetrics.Exporter, cmd 
 			prof.MaxConnections = run.MaxConnections
 		}
 		return compare.Run(ctx, &compare.Options{Engines: engines, Suite: s, OutDir: dir, Profile: prof, MySQLRoot: mysqlRoot,
-			WorkDir: workDir, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr(), Live: live})
+			WorkDir: workDir, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr(), Live: live,
+			Clients: hosts.Clients, Network: hosts.Network})
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/fairbench/fairbench/internal/fingerprint"
 	"github.com/fairbench/fairbench/internal/job"
 	"github.com/fairbench/fairbench/internal/livemetrics"
+	"github.com/fairbench/fairbench/internal/netsim"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/report"
 	"github.com/fairbench/fairbench/internal/result"
@@ -51,10 +52,21 @@ type Options struct {
 	IntervalLog io.Writer
 	// Live, when set, receives every step's measured intervals (--metrics-addr).
 	Live *livemetrics.Exporter
+	// Clients, when above 0, runs each step's load from that many simulated client hosts
+	// (network namespaces), one fairbench process each, merged into the step's result.
+	Clients int
+	// Network, when set, puts that distance between the clients and the server (one simulated
+	// host unless Clients says more).
+	Network *netsim.Spec
+	// ClientBinary is the fairbench the client hosts run; "" = this executable.
+	ClientBinary string
 	// beforeStep, when set, is called before each step with the number of steps done; an error
 	// from it fails the comparison there. The test that no server or data directory outlives a
 	// failure injects one; unexported, so only this package's tests can.
 	beforeStep func(done int) error
+	// shardDir, when set, keeps the client hosts' own results there (tests check the merge
+	// against them); otherwise they go to a temporary directory removed after each step.
+	shardDir string
 }
 
 // Plan checks everything that needs no server: engines installed, workloads and options valid.
@@ -88,6 +100,9 @@ func Plan(o *Options) ([]engine.Installation, error) {
 		}
 	}
 	if err := checkSuiteOptions(o.Suite); err != nil {
+		return nil, err
+	}
+	if err := checkClientHosts(o, steps); err != nil {
 		return nil, err
 	}
 	return insts, nil
@@ -159,7 +174,12 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	c := &comparison{opts: o, steps: steps, resultsDir: resultsDir, started: time.Now(),
+	hosts, err := startClientHosts(o)
+	if err != nil {
+		return err
+	}
+	defer hosts.close()
+	c := &comparison{opts: o, steps: steps, resultsDir: resultsDir, started: time.Now(), hosts: hosts,
 		totalSteps: (len(insts) + len(explainRuns(o.Explain, insts))) * o.Suite.Repeat * stepCount(steps)}
 	c.logf("== suite %s: %s", o.Suite.Name, o.Suite.Description)
 	var runErr error
@@ -227,6 +247,7 @@ type comparison struct {
 	started    time.Time
 	doneSteps  int
 	totalSteps int
+	hosts      *clientHosts // nil: the clients run in this process
 }
 
 func (c *comparison) logf(format string, args ...any) {
@@ -260,6 +281,11 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 		c.logf("== %s: server stopped, data directory removed", name)
 	}()
 	target := srv.Target
+	stopRelay, err := c.hosts.serve(target.Port)
+	if err != nil {
+		return err
+	}
+	defer stopRelay()
 
 	rnd := randgen.DefaultConfig(o.Suite.RandType)
 	loaded := ""
@@ -334,7 +360,13 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	j.PIDs = srv.PIDs
 	// The baseline is taken again after job.Run's flush, whose writes are not the step's.
 	j.OnSettled = func() { _ = mon.MeasureStart(ctx) }
-	res, runErr := j.Run(ctx, cfg)
+	var res *result.Result
+	var runErr error
+	if c.hosts != nil {
+		res, runErr = c.hosts.run(ctx, j, cfg)
+	} else {
+		res, runErr = j.Run(ctx, cfg)
+	}
 	if res == nil {
 		return runErr
 	}

@@ -182,13 +182,9 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 	if err != nil {
 		return nil, err
 	}
-	prepared, err := j.Guard(ctx)
+	prepared, state, err := j.Ready(ctx)
 	if err != nil {
 		return nil, err
-	}
-	state := j.Settle(ctx)
-	if j.OnSettled != nil {
-		j.OnSettled()
 	}
 	cfg.Rand = &j.Rand
 	cfg.Seed = j.Seed
@@ -216,6 +212,21 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 		runErr = j.checkAfterRun(ctx, res, cfg.Progress)
 	}
 	return res, runErr
+}
+
+// Ready refuses data that is not what the job expects (Guard), then brings the server to the
+// same state before the step (Settle) and calls OnSettled: what every measured step starts
+// with, whether this process runs the clients or client hosts do.
+func (j *Job) Ready(ctx context.Context) (*result.Prepared, *result.StartState, error) {
+	prepared, err := j.Guard(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	state := j.Settle(ctx)
+	if j.OnSettled != nil {
+		j.OnSettled()
+	}
+	return prepared, state, nil
 }
 
 // describe fills in what identifies the run: schema, versions, engine, workload and options.

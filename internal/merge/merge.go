@@ -200,7 +200,20 @@ func add(m, r *result.Result) {
 		m.Metrics[k] += v // the workloads' headline figures are rates (NOPM, tpmC): they add up
 	}
 	addKinds(m, r)
+	addWire(m, r)
 	m.Shards = append(m.Shards, summary(r))
+}
+
+// addWire sums the shards' statements and round trips; finish takes them per transaction.
+func addWire(m, r *result.Result) {
+	if r.Wire == nil {
+		return
+	}
+	if m.Wire == nil {
+		m.Wire = &result.Wire{}
+	}
+	m.Wire.Statements += r.Wire.Statements
+	m.Wire.RoundTrips += r.Wire.RoundTrips
 }
 
 func addKinds(m, r *result.Result) {
@@ -273,6 +286,10 @@ func mergeHistograms(m *result.Result, shards []Shard) error {
 
 // finish recomputes what depends on the merged totals.
 func finish(m *result.Result) {
+	if w := m.Wire; w != nil && m.Transactions > 0 {
+		w.StatementsPerTxn = float64(w.Statements) / float64(m.Transactions)
+		w.RoundTripsPerTxn = float64(w.RoundTrips) / float64(m.Transactions)
+	}
 	if m.Server != nil && m.Server.Counters != nil && m.Transactions > 0 {
 		m.Server.PerTxn = map[string]float64{}
 		for k, v := range m.Server.Counters {

@@ -104,6 +104,9 @@ func build(in *Input) (*document, error) {
 	if s := m.shardsSection(); s != nil {
 		d.Sections = append(d.Sections, s)
 	}
+	if s := m.networkSection(); s != nil {
+		d.Sections = append(d.Sections, s)
+	}
 	if s := m.spreadSection(); s != nil {
 		d.Sections = append(d.Sections, s)
 	}

@@ -83,6 +83,8 @@ type Result struct {
 	// Shard is set on a shard of a multi-host run (run --shard I/N); Shards on their merge.
 	Shard  *Shard         `json:"shard,omitempty"`
 	Shards []ShardSummary `json:"shards,omitempty"`
+	// Network is set when the clients ran on simulated hosts (compare --network, --clients).
+	Network *Network `json:"network,omitempty"`
 	// LagHistogram is the open loop's schedule-lag histogram (µs), encoded as Histogram is, so
 	// shards' lags merge exactly too.
 	LagHistogram string `json:"lag_histogram,omitempty"`

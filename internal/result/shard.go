@@ -33,3 +33,19 @@ type ShardSummary struct {
 	LatencyMS    Latency `json:"latency_ms"`
 	Complete     bool    `json:"complete"`
 }
+
+// Network is the simulated distance between the clients and the server (compare --network,
+// --clients): the clients ran in network namespaces of their own, joined to the server's
+// machine by veth pairs on a bridge.
+type Network struct {
+	// Hosts is how many simulated client hosts (namespaces) the clients ran in.
+	Hosts int `json:"hosts"`
+	// RTTMS is the round trip added between clients and server (ms); 0 = the veth's own.
+	RTTMS float64 `json:"rtt_ms"`
+	// BandwidthBits is the link's rate limit (bits/s, tbf or netem); 0 = none.
+	BandwidthBits int64 `json:"bandwidth_bits,omitempty"`
+	// Mechanism is what made the delay: "netem" (the kernel's qdisc) or "relay" (fairbench's
+	// forwarder on the bridge, holding each direction for half the round trip, where the
+	// kernel has no netem); "none" without a delay.
+	Mechanism string `json:"mechanism"`
+}
