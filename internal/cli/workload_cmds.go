@@ -256,6 +256,8 @@ type runFlags struct {
 	check          bool
 	ramp           string
 	slo            string
+	stages         string
+	pool           int
 	shard          string
 	startAt        string
 }
@@ -273,6 +275,8 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&r.check, "check", false, "run the workload's data check after the run")
 	fs.StringVar(&r.ramp, "ramp", "", "add clients step by step to the saturation point: add=1,every=10s,max=64 (--time then bounds the ramp; default: every step)")
 	fs.StringVar(&r.slo, "slo", "", "with --ramp: stop when a step's p99 latency exceeds this, e.g. 50ms")
+	fs.StringVar(&r.stages, "stages", "", "a stage ramp (the ingest/join study's load): add=1,every=30s,max=64[,delay=0-40ms]: a client per stage up to max, each request after a random delay (not counted as latency), clients sharing --pool connections")
+	fs.IntVar(&r.pool, "pool", runspec.DefaultStagePool, "with --stages: connections the clients share; a client waits for a free one, and that wait is latency")
 	fs.StringVar(&r.shard, "shard", "", "this process is shard I/N of a multi-host run: --threads and --rate are the whole run's, each shard takes its share (fairbench merge joins the results)")
 	fs.StringVar(&r.startAt, "start-at", "", "begin measuring at this wall-clock time (RFC 3339, or +30s from now), so shards on several hosts measure the same window")
 }
@@ -333,7 +337,29 @@ func (r *runFlags) layer(fs *pflag.FlagSet) (runspec.Layer, error) {
 			return l, err
 		}
 	}
-	return l, nil
+	return l, r.stageLayer(fs, &l)
+}
+
+// stageLayer reads --stages and --pool into l.
+func (r *runFlags) stageLayer(fs *pflag.FlagSet, l *runspec.Layer) error {
+	if fs.Lookup("stages") == nil {
+		return nil
+	}
+	switch {
+	case r.stages == "" && fs.Changed("pool"):
+		return badInputf("--pool goes with --stages: add --stages add=1,every=30s,max=64")
+	case r.stages == "":
+		return nil
+	case r.ramp != "":
+		return badInputf("--stages and --ramp are two kinds of ramp: give one")
+	}
+	var pool *int
+	if fs.Changed("pool") {
+		pool = &r.pool
+	}
+	var err error
+	l.Ramp, err = runspec.ParseStages(r.stages, pool)
+	return err
 }
 
 // config is the runner's configuration, less the thread count: one run per entry of the returned list.
@@ -347,15 +373,8 @@ func (r *runFlags) config(fs *pflag.FlagSet, progress io.Writer) (runner.Config,
 		return runner.Config{}, nil, err
 	}
 	cfg := runner.Config{Duration: spec.Time, Warmup: spec.Warmup, Rate: spec.Rate, ReportInterval: spec.ReportInterval,
-		MaxTries: spec.MaxTries, Ramp: runnerRamp(spec.Ramp), Progress: progress}
+		MaxTries: spec.MaxTries, Ramp: runner.RampFrom(spec.Ramp), Progress: progress}
 	return cfg, spec.Threads, nil
-}
-
-func runnerRamp(r *runspec.Ramp) *runner.Ramp {
-	if r == nil {
-		return nil
-	}
-	return &runner.Ramp{Add: r.Add, Every: r.Every, Max: r.Max, SLO: r.SLO}
 }
 
 // checkWritable fails before a run whose result could not be written after it: the directory

@@ -25,7 +25,6 @@ import (
 	"github.com/fairbench/fairbench/internal/report"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
-	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/suite"
 	"github.com/fairbench/fairbench/internal/sysinfo"
@@ -351,7 +350,7 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	}
 	cfg := runner.Config{Threads: threads, Duration: st.Time, Warmup: st.Warmup, ReportInterval: st.ReportInterval,
 		MaxTries: st.MaxTries, Rate: st.Rate, Progress: o.IntervalLog, OnInterval: mon.OnInterval,
-		Ramp: runnerRamp(st.Ramp),
+		Ramp: runner.RampFrom(st.Ramp),
 		OnMeasureStart: func() {
 			if st.Warmup > 0 {
 				_ = mon.MeasureStart(ctx)
@@ -433,13 +432,6 @@ func resultName(engName string, st suite.Resolved, run stepRun, repeat int) stri
 		name += fmt.Sprintf("-%d", run.rep)
 	}
 	return name
-}
-
-func runnerRamp(r *runspec.Ramp) *runner.Ramp {
-	if r == nil {
-		return nil
-	}
-	return &runner.Ramp{Add: r.Add, Every: r.Every, Max: r.Max, SLO: r.SLO}
 }
 
 func writeEnvironment(dir string, env *result.Environment) error {

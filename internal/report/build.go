@@ -230,6 +230,10 @@ func rampDesc(rp *result.Ramp) string {
 	if rp.SLOMS > 0 {
 		s += ", p99 SLO " + fmtTrim(rp.SLOMS) + " ms"
 	}
+	if rp.Stages {
+		s = "stages " + s + fmt.Sprintf(", each request after a random %s-%s ms delay (not in the latency), the clients sharing %s pooled connections (the wait for one is in the latency); saturation: the last stage whose client still raised throughput by 2%%",
+			fmtTrim(rp.DelayMinMS), fmtTrim(rp.DelayMaxMS), fmtInt(int64(rp.Pool)))
+	}
 	return s
 }
 
@@ -602,7 +606,11 @@ func (m *model) saturationSection() *section {
 		for _, d := range m.rampSettings([]string{w}) {
 			t.Foot = append(t.Foot, "Ramp: "+d+".")
 		}
-		t.Foot = append(t.Foot, "Bold: each engine's saturation step, the highest throughput before the latency knee (within the SLO where one was set).")
+		if slices.ContainsFunc(gs, func(g *group) bool { return g.Ramp.Stages }) {
+			t.Foot = append(t.Foot, "Bold: each engine's saturation step; in a stage ramp, the last stage whose added client still raised throughput, after which throughput stopped following the clients and p99 bent.")
+		} else {
+			t.Foot = append(t.Foot, "Bold: each engine's saturation step, the highest throughput before the latency knee (within the SLO where one was set).")
+		}
 		if anyRepeats {
 			t.Foot = append(t.Foot, "With repeated ramps, the steps are those of the ramp nearest the median saturation throughput, which is the figure given and ranked.")
 		}
@@ -612,14 +620,7 @@ func (m *model) saturationSection() *section {
 		s.Tables = append(s.Tables, t)
 
 		fg := figGroup{Title: w}
-		for _, c := range []struct {
-			title, yName string
-			f            func(result.RampStep) float64
-			slo          bool
-		}{
-			{"TPS by threads", "TPS", func(st result.RampStep) float64 { return st.TPS }, false},
-			{"p99 latency by threads", "p99 ms", func(st result.RampStep) float64 { return st.P99MS }, true},
-		} {
+		for _, c := range rampCharts(gs) {
 			svg, err := rampChart(gs, w+": "+c.title+" (ramp)", c.yName, c.f, c.slo)
 			switch {
 			case err != nil:
@@ -633,6 +634,35 @@ func (m *model) saturationSection() *section {
 		}
 	}
 	return s
+}
+
+// rampChartSpec is one chart of the saturation section.
+type rampChartSpec struct {
+	title, yName string
+	f            func(*group, result.RampStep) float64
+	slo          bool
+}
+
+// rampCharts lists the saturation section's charts: throughput and p99 by threads, and for stage
+// ramps (the ingest/join study's load) the server's side as that study drew it: CPU, memory,
+// disk write operations and the pool's connections in use, each by clients.
+func rampCharts(gs []*group) []rampChartSpec {
+	out := []rampChartSpec{
+		{"TPS by threads", "TPS", func(_ *group, st result.RampStep) float64 { return st.TPS }, false},
+		{"p99 latency by threads", "p99 ms", func(_ *group, st result.RampStep) float64 { return st.P99MS }, true},
+	}
+	if !slices.ContainsFunc(gs, func(g *group) bool { return g != nil && g.Ramp != nil && g.Ramp.Stages }) {
+		return out
+	}
+	byStep := func(f func(result.Interval) float64, perSecond bool) func(*group, result.RampStep) float64 {
+		return func(g *group, st result.RampStep) float64 { return stepRate(g, st.Threads, f, perSecond) }
+	}
+	return append(out,
+		rampChartSpec{"QPS by clients", "QPS", byStep(func(iv result.Interval) float64 { return iv.QPS }, false), false},
+		rampChartSpec{"server CPU % by clients", "server CPU %", byStep(func(iv result.Interval) float64 { return iv.ServerCPUPct }, false), false},
+		rampChartSpec{"server memory by clients", "server memory MB", byStep(func(iv result.Interval) float64 { return iv.ServerMemMB }, false), false},
+		rampChartSpec{"disk write operations by clients", "disk write ops/s", byStep(func(iv result.Interval) float64 { return float64(iv.ServerDiskWriteOps) }, true), false},
+		rampChartSpec{"pooled connections in use by clients", "connections in use", byStep(func(iv result.Interval) float64 { return float64(iv.ConnsInUse) }, false), false})
 }
 
 // saturationLine says where one engine's ramp saturated and why it stopped:

@@ -368,7 +368,7 @@ func scalabilityChart(m *model, w string) (template.HTML, error) {
 // rampChart plots one figure of each engine's ramp against its thread count, ringing the
 // saturation point. Ramps add threads in equal steps, so the thread axis is linear. With slo, a
 // dashed line marks the p99 SLO the ramps were held to.
-func rampChart(gs []*group, title, yName string, f func(result.RampStep) float64, slo bool) (template.HTML, error) {
+func rampChart(gs []*group, title, yName string, f func(*group, result.RampStep) float64, slo bool) (template.HTML, error) {
 	spec := lineSpec{Title: title, XName: "threads", YName: yName, XFromZero: true, Dots: true, MarkerName: "saturation point"}
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	slos := map[float64]bool{}
@@ -382,12 +382,12 @@ func rampChart(gs []*group, title, yName string, f func(result.RampStep) float64
 		}
 		for _, st := range g.Ramp.Steps {
 			s.X = append(s.X, float64(st.Threads))
-			s.Y = append(s.Y, f(st))
+			s.Y = append(s.Y, f(g, st))
 			xmin, xmax = math.Min(xmin, float64(st.Threads)), math.Max(xmax, float64(st.Threads))
 		}
 		spec.Series = append(spec.Series, s)
 		if st, ok := rampStep(g.Ramp, g.Ramp.SaturationThreads); ok {
-			spec.Markers = append(spec.Markers, markerPoint{X: float64(st.Threads), Y: f(st), Color: colorOf(g.V)})
+			spec.Markers = append(spec.Markers, markerPoint{X: float64(st.Threads), Y: f(g, st), Color: colorOf(g.V)})
 		}
 		if g.Ramp.SLOMS > 0 {
 			slos[g.Ramp.SLOMS] = true
@@ -403,4 +403,28 @@ func rampChart(gs []*group, title, yName string, f func(result.RampStep) float64
 		}
 	}
 	return lineChart(spec)
+}
+
+// stepRate is a per-interval figure of a ramp's representative run over one of its steps: the
+// intervals run at that client count, their sum divided by their length (perSecond) or their mean
+// (a level such as memory or connections in use). Ramp steps keep only the runner's figures; the
+// server's are the intervals'.
+func stepRate(g *group, threads int, f func(result.Interval) float64, perSecond bool) float64 {
+	var sum, secs float64
+	n, prev := 0, 0.0
+	for _, iv := range g.Rep.Intervals {
+		if iv.Threads == threads {
+			sum += f(iv)
+			secs += iv.T - prev
+			n++
+		}
+		prev = iv.T
+	}
+	switch {
+	case n == 0:
+		return 0
+	case perSecond && secs > 0:
+		return sum / secs
+	}
+	return sum / float64(n)
 }

@@ -185,11 +185,18 @@ type TPCHQuery struct {
 
 // Ramp records a run that started with few clients and added more every interval.
 type Ramp struct {
-	Add    int        `json:"add"`     // clients added per step
-	EveryS float64    `json:"every_s"` // seconds per step
-	Max    int        `json:"max"`     // most clients
-	SLOMS  float64    `json:"slo_ms,omitempty"`
-	Steps  []RampStep `json:"steps"`
+	Add    int     `json:"add"`     // clients added per step
+	EveryS float64 `json:"every_s"` // seconds per step
+	Max    int     `json:"max"`     // most clients
+	SLOMS  float64 `json:"slo_ms,omitempty"`
+	// Stages marks a stage ramp (--stages): clients added up to Max whatever the throughput, each
+	// request after a random delay of DelayMinMS-DelayMaxMS (not counted in its latency), the
+	// clients sharing Pool connections (the wait for one is counted).
+	Stages     bool       `json:"stages,omitempty"`
+	DelayMinMS float64    `json:"delay_min_ms,omitempty"`
+	DelayMaxMS float64    `json:"delay_max_ms,omitempty"`
+	Pool       int        `json:"pool,omitempty"`
+	Steps      []RampStep `json:"steps"`
 	// Saturation is the step with the highest throughput before the latency knee: the most the
 	// engine delivered within the SLO (or at all, without one).
 	SaturationThreads int     `json:"saturation_threads"`
@@ -260,6 +267,9 @@ type Interval struct {
 	P99MS   float64 `json:"p99_ms"`
 	Errors  int64   `json:"errors"`
 	Retries int64   `json:"retries"`
+	// ConnsInUse is, in a stage ramp, how many of the pool's connections clients held at the
+	// interval's end (0 elsewhere: each client then holds its own connection all the time).
+	ConnsInUse int `json:"conns_in_use,omitempty"`
 	// Server-side figures for the same interval, when sampled.
 	ServerCPUPct float64 `json:"server_cpu_pct,omitempty"`
 	ServerRSSMB  float64 `json:"server_rss_mb,omitempty"`

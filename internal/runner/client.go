@@ -28,12 +28,17 @@ type client struct {
 	// abandoned is set when the run gave up waiting for the client (stuck in a statement): its
 	// connection is then closed under it, and the error that comes back is not the run's failure.
 	abandoned atomic.Bool
+	// held is the pooled connection a stage ramp's client holds for its transaction (nil between
+	// transactions and outside stage ramps, where conn is the client's own).
+	held atomic.Pointer[slot]
 }
 
 // clients is what the client goroutines share with the run.
 type clients struct {
 	list []*client
 	pace pacer
+	// pool, in a stage ramp, holds the connections the clients share (conn is then nil).
+	pool *pool
 	// stmtCtx is never cancelled: a run ends between transactions, as sysbench's does, so no
 	// transaction is cut off half-way and counted wrong; a stuck client's connection is closed
 	// instead (abandon). It also has no Done channel, so pgconn starts no watcher goroutine per
@@ -109,8 +114,11 @@ func (cs *clients) loop(cl *client) {
 			due = began
 		}
 		n = counts{}
-		err := attempt(cs.stmtCtx, cl.worker, cl.conn, cs.maxTries, &n)
+		err := cs.transaction(cl, &n)
 		if cl.abandoned.Load() {
+			return
+		}
+		if err == errStopped {
 			return
 		}
 		done := time.Now()
@@ -125,6 +133,29 @@ func (cs *clients) loop(cl *client) {
 			return
 		}
 	}
+}
+
+// errStopped is a pooled client's wait for a connection ended by the run's stop.
+var errStopped = errors.New("stopped")
+
+// transaction runs one transaction on the client's own connection, or on one taken from the
+// pool for this transaction only (the wait for it falls inside the latency).
+func (cs *clients) transaction(cl *client, n *counts) error {
+	if cs.pool == nil {
+		return attempt(cs.stmtCtx, cl.worker, cl.conn, cs.maxTries, n)
+	}
+	s := cs.pool.take(cs.stopped)
+	if s == nil {
+		return errStopped
+	}
+	cl.held.Store(s)
+	err := attempt(cs.stmtCtx, s.worker, s.conn, cs.maxTries, n)
+	if cl.abandoned.Load() {
+		return err
+	}
+	cl.held.Store(nil)
+	cs.pool.give(s)
+	return err
 }
 
 // fail records the first non-retryable error and stops the run.

@@ -149,6 +149,9 @@ func (m *measurement) window(ctx context.Context) error {
 // cut closes one interval, reports it, and feeds the ramp; true when the ramp is done.
 func (m *measurement) cut() bool {
 	sum, span, iv := m.ivs.cut(m.active)
+	if m.cs.pool != nil {
+		iv.ConnsInUse = int(m.cs.pool.inUse.Load())
+	}
 	if m.cfg.Progress != nil {
 		printInterval(m.cfg.Progress, iv, sum, span)
 	}

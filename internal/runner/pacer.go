@@ -31,6 +31,9 @@ func newPacer(cfg *Config, start time.Time, stop *atomic.Bool) pacer {
 	if cfg.Rate > 0 {
 		return newPoisson(cfg.Rate, start, stop, cfg.Seed)
 	}
+	if r := cfg.Ramp; r != nil && r.Stages {
+		return stagePacer{min: r.DelayMin, max: r.DelayMax, stop: stop}
+	}
 	return closedLoop{}
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/histogram"
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/runspec"
 )
 
 // Ramp adds clients step by step to find where an engine saturates, as in the published
@@ -14,6 +15,23 @@ type Ramp struct {
 	Every time.Duration // length of a step
 	Max   int           // most clients
 	SLO   time.Duration // stop when a step's p99 exceeds it; 0 = no SLO
+	// Stages makes it the published ingest/join study's load: clients are added up to Max
+	// whatever the throughput does (the saturation point is found afterwards, not stopped at),
+	// each request waits a random DelayMin-DelayMax first (not counted as latency), and the
+	// clients share Pool connections (a client takes a free one per transaction; its wait for
+	// one is counted, as the study's client pool wait was). See stages.go.
+	Stages             bool
+	DelayMin, DelayMax time.Duration
+	Pool               int
+}
+
+// RampFrom is the runner's ramp for the run settings' (nil for none).
+func RampFrom(r *runspec.Ramp) *Ramp {
+	if r == nil {
+		return nil
+	}
+	return &Ramp{Add: r.Add, Every: r.Every, Max: r.Max, SLO: r.SLO,
+		Stages: r.Stages, DelayMin: r.DelayMin, DelayMax: r.DelayMax, Pool: r.Pool}
 }
 
 // plateauSteps is how many steps in a row may fail to raise throughput by plateauGain before the
@@ -32,12 +50,18 @@ type rampState struct {
 	hist      *histogram.Histogram
 	best      float64
 	flat      int
-	rec       result.Ramp
+	// knee is the step (index) where throughput first stopped following the clients; -1 until then.
+	knee int
+	rec  result.Ramp
 }
 
 func newRampState(cfg Ramp, start time.Time) *rampState {
-	r := &rampState{cfg: cfg, level: min(cfg.Add, cfg.Max), stepStart: start, hist: histogram.New()}
-	r.rec = result.Ramp{Add: cfg.Add, EveryS: cfg.Every.Seconds(), Max: cfg.Max, SLOMS: float64(cfg.SLO.Microseconds()) / 1000}
+	r := &rampState{cfg: cfg, level: min(cfg.Add, cfg.Max), stepStart: start, hist: histogram.New(), knee: -1}
+	r.rec = result.Ramp{Add: cfg.Add, EveryS: cfg.Every.Seconds(), Max: cfg.Max, SLOMS: ms(cfg.SLO)}
+	if cfg.Stages {
+		r.rec.Stages, r.rec.Pool = true, stageConnections(&cfg)
+		r.rec.DelayMinMS, r.rec.DelayMaxMS = ms(cfg.DelayMin), ms(cfg.DelayMax)
+	}
 	return r
 }
 
@@ -66,7 +90,14 @@ func (r *rampState) observe(iv *histogram.Histogram, txns, errors int64, now tim
 	}
 	r.best = max(r.best, last.TPS)
 	if r.flat >= plateauSteps {
-		return r.level, "throughput stopped rising"
+		if !r.cfg.Stages {
+			return r.level, "throughput stopped rising"
+		}
+		// A stage ramp goes on to Max, as the study's did: what comes after the knee (p99
+		// bending, throughput falling) is part of what it shows.
+		if r.knee < 0 {
+			r.knee = len(r.rec.Steps) - 1 - plateauSteps
+		}
 	}
 	r.level = min(r.level+r.cfg.Add, r.cfg.Max)
 	return r.level, ""
@@ -91,6 +122,13 @@ func (r *rampState) finish(now time.Time, why string) *result.Ramp {
 		r.closeStep(now)
 	}
 	r.rec.StoppedBecause = why
+	if r.knee >= 0 {
+		// A stage ramp's saturation point: the step before throughput stopped following the
+		// clients, the last one whose added clients still added throughput.
+		s := r.rec.Steps[r.knee]
+		r.rec.SaturationThreads, r.rec.SaturationTPS = s.Threads, s.TPS
+		return &r.rec
+	}
 	for _, s := range r.rec.Steps {
 		if r.cfg.SLO > 0 && s.P99MS > r.rec.SLOMS {
 			continue
@@ -104,3 +142,6 @@ func (r *rampState) finish(now time.Time, why string) *result.Ramp {
 	}
 	return &r.rec
 }
+
+// ms is d in milliseconds, with fractions.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -124,7 +124,7 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 	if err != nil {
 		return nil, err
 	}
-	defer closeConns(cs.list)
+	defer closeConns(cs.list, cs.pool)
 	start := time.Now()
 	if !cfg.StartAt.IsZero() {
 		if !cfg.StartAt.After(start) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
@@ -17,23 +18,29 @@ func connectClients(ctx context.Context, cfg *Config, connect Connector, wl work
 	cs.stmtCtx = context.WithoutCancel(ctx)
 	type outcome struct {
 		list []*client
+		pool *pool
 		err  error
 	}
 	got := make(chan outcome, 1)
 	go func() {
+		if r := cfg.Ramp; r != nil && r.Stages {
+			p, err := openPool(ctx, cfg, connect, wl, stageConnections(r))
+			got <- outcome{poolClients(cfg, kinds), p, err}
+			return
+		}
 		list, err := openClients(ctx, cfg, connect, wl, kinds)
-		got <- outcome{list, err}
+		got <- outcome{list, nil, err}
 	}()
 	select {
 	case o := <-got:
 		if o.err != nil {
-			closeConns(o.list)
+			closeConns(o.list, o.pool)
 			return nil, o.err
 		}
-		cs.list = o.list
+		cs.list, cs.pool = o.list, o.pool
 		return cs, nil
 	case <-ctx.Done():
-		go func() { closeConns((<-got).list) }()
+		go func() { o := <-got; closeConns(o.list, o.pool) }()
 		return nil, fmt.Errorf("%w while connecting: %w", ErrInterrupted, ctx.Err())
 	}
 }
@@ -50,12 +57,43 @@ func openClients(ctx context.Context, cfg *Config, connect Connector, wl workloa
 		cl := &client{id: i, conn: c, tally: newTally(kinds), done: make(chan struct{}),
 			rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))}
 		list = append(list, cl)
-		var rnd = cfg.Rand.New(cfg.Seed + uint64(i)*0x9e3779b97f4a7c15)
-		if cl.worker, err = wl.NewWorker(ctx, c, rnd, i, cfg.Threads); err != nil {
+		if cl.worker, err = wl.NewWorker(ctx, c, workerRand(cfg, i), i, cfg.Threads); err != nil {
 			return list, err
 		}
 	}
 	return list, nil
+}
+
+func workerRand(cfg *Config, i int) *randgen.Rand {
+	return cfg.Rand.New(cfg.Seed + uint64(i)*0x9e3779b97f4a7c15)
+}
+
+// openPool opens a stage ramp's n shared connections, each with its worker; on error the pool
+// holds those opened so far, for closing.
+func openPool(ctx context.Context, cfg *Config, connect Connector, wl workload.Workload, n int) (*pool, error) {
+	slots := make([]*slot, 0, n)
+	for i := range n {
+		c, err := connect(ctx)
+		if err != nil {
+			return newPool(slots), err
+		}
+		s := &slot{conn: c}
+		slots = append(slots, s)
+		if s.worker, err = wl.NewWorker(ctx, c, workerRand(cfg, i), i, n); err != nil {
+			return newPool(slots), err
+		}
+	}
+	return newPool(slots), nil
+}
+
+// poolClients makes a stage ramp's clients: no connection of their own, kinds counted as usual.
+func poolClients(cfg *Config, kinds int) []*client {
+	list := make([]*client, cfg.Threads)
+	for i := range list {
+		list[i] = &client{id: i, tally: newTally(kinds), done: make(chan struct{}),
+			rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))}
+	}
+	return list
 }
 
 // holdAtGates makes the clients from the first inactive one on wait at their gates until a ramp
@@ -67,11 +105,23 @@ func holdAtGates(list []*client, active int) {
 }
 
 // closeConns closes the connections of the clients that were not abandoned (an abandoned
-// client's connection was closed when it was given up).
-func closeConns(list []*client) {
+// client's connection was closed when it was given up), and the pool's that no abandoned client
+// held.
+func closeConns(list []*client, p *pool) {
+	held := map[*slot]bool{}
 	for _, cl := range list {
-		if cl.conn != nil && !cl.abandoned.Load() {
+		if cl.abandoned.Load() {
+			held[cl.held.Load()] = true
+		} else if cl.conn != nil {
 			cl.conn.Close()
+		}
+	}
+	if p == nil {
+		return
+	}
+	for _, s := range p.all {
+		if !held[s] {
+			s.conn.Close()
 		}
 	}
 }
@@ -86,6 +136,12 @@ func (cs *clients) abandon(stuck []*client) {
 	}
 	for _, cl := range stuck {
 		cl.abandoned.Store(true)
-		go func(c sqldb.Conn) { c.Close() }(cl.conn)
+		c := cl.conn
+		if s := cl.held.Load(); s != nil {
+			c = s.conn
+		}
+		if c != nil {
+			go func(c sqldb.Conn) { c.Close() }(c)
+		}
 	}
 }

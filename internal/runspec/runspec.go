@@ -27,6 +27,10 @@ const (
 	DefaultRampAdd        = 1
 	DefaultRampEvery      = 10 * time.Second
 	DefaultRampMax        = 64
+	// A stage ramp's defaults are the published ingest/join study's: 0-40 ms before each
+	// request, 80 pooled connections.
+	DefaultStageDelayMax = 40 * time.Millisecond
+	DefaultStagePool     = 80
 )
 
 // Bounds. Each is far beyond any sensible run and exists so a typo fails in one line instead of
@@ -78,6 +82,11 @@ type Ramp struct {
 	Every time.Duration
 	Max   int
 	SLO   time.Duration
+	// Stages (--stages) goes on to Max whatever the throughput, each request after a random
+	// DelayMin-DelayMax wait, the clients sharing Pool connections (the ingest/join study's load).
+	Stages             bool
+	DelayMin, DelayMax time.Duration
+	Pool               int
 }
 
 // Length is how long a ramp runs when nothing stops it early: every step up to Max, plus one.

@@ -186,6 +186,45 @@ func TestParseRamp(t *testing.T) {
 	}
 }
 
+func TestParseStages(t *testing.T) {
+	pool8, pool0 := 8, 0
+	stage := func(max int, lo, hi time.Duration, pool int) Ramp {
+		return Ramp{Add: 1, Every: 3 * time.Second, Max: max, Stages: true, DelayMin: lo, DelayMax: hi, Pool: pool}
+	}
+	cases := []struct {
+		in      string
+		pool    *int
+		want    Ramp
+		errHave string
+	}{
+		{"add=1,every=3s,max=24", &pool8, stage(24, 0, 40*time.Millisecond, 8), ""},
+		{"add=1,every=3s,max=24,delay=0-10ms", nil, stage(24, 0, 10*time.Millisecond, DefaultStagePool), ""},
+		{"add=1,every=3s,max=24,delay=5ms-20ms", nil, stage(24, 5*time.Millisecond, 20*time.Millisecond, DefaultStagePool), ""},
+		{"add=1,every=3s,max=24,delay=15ms", nil, stage(24, 15*time.Millisecond, 15*time.Millisecond, DefaultStagePool), ""},
+		{"add=1,every=3s,max=24,delay=40ms-10ms", nil, Ramp{}, "MIN <= MAX"},
+		{"add=1,every=3s,max=24,delay=0-2m", nil, Ramp{}, "MIN <= MAX"},
+		{"add=1,every=3s,max=24,delay=soon", nil, Ramp{}, "not a duration"},
+		{"add=1,every=3s,max=24,delay=", nil, Ramp{}, "empty"},
+		{"add=1,every=3s,max=24", &pool0, Ramp{}, "pool"},
+		{"add=0,every=3s,max=24", nil, Ramp{}, "at least 1"},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			got, err := ParseStages(c.in, c.pool)
+			if c.errHave != "" {
+				wantInputError(t, err, "--stages", c.errHave)
+				return
+			}
+			if err != nil || *got != c.want {
+				t.Fatalf("got %+v, %v; want %+v", got, err, c.want)
+			}
+		})
+	}
+	if _, err := ParseRamp("max=8,delay=0-40ms", ""); err == nil || !strings.Contains(err.Error(), "--stages") {
+		t.Errorf("a delay on --ramp: %v", err)
+	}
+}
+
 func TestRampInput(t *testing.T) {
 	zero, minus := 0, -1
 	if _, err := (RampInput{Add: &zero}).Ramp("suite s.yaml: step 1 ramp"); err == nil {

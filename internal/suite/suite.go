@@ -60,10 +60,14 @@ type rampFile struct {
 	Every string `yaml:"every"`
 	Max   *int   `yaml:"max"`
 	SLO   string `yaml:"slo"`
+	// A stage ramp's own (stages:).
+	Delay string `yaml:"delay"`
+	Pool  *int   `yaml:"pool"`
 }
 
 type stepFile struct {
 	Ramp     *rampFile         `yaml:"ramp"`
+	Stages   *rampFile         `yaml:"stages"`
 	Workload string            `yaml:"workload"`
 	Threads  threadList        `yaml:"threads"`
 	Time     *string           `yaml:"time"`
@@ -161,7 +165,7 @@ func Parse(data []byte, source string) (*Suite, error) {
 		s.Repeat = *f.Repeat
 	}
 	var err error
-	if s.Run, err = layer(at, f.Threads, f.Time, f.Warmup, nil); err != nil {
+	if s.Run, err = layer(at, f.Threads, f.Time, f.Warmup, nil, ""); err != nil {
 		return nil, err
 	}
 	if len(f.Steps) == 0 {
@@ -172,7 +176,14 @@ func Parse(data []byte, source string) (*Suite, error) {
 			return nil, fmt.Errorf("suite %s: step %d names no workload", source, i+1)
 		}
 		st := Step{Workload: sf.Workload, Options: sf.Options}
-		if st.Run, err = layer(fmt.Sprintf("%sstep %d ", at, i+1), sf.Threads, sf.Time, sf.Warmup, sf.Ramp); err != nil {
+		ramp, kind := sf.Ramp, "ramp"
+		if sf.Stages != nil {
+			if sf.Ramp != nil {
+				return nil, fmt.Errorf("suite %s: step %d has both ramp: and stages:, two kinds of ramp: keep one", source, i+1)
+			}
+			ramp, kind = sf.Stages, "stages"
+		}
+		if st.Run, err = layer(fmt.Sprintf("%sstep %d ", at, i+1), sf.Threads, sf.Time, sf.Warmup, ramp, kind); err != nil {
 			return nil, err
 		}
 		s.Steps = append(s.Steps, st)
@@ -183,8 +194,9 @@ func Parse(data []byte, source string) (*Suite, error) {
 	return s, nil
 }
 
-// layer reads one level's run settings (the suite's or a step's) through runspec.
-func layer(at string, threads threadList, tm, warmup *string, ramp *rampFile) (runspec.Layer, error) {
+// layer reads one level's run settings (the suite's or a step's) through runspec; kind says
+// whether ramp was given as ramp: or stages:.
+func layer(at string, threads threadList, tm, warmup *string, ramp *rampFile, kind string) (runspec.Layer, error) {
 	var l runspec.Layer
 	var err error
 	if l.Threads, err = threads.threads(at + "threads"); err != nil {
@@ -205,8 +217,12 @@ func layer(at string, threads threadList, tm, warmup *string, ramp *rampFile) (r
 		l.Warmup = &d
 	}
 	if ramp != nil {
-		in := runspec.RampInput{Add: ramp.Add, Max: ramp.Max, Every: ramp.Every, SLO: ramp.SLO}
-		if l.Ramp, err = in.Ramp(at + "ramp"); err != nil {
+		if kind == "ramp" && (ramp.Delay != "" || ramp.Pool != nil) {
+			return l, fmt.Errorf("%sramp: delay and pool belong to a stage ramp: write stages: instead of ramp:", at)
+		}
+		in := runspec.RampInput{Add: ramp.Add, Max: ramp.Max, Every: ramp.Every, SLO: ramp.SLO,
+			Stages: kind == "stages", Delay: ramp.Delay, Pool: ramp.Pool}
+		if l.Ramp, err = in.Ramp(at + kind); err != nil {
 			return l, err
 		}
 	}
