@@ -3,7 +3,10 @@ package sqldb
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,7 +40,37 @@ type Stmt interface {
 // Open connects once to the target. Connecting and the handshake together take at most
 // t.ConnectTimeout (DefaultConnectTimeout unless the DSN says otherwise); every error is a
 // *ConnectError whose message is one line naming the problem and the fix.
+//
+// For a host list (a cluster's nodes) successive calls start at successive hosts, so one
+// connection per client thread spreads the threads evenly; a host that refuses is skipped for
+// the next one, as an application with a node list fails over.
 func Open(ctx context.Context, t Target) (Conn, error) {
+	if len(t.Addrs) < 2 {
+		return openOne(ctx, t)
+	}
+	first := int(nextHost.Add(1)-1) % len(t.Addrs)
+	var last error
+	for i := range t.Addrs {
+		one := t
+		host, port, _ := net.SplitHostPort(t.Addrs[(first+i)%len(t.Addrs)])
+		one.Host, one.Addrs = host, nil
+		one.Port, _ = strconv.Atoi(port)
+		c, err := openOne(ctx, one)
+		if err == nil {
+			return c, nil
+		}
+		last = err
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, fmt.Errorf("no host of %d answered; the last: %w", len(t.Addrs), last)
+}
+
+// nextHost is the host list position the next Open starts at.
+var nextHost atomic.Uint64
+
+func openOne(ctx context.Context, t Target) (Conn, error) {
 	timeout := t.ConnectTimeout
 	if timeout <= 0 {
 		timeout = DefaultConnectTimeout

@@ -34,9 +34,12 @@ const DefaultConnectTimeout = 10 * time.Second
 
 // Target is a parsed DSN.
 type Target struct {
-	Kind     Kind
-	Host     string
-	Port     int
+	Kind Kind
+	Host string
+	Port int
+	// Addrs is every host:port of a host list (mysql://h1:p1,h2:p2/db), Host and Port being the
+	// first; nil for a single host. Open spreads connections over them.
+	Addrs    []string
 	User     string
 	Password string
 	Database string
@@ -65,6 +68,7 @@ func ParseTarget(dsn string) (Target, error) {
 	if err := checkUserinfo(dsn); err != nil {
 		return t, err
 	}
+	dsn, hosts := splitHostList(dsn)
 	u, err := url.Parse(dsn)
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		// The text is not echoed: an unparseable DSN may still hold a password.
@@ -80,14 +84,11 @@ func ParseTarget(dsn string) (Target, error) {
 	default:
 		return t, fmt.Errorf("bad --target scheme: use postgres://, mysql:// or mariadb://")
 	}
-	t.Host = u.Hostname()
-	if p := u.Port(); p != "" {
-		// The port is not echoed either: with a stray ':' it may be part of a password.
-		n, err := strconv.Atoi(p)
-		if err != nil || n <= 0 || n > 65535 {
-			return t, fmt.Errorf("bad --target port: use a number from 1 to 65535 after the host")
-		}
-		t.Port = n
+	if hosts == "" {
+		hosts = u.Host
+	}
+	if err := t.takeHosts(hosts); err != nil {
+		return t, err
 	}
 	if u.User != nil {
 		t.User = u.User.Username()
@@ -101,6 +102,57 @@ func ParseTarget(dsn string) (Target, error) {
 		return t, fmt.Errorf("--target %s names no database: add one, e.g. %s://%s:%d/fairbench", t.Redacted(), t.Kind, t.Host, t.Port)
 	}
 	return t, nil
+}
+
+// splitHostList takes a host list (h1:p1,h2:p2) out of the DSN, which url.Parse would reject,
+// leaving its first host in place; hosts is "" for a single host.
+func splitHostList(dsn string) (rest, hosts string) {
+	scheme, after, ok := strings.Cut(dsn, "://")
+	if !ok {
+		return dsn, ""
+	}
+	end := strings.IndexAny(after, "/?#")
+	if end < 0 {
+		end = len(after)
+	}
+	at := strings.LastIndex(after[:end], "@") + 1
+	hosts = after[at:end]
+	first, _, list := strings.Cut(hosts, ",")
+	if !list {
+		return dsn, ""
+	}
+	return scheme + "://" + after[:at] + first + after[end:], hosts
+}
+
+// takeHosts reads the host, or a comma-separated host list, with optional ports.
+func (t *Target) takeHosts(hosts string) error {
+	list := strings.Split(hosts, ",")
+	if len(list) > 1 && !t.Kind.MySQLFamily() {
+		return fmt.Errorf("bad --target: a host list is taken for mysql:// and mariadb:// targets only so far: give one PostgreSQL host")
+	}
+	defPort := t.Port
+	for i, h := range list {
+		hu := url.URL{Host: h}
+		host, port := hu.Hostname(), defPort
+		if p := hu.Port(); p != "" {
+			// The port is not echoed either: with a stray ':' it may be part of a password.
+			n, err := strconv.Atoi(p)
+			if err != nil || n <= 0 || n > 65535 {
+				return fmt.Errorf("bad --target port: use a number from 1 to 65535 after the host")
+			}
+			port = n
+		}
+		if host == "" {
+			return fmt.Errorf("bad --target: an empty host in the host list: write host:port,host:port")
+		}
+		if i == 0 {
+			t.Host, t.Port = host, port
+		}
+		if len(list) > 1 {
+			t.Addrs = append(t.Addrs, net.JoinHostPort(host, strconv.Itoa(port)))
+		}
+	}
+	return nil
 }
 
 // checkUserinfo rejects a DSN whose user:password holds an unescaped '/', '?' or '#': a URL
@@ -192,6 +244,9 @@ func unknownOption(k Kind, name string, allowed []string) error {
 // Redacted is the target as a URL without its password: the only form fairbench prints or stores.
 func (t Target) Redacted() string {
 	u := url.URL{Scheme: string(t.Kind), Host: net.JoinHostPort(t.Host, strconv.Itoa(t.Port)), Path: "/" + t.Database}
+	if len(t.Addrs) > 1 {
+		u.Host = strings.Join(t.Addrs, ",")
+	}
 	if t.User != "" {
 		u.User = url.User(t.User)
 	}

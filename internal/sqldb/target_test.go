@@ -27,6 +27,12 @@ func TestParseTarget(t *testing.T) {
 		{dsn: "postgres://u:pw@h:99999/db", errHas: "port"},
 		{dsn: "postgres://u:pw@h:5432", errHas: "names no database"},
 		{dsn: "not a url", errHas: "expected a URL"},
+		// A cluster's node list: the first is Host/Port, the rest are spread over by Open.
+		{dsn: "mariadb://root:pw@127.0.0.1:3401,127.0.0.1:3402,127.0.0.2/fb", kind: MariaDB, port: 3401,
+			redacted: "mariadb://root@127.0.0.1:3401,127.0.0.1:3402,127.0.0.2:3306/fb"},
+		{dsn: "mysql://root:pw@127.0.0.1:3401,127.0.0.1:99999/fb", errHas: "port"},
+		{dsn: "mysql://root:pw@127.0.0.1:3401,/fb", errHas: "empty host"},
+		{dsn: "postgres://u:pw@h1:5432,h2:5433/db", errHas: "host list"},
 	}
 	for _, c := range cases {
 		t.Run(c.dsn, func(t *testing.T) {
