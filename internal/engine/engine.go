@@ -26,8 +26,12 @@ const (
 	MySQL    = "mysql"
 )
 
-// Kinds lists every kind in the order reports show them.
+// Kinds lists every single-server kind in the order reports show them; --engines all means these.
 var Kinds = []string{Postgres, MariaDB, MySQL}
+
+// ClusterKinds are the clusters fairbench can start, named in --engines explicitly (never by all:
+// each starts several servers).
+var ClusterKinds = []string{Galera}
 
 // DefaultMySQLRoot is where older versions of scripts/install-engines.sh built the Debian sid
 // root that MySQL runs from; it is now a link to the sid root under DefaultRootsDir, and still
@@ -97,12 +101,13 @@ func Discover(mysqlRoot string) []Installation {
 		roots = roots[1:]
 	}
 	cands = append(cands, discoverPostgres(hostRoot)...)
-	cands = append(cands, discoverMariaDB(hostRoot)...)
+	hostMaria := discoverMariaDB(hostRoot)
+	cands = append(cands, hostMaria...)
 	cands = append(cands, discoverMySQL(hostRoot)...)
 	for _, r := range roots {
 		cands = append(cands, discoverIn(r)...)
 	}
-	return uniqueReleases(cands)
+	return append(uniqueReleases(cands), discoverGalera(hostMaria)...)
 }
 
 // uniqueReleases keeps the first installation of each engine@release and sorts the rest.
@@ -126,12 +131,12 @@ func uniqueReleases(cands []Installation) []Installation {
 }
 
 func kindIndex(kind string) int {
-	for i, k := range Kinds {
+	for i, k := range append(Kinds, ClusterKinds...) {
 		if k == kind {
 			return i
 		}
 	}
-	return len(Kinds)
+	return len(Kinds) + len(ClusterKinds)
 }
 
 // Find returns the newest installation of kind, or an error that tells the user how to get one.

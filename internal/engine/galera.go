@@ -28,6 +28,24 @@ var GaleraProvider = "/usr/lib/galera/libgalera_smm.so"
 // directory must be writable by it.
 const sstUser = 65534
 
+// discoverGalera offers a galera cluster of the host's MariaDB where galera-4 is installed.
+func discoverGalera(hostMaria []Installation) []Installation {
+	if _, err := os.Stat(GaleraProvider); err != nil || len(hostMaria) == 0 {
+		return nil
+	}
+	in := hostMaria[len(hostMaria)-1]
+	in.Kind = Galera
+	return []Installation{in}
+}
+
+// NodeKind is the kind of server each node of inst runs: MariaDB for galera, inst.Kind otherwise.
+func (i Installation) NodeKind() string {
+	if i.Kind == Galera {
+		return MariaDB
+	}
+	return i.Kind
+}
+
 // clusterNode is one server's place in a galera cluster: the ports galera listens on besides the
 // SQL port, and whether it founds the cluster or joins it.
 type clusterNode struct {
@@ -94,13 +112,14 @@ type Cluster struct {
 // data by rsync. It returns once every node reports the cluster whole and synced. On failure
 // every node started so far is stopped and removed.
 func StartGalera(ctx context.Context, inst Installation, prof Profile, workDir string) (_ *Cluster, err error) {
-	if inst.Kind != MariaDB || inst.Root != "" {
+	if inst.NodeKind() != MariaDB || inst.Root != "" {
 		return nil, fmt.Errorf("galera runs on the host's MariaDB (Debian 12's 10.11 with galera-4), not %s: run scripts/install-engines.sh", inst)
 	}
 	if _, err := os.Stat(GaleraProvider); err != nil {
 		return nil, fmt.Errorf("galera provider %s is missing: run scripts/install-engines.sh (it installs galera-4)", GaleraProvider)
 	}
 	c := &Cluster{Kind: Galera, Version: inst.Version}
+	inst.Kind = MariaDB
 	defer func() {
 		if err != nil {
 			_ = c.Stop()

@@ -129,7 +129,7 @@ func CheckProfile(inst Installation, p Profile) error {
 	if p.Mode == ModeDefaults && p.Binlog {
 		return fmt.Errorf("--binlog contradicts --profile defaults (which leaves each engine's binary log as shipped): drop --binlog, or measure it with --explain binlog")
 	}
-	if inst.Kind == MySQL || inst.Kind == MariaDB {
+	if k := inst.NodeKind(); k == MySQL || k == MariaDB {
 		bp := p.withDefaults().BufferPoolBytes
 		if bp%(128*mib) != 0 || (bp > gib && bp%gib != 0) {
 			return fmt.Errorf("%s cannot take a buffer pool of %d MiB: InnoDB rounds it up to whole 128 MiB chunks per instance; use a multiple of 128M below 1G, or of 1G above", inst.Kind, bp>>20)

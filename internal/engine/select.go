@@ -38,6 +38,8 @@ var Installable = map[string][]string{
 	Postgres: {"15", "17", "18"},
 	MariaDB:  {"10.11", "11.8"},
 	MySQL:    {"9.7"},
+	// galera runs on the host's MariaDB only: its wsrep_sst_rsync and galera-4 are on the host.
+	Galera: {"10.11"},
 }
 
 var releaseSyntax = regexp.MustCompile(`^\d+(\.\d+)*$`)
@@ -56,8 +58,8 @@ func ParseEngines(v string) (choices []Choice, all bool, err error) {
 			continue
 		}
 		kind, rel, hasRel := strings.Cut(item, "@")
-		if kindIndex(kind) == len(Kinds) {
-			return nil, false, selectErrorf("unknown engine %q in --engines: use %s, each optionally with a version (postgres@17), or all", kind, strings.Join(Kinds, ", "))
+		if kindIndex(kind) == len(Kinds)+len(ClusterKinds) {
+			return nil, false, selectErrorf("unknown engine %q in --engines: use %s, each optionally with a version (postgres@17), or all", kind, strings.Join(append(Kinds, ClusterKinds...), ", "))
 		}
 		if hasRel && !releaseSyntax.MatchString(rel) {
 			return nil, false, selectErrorf("--engines %s: a version is a number like %s@%s", item, kind, Installable[kind][0])

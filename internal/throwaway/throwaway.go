@@ -16,8 +16,14 @@ import (
 
 // Server is a running throwaway server. Close always stops it and removes its data directory.
 type Server struct {
+	// Server is the server, or a cluster's first node: its processes, cgroup and data directory
+	// are what Monitor samples (the other nodes' are not sampled yet).
 	*engine.Server
-	Target sqldb.Target
+	// Kind and Version name what was started: "galera" for a cluster, the server's kind otherwise.
+	Kind, Version string
+	// Cluster is the whole cluster when Kind is a cluster kind, nil for a single server.
+	Cluster *engine.Cluster
+	Target  sqldb.Target
 	// Conn is an admin connection for the server's settings, counters and fingerprints; it is
 	// not a client of the workload.
 	Conn sqldb.Conn
@@ -28,17 +34,20 @@ type Server struct {
 // Start starts inst with prof, its data directory under workDir, and connects to it. On any
 // error nothing is left running.
 func Start(ctx context.Context, inst engine.Installation, prof engine.Profile, workDir string) (_ *Server, err error) {
-	srv, err := engine.Start(ctx, inst, prof, workDir)
+	s, err := startServerOrCluster(ctx, inst, prof, workDir)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Server: srv}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, s.Close())
 		}
 	}()
-	if s.Target, err = sqldb.ParseTarget(srv.DSN); err != nil {
+	dsn := s.DSN
+	if s.Cluster != nil {
+		dsn = s.Cluster.DSN
+	}
+	if s.Target, err = sqldb.ParseTarget(dsn); err != nil {
 		return nil, err
 	}
 	if s.Conn, err = sqldb.Open(ctx, s.Target); err != nil {
@@ -48,6 +57,22 @@ func Start(ctx context.Context, inst engine.Installation, prof engine.Profile, w
 		return nil, fmt.Errorf("reading %s settings: %w", inst.Name(), err)
 	}
 	return s, nil
+}
+
+// startServerOrCluster starts a single server, or a cluster for a cluster kind (galera).
+func startServerOrCluster(ctx context.Context, inst engine.Installation, prof engine.Profile, workDir string) (*Server, error) {
+	if inst.Kind == engine.Galera {
+		c, err := engine.StartGalera(ctx, inst, prof, workDir)
+		if err != nil {
+			return nil, err
+		}
+		return &Server{Server: c.Nodes[0], Kind: c.Kind, Version: c.Version, Cluster: c}, nil
+	}
+	srv, err := engine.Start(ctx, inst, prof, workDir)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{Server: srv, Kind: srv.Kind, Version: srv.Version}, nil
 }
 
 // Monitor is a fresh server monitor on the admin connection: the engine's counters, and the
@@ -62,6 +87,9 @@ func (s *Server) Close() error {
 	var errs []error
 	if s.Conn != nil {
 		errs = append(errs, s.Conn.Close())
+	}
+	if s.Cluster != nil {
+		return errors.Join(append(errs, s.Cluster.Stop())...)
 	}
 	return errors.Join(append(errs, s.Stop())...)
 }

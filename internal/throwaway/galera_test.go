@@ -1,0 +1,82 @@
+package throwaway
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/sqldb"
+)
+
+// TestGaleraSpreadAndFailover starts a real galera cluster the way compare does, checks that
+// connections opened through its host-list target spread over all nodes, and that with one node
+// killed every new connection still lands on a survivor.
+func TestGaleraSpreadAndFailover(t *testing.T) {
+	var inst engine.Installation
+	for _, in := range engine.Discover("") {
+		if in.Kind == engine.Galera {
+			inst = in
+		}
+	}
+	if inst.Kind == "" {
+		if slices.Contains(strings.Split(os.Getenv("FAIRBENCH_REQUIRE_ENGINES"), ","), engine.Galera) {
+			t.Fatal("galera required but not installed: run scripts/install-engines.sh")
+		}
+		t.Skip("galera not installed")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	srv, err := Start(ctx, inst, engine.Profile{BufferPoolBytes: 128 << 20, MaxConnections: 50, RedoBytes: 64 << 20}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if srv.Kind != engine.Galera || len(srv.Target.Addrs) != engine.GaleraNodes {
+		t.Fatalf("kind %s, target %s: want galera over %d nodes", srv.Kind, srv.Target.Redacted(), engine.GaleraNodes)
+	}
+
+	ports := func(n int) map[string]int {
+		t.Helper()
+		seen := map[string]int{}
+		for range n {
+			c, err := sqldb.Open(ctx, srv.Target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := c.Query(ctx, "SELECT @@port")
+			c.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen[rows[0][0]]++
+		}
+		return seen
+	}
+	if seen := ports(6); len(seen) != engine.GaleraNodes {
+		t.Errorf("6 connections reached ports %v: want all %d nodes, two each", seen, engine.GaleraNodes)
+	}
+
+	killed := srv.Cluster.Nodes[1]
+	if err := killed.Fault(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for killed.Alive() {
+		time.Sleep(50 * time.Millisecond)
+	}
+	seen := ports(6)
+	if seen[strconv.Itoa(killed.Port)] != 0 || len(seen) != engine.GaleraNodes-1 {
+		t.Errorf("after killing the node on port %d, connections reached %v: want the two survivors only", killed.Port, seen)
+	}
+	if err := srv.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if n := len(engine.Running()); n != 0 {
+		t.Errorf("%d servers still running after Close", n)
+	}
+}
