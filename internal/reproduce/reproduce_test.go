@@ -198,3 +198,31 @@ func TestScalingAndPaymentsJudges(t *testing.T) {
 		t.Errorf("as published: %+v", r)
 	}
 }
+
+func TestIngestJudge(t *testing.T) {
+	pub, _ := LoadPublished("ingest_join_ramp")
+	ramp := func(engine, w string, qps []float64, satTPS float64) *result.Result {
+		r := fake(engine, w, 0, 0)
+		for i, q := range qps {
+			r.Intervals = append(r.Intervals, result.Interval{T: float64(i + 1), QPS: q, TPS: q})
+		}
+		r.Ramp = &result.Ramp{SaturationTPS: satTPS, SaturationThreads: 40}
+		return r
+	}
+	got := Measured{Runs: map[string][]*result.Result{"fair": {
+		ramp("postgres", "events_ingest", []float64{1000, 4000, 6000}, 6000), ramp("mysql", "events_ingest", []float64{900, 2500, 2600}, 2500),
+		ramp("postgres", "events_join", []float64{2000, 3000}, 3000), ramp("mysql", "events_join", []float64{2000, 3500}, 3500),
+	}}, Cores: 2}
+	rows := judgeIngest(pub, got)
+	want := map[string]string{
+		"ingest highest QPS, postgres / mysql":                     Agrees,    // 2.31x against 1.9x
+		"join highest QPS, postgres / mysql":                       Disagrees, // 0.86x against 1.6x
+		"ingest: QPS where MySQL saturates / PostgreSQL's highest": Agrees,    // 0.42 against 0.29
+		"join: QPS where MySQL saturates / PostgreSQL's highest":   Disagrees, // 1.17 against 0.56
+	}
+	for fig, v := range want {
+		if r := rowOf(t, rows, fig); r.Verdict != v {
+			t.Errorf("%s: %s (%s), want %s", fig, r.Verdict, r.Measured, v)
+		}
+	}
+}
