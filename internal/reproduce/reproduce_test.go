@@ -10,6 +10,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/study"
+	"github.com/fairbench/fairbench/internal/suite"
 )
 
 func fake(engine, workload string, tps, qps float64) *result.Result {
@@ -223,6 +224,26 @@ func TestIngestJudge(t *testing.T) {
 	for fig, v := range want {
 		if r := rowOf(t, rows, fig); r.Verdict != v {
 			t.Errorf("%s: %s (%s), want %s", fig, r.Verdict, r.Measured, v)
+		}
+	}
+}
+
+// Every study's runs, at both scales, are suites fairbench accepts as a user's file.
+func TestStudySuitesParse(t *testing.T) {
+	for _, s := range List() {
+		for _, sc := range []Scale{Small, Full} {
+			for _, run := range s.Runs(sc) {
+				if run.Bandwidth != nil {
+					continue // the bandwidth study runs no suite
+				}
+				st, err := suite.Parse([]byte(run.Suite), s.Name+" "+run.Name)
+				if err == nil {
+					_, err = st.Resolve()
+				}
+				if err != nil {
+					t.Errorf("%s %s %s: %v", s.Name, sc, run.Name, err)
+				}
+			}
 		}
 	}
 }
