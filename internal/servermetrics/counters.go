@@ -18,13 +18,14 @@ const (
 	KeyRowLockWaits = "row_lock_waits"
 	KeyDeadlocks    = "deadlocks"
 	// Gauges: a level, not a running total.
-	KeyHistoryListLength = "history_list_length" // InnoDB undo not yet purged
-	KeyDeadTuples        = "n_dead_tup"          // PostgreSQL rows awaiting vacuum
+	KeyHistoryListLength = "history_list_length"    // InnoDB undo not yet purged
+	KeyDeadTuples        = "n_dead_tup"             // PostgreSQL rows awaiting vacuum
+	KeyRecvQueue         = "wsrep_local_recv_queue" // galera: write sets received, not yet applied
 )
 
 // gauges keep their after-value in Delta and are left out of PerTransaction: a backlog divided
 // by transactions means nothing.
-var gauges = map[string]bool{KeyHistoryListLength: true, KeyDeadTuples: true}
+var gauges = map[string]bool{KeyHistoryListLength: true, KeyDeadTuples: true, KeyRecvQueue: true}
 
 // Counters reads the engine's cumulative counters. Take one before and one after a run and
 // subtract with Delta. The secondary sources (views that depend on the version, InnoDB metrics)
@@ -107,6 +108,16 @@ var mysqlStatus = map[string]string{
 	"Com_rollback":               "com_rollback",
 	"Innodb_deadlocks":           KeyDeadlocks,         // MariaDB only
 	"Innodb_history_list_length": KeyHistoryListLength, // MariaDB only
+	// Galera nodes only (absent elsewhere): what replication cost. Certification failures are
+	// transactions that committed locally but lost to a conflicting one from another node (the
+	// client sees a deadlock error); flow control is the time replication paused the node's
+	// writes because a peer fell behind (the _ns counter: wsrep_flow_control_paused is a fraction
+	// since the last FLUSH STATUS).
+	"wsrep_local_cert_failures":    "wsrep_local_cert_failures",
+	"wsrep_local_bf_aborts":        "wsrep_local_bf_aborts",
+	"wsrep_flow_control_paused_ns": "wsrep_flow_control_paused_ns",
+	"wsrep_replicated_bytes":       "wsrep_replicated_bytes",
+	"wsrep_local_recv_queue":       KeyRecvQueue,
 }
 
 func mysqlCounters(ctx context.Context, c sqldb.Conn) (map[string]int64, error) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/servermetrics"
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
@@ -39,6 +40,17 @@ func TestGaleraSpreadAndFailover(t *testing.T) {
 	defer srv.Close()
 	if srv.Kind != engine.Galera || len(srv.Target.Addrs) != engine.GaleraNodes {
 		t.Fatalf("kind %s, target %s: want galera over %d nodes", srv.Kind, srv.Target.Redacted(), engine.GaleraNodes)
+	}
+
+	// The replication counters a report shows next to the single server's.
+	ctrs, err := servermetrics.Counters(ctx, srv.Conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"wsrep_local_cert_failures", "wsrep_flow_control_paused_ns", "wsrep_replicated_bytes", servermetrics.KeyRecvQueue} {
+		if _, ok := ctrs[k]; !ok {
+			t.Errorf("counters lack %s: %v", k, ctrs)
+		}
 	}
 
 	ports := func(n int) map[string]int {
