@@ -247,3 +247,14 @@ func TestStudySuitesParse(t *testing.T) {
 		}
 	}
 }
+
+// Every buffer pool a study asks for is one every engine's profile takes (whole MiB, InnoDB's chunks).
+func TestStudyBufferPoolsAreWholeMiB(t *testing.T) {
+	for _, s := range List() {
+		for _, run := range s.Runs(Small) {
+			if b := run.BufferPoolBytes; b%(1<<20) != 0 {
+				t.Errorf("%s %s: buffer pool %d bytes is not whole MiB", s.Name, run.Name, b)
+			}
+		}
+	}
+}
