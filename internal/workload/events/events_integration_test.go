@@ -99,9 +99,12 @@ func TestEventsOnRealServers(t *testing.T) {
 			if res.Errors == 0 && res.Queries.Write != res.Transactions {
 				t.Fatalf("%d writes for %d inserts", res.Queries.Write, res.Transactions)
 			}
+			// The counted inserts, and at most one per client (8) that finished after the measured
+			// window closed, which the runner does not count.
 			after := workloadtest.Rows(t, c, "SELECT COUNT(*), MAX(id) FROM events")[0]
-			if want := strconv.FormatInt(testEvents+res.Transactions, 10); after[0] != want {
-				t.Fatalf("events has %s rows after %d inserts on %d preloaded, want %s", after[0], res.Transactions, testEvents, want)
+			rows, _ := strconv.ParseInt(after[0], 10, 64)
+			if want := testEvents + res.Transactions; rows < want || rows > want+8 {
+				t.Fatalf("events has %d rows after %d inserts on %d preloaded, want %d to %d", rows, res.Transactions, testEvents, want, want+8)
 			}
 			if maxID, _ := strconv.ParseInt(after[1], 10, 64); maxID <= testEvents {
 				t.Fatalf("max(id) = %d: ingested events did not get ids after the preload", maxID)

@@ -65,9 +65,12 @@ func TestTPCBOnRealServers(t *testing.T) {
 						res.Queries.Read, res.Queries.Write, res.Queries.Other, n)
 				}
 			}
-			// Every committed transaction left exactly one history row.
-			if got := workloadtest.Rows(t, c, "SELECT COUNT(*) FROM pgbench_history")[0][0]; got != strconv.FormatInt(res.Transactions, 10) {
-				t.Fatalf("pgbench_history has %s rows after %d transactions", got, res.Transactions)
+			// Every committed transaction left exactly one history row: the counted ones, and at most
+			// one per thread that finished after the measured window closed (the runner does not
+			// count those).
+			got, _ := strconv.ParseInt(workloadtest.Rows(t, c, "SELECT COUNT(*) FROM pgbench_history")[0][0], 10, 64)
+			if got < res.Transactions || got > res.Transactions+8 {
+				t.Fatalf("pgbench_history has %d rows after %d transactions, want %d to %d", got, res.Transactions, res.Transactions, res.Transactions+8)
 			}
 			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); err != nil {
 				t.Fatalf("check after the run: %v", err)
