@@ -218,7 +218,7 @@ func layer(at string, threads threadList, tm, warmup *string, ramp *rampFile, ki
 	}
 	if ramp != nil {
 		if kind == "ramp" && (ramp.Delay != "" || ramp.Pool != nil) {
-			return l, fmt.Errorf("%sramp: delay and pool belong to a stage ramp: write stages: instead of ramp:", at)
+			return l, fmt.Errorf("%sramp: delay and pool belong to a stage ramp: write stages instead of ramp", at)
 		}
 		in := runspec.RampInput{Add: ramp.Add, Max: ramp.Max, Every: ramp.Every, SLO: ramp.SLO,
 			Stages: kind == "stages", Delay: ramp.Delay, Pool: ramp.Pool}
