@@ -178,10 +178,15 @@ func TestClientHostsInterrupted(t *testing.T) {
 	o.Suite.Run.Time = runspec.Ptr(30 * time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// Interrupt well into the measured window (the shards start 3 s after the warm-up).
-	o.Log = &onLine{match: "threads", do: func() { time.AfterFunc(6*time.Second, cancel) }}
+	// Interrupt well into the measured window (the shards measure from 3 s past the warm-up).
+	o.Log = &onLine{match: "threads", do: func() { time.AfterFunc(9*time.Second, cancel) }}
 	if err := Run(ctx, o); err == nil {
 		t.Fatal("want an error from the interrupted run")
 	}
 	noHostsLeft(t, o)
+	r := onlyResult(t, o)
+	if r.Complete || r.Transactions == 0 || len(r.Shards) != 2 {
+		t.Errorf("want the shards' partial result merged and marked incomplete: complete %v, %d transactions, %d shards",
+			r.Complete, r.Transactions, len(r.Shards))
+	}
 }

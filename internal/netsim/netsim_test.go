@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -121,7 +122,7 @@ func TestHostsReachTheBridgeAndLeaveNothing(t *testing.T) {
 		}
 		t.Skip("needs root")
 	}
-	h, err := Setup(3, Spec{RTT: 2 * time.Millisecond})
+	h, err := Setup(3, Spec{RTT: 2 * time.Millisecond, BandwidthBits: 100_000_000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,6 +138,11 @@ func TestHostsReachTheBridgeAndLeaveNothing(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), fmt.Sprintf("hello-%d", i)) || !strings.Contains(string(out), h.Addrs[i]+"/24") {
 			t.Fatalf("host %d: %v: %s", i, err, out)
 		}
+	}
+	// The bandwidth is tbf on the host's side of its veth (netem's rate where netem exists).
+	qd, _ := exec.Command("tc", "-n", h.Names[0], "qdisc", "show", "dev", peerPrefix+"0").CombinedOutput()
+	if want := map[bool]string{true: "netem", false: "tbf"}[h.Netem]; !strings.Contains(string(qd), want) || !strings.Contains(string(qd), "100Mbit") {
+		t.Errorf("host 0's qdisc: %s, want %s at 100Mbit", qd, want)
 	}
 	r.Close()
 	if err := h.Close(); err != nil {
