@@ -61,8 +61,8 @@ func buildFairbench(t *testing.T) string {
 func noHostsLeft(t *testing.T, o *Options) {
 	t.Helper()
 	nothingLeftBehind(t, o)
-	if left := netsim.Leftovers(); len(left) > 0 {
-		t.Errorf("left behind: %v", left)
+	if left, err := netsim.LeftoversWhenIdle(); err != nil || len(left) > 0 {
+		t.Errorf("left behind: %v %v", left, err)
 	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/exe")
 	for _, p := range procs {

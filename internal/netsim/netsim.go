@@ -202,6 +202,17 @@ func reap() error {
 	return errors.Join(errs...)
 }
 
+// LeftoversWhenIdle waits until no run holds the hosts, then lists what is left: a run in
+// progress (another test, another comparison) is not a leak, what remains after it is.
+func LeftoversWhenIdle() ([]string, error) {
+	lock, err := takeLock()
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	return Leftovers(), nil
+}
+
 // Leftovers lists the namespaces and links with fairbench's names that exist now: none
 // outside a run, which is what the tests check.
 func Leftovers() []string {

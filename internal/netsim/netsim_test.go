@@ -148,7 +148,7 @@ func TestHostsReachTheBridgeAndLeaveNothing(t *testing.T) {
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if left := Leftovers(); len(left) > 0 {
+	if left, _ := LeftoversWhenIdle(); len(left) > 0 {
 		t.Fatalf("left behind: %v", left)
 	}
 }
@@ -172,7 +172,7 @@ func TestSetupReapsAKilledRunsHosts(t *testing.T) {
 		t.Errorf("after reaping: %v", Leftovers())
 	}
 	h2.Close()
-	if left := Leftovers(); len(left) > 0 {
+	if left, _ := LeftoversWhenIdle(); len(left) > 0 {
 		t.Fatalf("left behind: %v", left)
 	}
 }
