@@ -127,6 +127,8 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || want+=(maria
 # first one's data with rsync (wsrep_sst_method=rsync, the one SST method with no extra tools).
 [ -e /usr/lib/galera/libgalera_smm.so ] || want+=(galera-4)
 command -v rsync >/dev/null 2>&1 || want+=(rsync)
+# compare --clients/--network make network namespaces, veths and a bridge with ip and tc.
+command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || want+=(iproute2)
 if [ -z "${FAIRBENCH_NO_EXTRAS:-}" ]; then
   command -v sysbench >/dev/null 2>&1 || want+=(sysbench)
   command -v pgbench >/dev/null 2>&1 || [ -x /usr/lib/postgresql/15/bin/pgbench ] || want+=(postgresql-client)
