@@ -506,6 +506,15 @@ func (m *model) resultsSection() *section {
 	return &section{ID: "results", Heading: "Results", Tables: []*table{t}}
 }
 
+// clientCPUCell is the client's own CPU per transaction of a sweep point, "—" where the results
+// do not say.
+func clientCPUCell(g *group) cell {
+	if g.Server == nil || !g.Server.ClientCPUUsPerTxn.OK {
+		return cell{Text: "—"}
+	}
+	return cell{Text: fmtSmart(g.Server.ClientCPUUsPerTxn.V), Incomplete: g.Incomplete}
+}
+
 func (m *model) scalabilitySection() *section {
 	s := &section{ID: "scalability", Heading: "Scalability"}
 	var figs []figure
@@ -516,8 +525,8 @@ func (m *model) scalabilitySection() *section {
 		vs := m.variantsFor(w)
 		t := &table{Caption: w, Header: []string{"Threads"}, Numeric: []bool{true}}
 		for _, v := range vs {
-			t.Header = append(t.Header, v.Name+" TPS", v.Name+" p95 ms")
-			t.Numeric = append(t.Numeric, true, true)
+			t.Header = append(t.Header, v.Name+" TPS", v.Name+" p95 ms", v.Name+" client CPU µs/txn")
+			t.Numeric = append(t.Numeric, true, true, true)
 		}
 		for _, th := range m.Threads[w] {
 			gs := make([]*group, len(vs))
@@ -534,17 +543,18 @@ func (m *model) scalabilitySection() *section {
 			row := []cell{{Text: fmtInt(int64(th)), Head: true}}
 			for i, g := range gs {
 				if g == nil {
-					row = append(row, cell{Text: "—"}, cell{Text: "—"})
+					row = append(row, cell{Text: "—"}, cell{Text: "—"}, cell{Text: "—"})
 					continue
 				}
 				tc := cell{Text: fmtRate(g.TPS), Best: bt[i], Incomplete: g.Incomplete}
 				if g.Incomplete {
 					tc.Text += " (incomplete)"
 				}
-				row = append(row, tc, cell{Text: fmtMS(g.Lat.P95), Best: bp[i], Incomplete: g.Incomplete})
+				row = append(row, tc, cell{Text: fmtMS(g.Lat.P95), Best: bp[i], Incomplete: g.Incomplete}, clientCPUCell(g))
 			}
 			t.Rows = append(t.Rows, row)
 		}
+		t.Foot = append(t.Foot, "Client CPU µs/txn: fairbench's own CPU time (user + system) per transaction at that point; where it grows with threads while TPS stops rising, the client, not the server, may be the limit.")
 		s.Tables = append(s.Tables, t)
 		svg, err := scalabilityChart(m, w)
 		switch {
