@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -169,7 +170,7 @@ func Reopen(v2 bool, dirs map[string]string) (*Group, error) {
 func (g *Group) dirs() []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, c := range append(append([]string{}, v1Controllers...), Unified) {
+	for _, c := range append(append([]string{}, v1Controllers...), Unified, "cpuset") {
 		if d, ok := g.Dirs[c]; ok && !seen[d] {
 			seen[d] = true
 			out = append(out, d)
@@ -308,7 +309,7 @@ func Orphans(prefix string, running func(pid int) bool) []string {
 	if dir, ok := v2Parent(mounts, string(self)); ok {
 		parents = append(parents, dir)
 	} else {
-		for _, c := range v1Controllers {
+		for _, c := range append(slices.Clone(v1Controllers), "cpuset") {
 			rel, ok := PathIn(string(self), c)
 			if !ok {
 				continue

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,7 +38,7 @@ func newEnginesCmd() *cobra.Command {
 func newCompareCmd() *cobra.Command {
 	var (
 		engines, suiteName, out, mysqlRoot, workDir, bufferPool string
-		profileName, explain, metricsAddr                       string
+		profileName, explain, metricsAddr, serverCPUs           string
 		run                                                     runFlags
 		clients                                                 clientFlags
 		repeat                                                  int
@@ -76,13 +78,17 @@ func newCompareCmd() *cobra.Command {
 			if err != nil {
 				return badInput(err)
 			}
+			cpus, err := parseServerCPUs(serverCPUs, len(engine.ServerCPUs(1<<20)), os.Geteuid() == 0)
+			if err != nil {
+				return err
+			}
 			if out == "" {
 				out = filepath.Join("out", "compare-"+time.Now().Format("20060102-150405"))
 			}
 			if err := checkOutDir(out, force); err != nil {
 				return err
 			}
-			opts := &compare.Options{Engines: []string{engines}, Suite: s, OutDir: out, Profile: prof, Explain: knobs, MySQLRoot: mysqlRoot,
+			opts := &compare.Options{Engines: []string{engines}, Suite: s, OutDir: out, Profile: prof, Explain: knobs, MySQLRoot: mysqlRoot, ServerCPUs: cpus,
 				WorkDir: workDir, Seed: seed, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}
 			if verbose {
 				opts.IntervalLog = cmd.ErrOrStderr()
@@ -122,6 +128,7 @@ func newCompareCmd() *cobra.Command {
 	f.BoolVar(&binlog, "binlog", false, "turn the binary log on for MySQL and MariaDB (sync_binlog=1)")
 	addProfileFlag(f, &profileName)
 	f.StringVar(&explain, "explain", "", "run each engine again with one knob flipped, per knob, and report each knob's effect: "+knobList())
+	f.StringVar(&serverCPUs, "server-cpus", "", "confine each server to this many CPUs (cgroup cpuset; root), the client to the others; a list such as 1,2 runs the suite once per count")
 	f.Uint64Var(&seed, "rand-seed", 0, "random seed; 0 = from the clock")
 	f.BoolVar(&verbose, "verbose", false, "print the per-second interval lines too")
 	addMetricsFlag(f, &metricsAddr)
@@ -273,4 +280,30 @@ func listEngines(w io.Writer, found []engine.Installation) {
 	if os.Geteuid() != 0 {
 		fmt.Fprintf(w, "(engines in the Debian roots under %s run under chroot: run fairbench as root to list and start them)\n", engine.RootsDir())
 	}
+}
+
+// parseServerCPUs reads --server-cpus: CPU counts from 1 to the CPUs this machine gives
+// fairbench (have), each once. Confining a server needs a cgroup, which needs root.
+func parseServerCPUs(v string, have int, root bool) ([]int, error) {
+	if v == "" {
+		return nil, nil
+	}
+	fix := fmt.Sprintf("give CPU counts from 1 to %d, such as 1,2", have)
+	var out []int
+	for _, part := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		switch {
+		case err != nil:
+			return nil, badInputf("--server-cpus %q: %q is not a whole number; %s", v, part, fix)
+		case n < 1 || n > have:
+			return nil, badInputf("--server-cpus %q: %d CPUs, but this machine gives fairbench %d; %s", v, n, have, fix)
+		case slices.Contains(out, n):
+			return nil, badInputf("--server-cpus %q: %d is listed twice; %s", v, n, fix)
+		}
+		out = append(out, n)
+	}
+	if !root {
+		return nil, badInputf("--server-cpus needs root, to confine the server with a cgroup: run fairbench as root, or drop --server-cpus")
+	}
+	return out, nil
 }

@@ -21,6 +21,10 @@ func TestProfileAndExplainErrors(t *testing.T) {
 		{"binlog under defaults", []string{"compare", "--engines", "mariadb", "--profile", "defaults", "--binlog"}, "--binlog contradicts --profile defaults"},
 		{"buffer pool under defaults", []string{"compare", "--engines", "mariadb", "--profile", "defaults", "--buffer-pool", "1G"}, "--buffer-pool contradicts --profile defaults"},
 		{"innodb cannot take the pool", []string{"compare", "--engines", "mariadb", "--buffer-pool", "200M"}, "mariadb cannot take a buffer pool of 200 MiB"},
+		{"server-cpus 0", []string{"compare", "--engines", "mariadb", "--server-cpus", "0"}, "--server-cpus \"0\": 0 CPUs, but this machine gives fairbench"},
+		{"server-cpus above the machine", []string{"compare", "--engines", "mariadb", "--server-cpus", "1,4096"}, "4096 CPUs, but this machine gives fairbench"},
+		{"server-cpus not a number", []string{"compare", "--engines", "mariadb", "--server-cpus", "one"}, `"one" is not a whole number`},
+		{"server-cpus twice", []string{"compare", "--engines", "mariadb", "--server-cpus", "1,1"}, "1 is listed twice"},
 		{"serve: unknown profile", []string{"serve", "--engine", "mariadb", "--profile", "turbo"}, `unknown profile "turbo"`},
 		{"serve: innodb cannot take the pool", []string{"serve", "--engine", "mariadb", "--buffer-pool", "300M"}, "mariadb cannot take a buffer pool of 300 MiB"},
 	}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/cgroup"
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/fingerprint"
 	"github.com/fairbench/fairbench/internal/job"
@@ -59,6 +60,10 @@ type Options struct {
 	Network *netsim.Spec
 	// ClientBinary is the fairbench the client hosts run; "" = this executable.
 	ClientBinary string
+	// ServerCPUs, when given, runs the suite on each engine once per entry with the server
+	// confined to that many CPUs (engine.Profile.CPUs) and the client kept off them where CPUs
+	// are left: the core-scaling studies' sweep.
+	ServerCPUs []int
 	// beforeStep, when set, is called before each step with the number of steps done; an error
 	// from it fails the comparison there. The test that no server or data directory outlives a
 	// failure injects one; unexported, so only this package's tests can.
@@ -179,7 +184,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	defer hosts.close()
 	c := &comparison{opts: o, steps: steps, resultsDir: resultsDir, started: time.Now(), hosts: hosts,
-		totalSteps: (len(insts) + len(explainRuns(o.Explain, insts))) * o.Suite.Repeat * stepCount(steps)}
+		totalSteps: (len(insts)*max(1, len(o.ServerCPUs)) + len(explainRuns(o.Explain, insts))) * o.Suite.Repeat * stepCount(steps)}
 	c.logf("== suite %s: %s", o.Suite.Name, o.Suite.Description)
 	var runErr error
 	for rep := 1; rep <= o.Suite.Repeat && runErr == nil; rep++ {
@@ -191,7 +196,7 @@ func Run(ctx context.Context, o *Options) error {
 		}
 		for _, inst := range order {
 			env.Engines[inst.Name()] = inst.Version
-			if runErr = c.engine(ctx, inst, rep, o.Profile); runErr != nil {
+			if runErr = c.coreSweep(ctx, inst, rep); runErr != nil {
 				break
 			}
 			if runErr = c.explain(ctx, inst, rep); runErr != nil {
@@ -210,6 +215,37 @@ func Run(ctx context.Context, o *Options) error {
 		runErr = err
 	}
 	return runErr
+}
+
+// coreSweep runs the suite on inst once per --server-cpus entry (once, unconfined, without
+// one), the counts of one engine one after another so a drifting machine moves them alike.
+func (c *comparison) coreSweep(ctx context.Context, inst engine.Installation, rep int) error {
+	for _, n := range append([]int{}, c.opts.ServerCPUs...) {
+		prof := c.opts.Profile
+		prof.CPUs = n
+		if err := c.engine(ctx, inst, rep, prof); err != nil {
+			return err
+		}
+	}
+	if len(c.opts.ServerCPUs) == 0 {
+		return c.engine(ctx, inst, rep, c.opts.Profile)
+	}
+	return nil
+}
+
+// pinClient keeps this process (the client) off the CPUs of a server confined to n, on the
+// CPUs left; with none left it stays where it was, sharing them, and says so.
+func (c *comparison) pinClient(n int) (restore func(), err error) {
+	if n <= 0 {
+		return func() {}, nil
+	}
+	rest := engine.ClientCPUs(n)
+	if len(rest) == 0 {
+		c.logf("   server on CPUs %s, all this machine gives fairbench: the client shares them", cgroup.CPUList(engine.ServerCPUs(n)))
+		return func() {}, nil
+	}
+	c.logf("   server on CPUs %s, client on CPUs %s", cgroup.CPUList(engine.ServerCPUs(n)), cgroup.CPUList(rest))
+	return cgroup.PinProcess(rest)
 }
 
 // explain runs the suite on inst once per --explain knob that applies to it, that knob flipped,
@@ -279,6 +315,11 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 		}
 		c.logf("== %s: server stopped, data directory removed", name)
 	}()
+	unpin, err := c.pinClient(prof.CPUs)
+	if err != nil {
+		return err
+	}
+	defer unpin()
 	target := srv.Target
 	stopRelay, err := c.hosts.serve(target.Port)
 	if err != nil {
@@ -376,10 +417,15 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	if len(st.Threads) > 1 {
 		res.Label = fmt.Sprintf("threads=%d", threads)
 	}
+	if len(o.ServerCPUs) > 1 {
+		// Each core count is a variant of the engine: its own curve by threads in the report.
+		res.Label = fmt.Sprintf("cpus=%d", run.prof.CPUs)
+	}
 	if srvRes, err := mon.Finish(context.WithoutCancel(ctx), res.Transactions); err == nil {
 		srvRes.Profile = srv.Applied
 		srvRes.Translations = srv.Translations()
 		srvRes.Settings = run.srv.Settings
+		recordCPUs(srvRes, run.prof.CPUs)
 		res.Server = srvRes
 	} else if runErr == nil {
 		runErr = err
@@ -414,6 +460,20 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	return runErr
 }
 
+// recordCPUs notes in the result where a server confined to n CPUs ran, and its client.
+func recordCPUs(srv *result.Server, n int) {
+	if n <= 0 {
+		return
+	}
+	srv.CPUs = n
+	srv.CPUList = cgroup.CPUList(engine.ServerCPUs(n))
+	if rest := engine.ClientCPUs(n); len(rest) > 0 {
+		srv.ClientCPUList = cgroup.CPUList(rest)
+	} else {
+		srv.ClientCPUList = srv.CPUList + " (shared with the server)"
+	}
+}
+
 // resultName names a step's results file after engine and release (postgres@17-oltp_read_write):
 // two versions of one engine in one comparison, a sweep's steps, a ramp, an --explain run and a
 // repeat must not overwrite each other.
@@ -424,6 +484,9 @@ func resultName(engName string, st suite.Resolved, run stepRun, repeat int) stri
 	}
 	if st.Ramp != nil {
 		name += "-ramp"
+	}
+	if run.prof.CPUs > 0 {
+		name += fmt.Sprintf("-cpus%d", run.prof.CPUs)
 	}
 	if len(run.prof.Flip) > 0 {
 		name += "-explain-" + strings.Join(run.prof.Flip, "-")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"sync"
 
 	"github.com/fairbench/fairbench/internal/cgroup"
 )
@@ -21,7 +22,11 @@ func (s *Server) makeGroup() {
 		s.cgErr = errors.New("not root: no cgroup of its own")
 		return
 	}
-	s.cg, s.cgErr = cgroup.New("fairbench-" + s.Kind)
+	if s.prof.CPUs > 0 {
+		s.cg, s.cgErr = cgroup.NewConfined("fairbench-"+s.Kind, cgroup.CPUList(ServerCPUs(s.prof.CPUs)))
+	} else {
+		s.cg, s.cgErr = cgroup.New("fairbench-" + s.Kind)
+	}
 	if s.cg == nil {
 		return
 	}
@@ -30,6 +35,24 @@ func (s *Server) makeGroup() {
 		_ = s.cg.CountDevice(dev)
 	}
 }
+
+// ServerCPUs are the CPUs a server confined to n gets: the first n of those this process may run
+// on, so the client can keep the others (ClientCPUs).
+func ServerCPUs(n int) []int {
+	all := startCPUs()
+	return all[:min(n, len(all))]
+}
+
+// ClientCPUs are the CPUs left to the client beside a server confined to n; none when the
+// server has them all.
+func ClientCPUs(n int) []int {
+	all := startCPUs()
+	return all[min(n, len(all)):]
+}
+
+// startCPUs are the CPUs this process could run on when first asked, before any pinning of the
+// client narrowed them.
+var startCPUs = sync.OnceValue(cgroup.AllowedCPUs)
 
 // Cgroup is the server's cgroup, or nil and why there is none.
 func (s *Server) Cgroup() (*cgroup.Group, error) {

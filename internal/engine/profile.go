@@ -26,6 +26,10 @@ type Profile struct {
 	// Mode is ModeFair ("" too) or ModeDefaults; Flip lists knobs (Knobs) flipped from it.
 	Mode string
 	Flip []string
+	// CPUs, when above 0, confines the server to that many CPUs (the first ones fairbench may
+	// run on) with its cgroup's cpuset controller: a condition of the run, not a fairness
+	// setting, so no parity audit compares it; results record it as server.cpus.
+	CPUs int
 }
 
 // DefaultProfile sizes the buffer pool from this machine's memory (the

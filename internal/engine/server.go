@@ -235,6 +235,9 @@ func start(ctx context.Context, inst Installation, prof Profile, workDir string,
 		return nil, err
 	}
 	s.makeGroup()
+	if _, gerr := s.Cgroup(); gerr != nil && prof.CPUs > 0 {
+		return nil, gerr
+	}
 	if err := s.writeRecord(); err != nil {
 		return nil, err
 	}

@@ -286,6 +286,11 @@ type Interval struct {
 type Server struct {
 	// Local is true when fairbench started the server itself (process metrics are then available).
 	Local bool `json:"local"`
+	// CPUs, when above 0, is how many CPUs the server was confined to (compare --server-cpus),
+	// CPUList which ones, and ClientCPUList where fairbench's client ran meanwhile.
+	CPUs          int    `json:"cpus,omitempty"`
+	CPUList       string `json:"cpu_list,omitempty"`
+	ClientCPUList string `json:"client_cpu_list,omitempty"`
 	// Profile is the fairness profile applied by fairbench; Settings what the server reports for the
 	// keys that matter (SHOW VARIABLES / pg_settings).
 	Profile  map[string]string `json:"profile,omitempty"`

@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/cgroup"
+)
+
+// A server confined to one CPU (compare --server-cpus 1) runs every process on that CPU only, as
+// the kernel reports it in /proc/PID/status, chrooted MySQL included; its cpuset group goes with
+// the server.
+func TestServerConfinedToCPUs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("confining a server needs root (a cgroup)")
+	}
+	for _, kind := range []string{Postgres, MySQL} {
+		t.Run(kind, func(t *testing.T) {
+			inst, err := Find(kind, "")
+			if err != nil {
+				t.Skipf("%s is not installed: %v", kind, err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			prof := Profile{BufferPoolBytes: 128 * mib, MaxConnections: 50, RedoBytes: 256 * mib, CPUs: 1}
+			srv, err := Start(ctx, inst, prof, workDir(t, ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Stop()
+			want := cgroup.CPUList(ServerCPUs(1))
+			pids := srv.PIDs()
+			if len(pids) == 0 {
+				t.Fatal("the server has no processes")
+			}
+			for _, pid := range pids {
+				if got := cpusAllowed(t, pid); got != want {
+					t.Errorf("server pid %d: Cpus_allowed_list %q, want %q", pid, got, want)
+				}
+			}
+			g, _ := srv.Cgroup()
+			if err := srv.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			if left := g.Leftovers(); len(left) > 0 {
+				t.Errorf("cgroup directories left after stop: %v", left)
+			}
+		})
+	}
+}
+
+func cpusAllowed(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + itoa(pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("no Cpus_allowed_list in /proc/%d/status", pid)
+	return ""
+}
