@@ -169,15 +169,17 @@ func Run(ctx context.Context, o *Options) error {
 	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
 		return err
 	}
-	env := sysinfo.Collect(o.WorkDir)
-	env.Command = o.Command
-	env.Fairness = fairnessSummary(o.Profile)
-	env.Notes = notes(o.Profile)
-
 	steps, err := o.Suite.Resolve()
 	if err != nil {
 		return err
 	}
+	if raised := raiseConnections(&o.Profile, steps); raised > 0 && o.Log != nil {
+		fmt.Fprintf(o.Log, "== max_connections raised to %d on every engine, for the suite's %d clients\n", raised, raised-connectionHeadroom)
+	}
+	env := sysinfo.Collect(o.WorkDir)
+	env.Command = o.Command
+	env.Fairness = fairnessSummary(o.Profile)
+	env.Notes = notes(o.Profile)
 	hosts, err := startClientHosts(o)
 	if err != nil {
 		return err
@@ -215,6 +217,33 @@ func Run(ctx context.Context, o *Options) error {
 		runErr = err
 	}
 	return runErr
+}
+
+// connectionHeadroom is what a server needs beyond the clients: fairbench's admin and monitor
+// connections, the fingerprint's and a loader's.
+const connectionHeadroom = 10
+
+// raiseConnections lifts the fair profile's max_connections, alike for every engine, where a
+// step runs more clients than it allows (a thread sweep to 512), and returns the new limit (0
+// when it was enough). The defaults profile keeps each package's own limit, as it promises.
+func raiseConnections(p *engine.Profile, steps []suite.Resolved) int {
+	if p.Mode == engine.ModeDefaults {
+		return 0
+	}
+	need := 0
+	for _, st := range steps {
+		for _, th := range st.Threads {
+			need = max(need, th+connectionHeadroom)
+		}
+	}
+	if p.MaxConnections == 0 {
+		p.MaxConnections = engine.DefaultProfile().MaxConnections
+	}
+	if need <= p.MaxConnections {
+		return 0
+	}
+	p.MaxConnections = need
+	return need
 }
 
 // coreSweep runs the suite on inst once per --server-cpus entry (once, unconfined, without
