@@ -27,7 +27,7 @@ func newEnginesCmd() *cobra.Command {
 		Short: "List the database engines fairbench can start on this machine",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			listEngines(cmd.OutOrStdout(), engine.Discover(mysqlRoot))
+			listEngines(cmd.OutOrStdout(), engine.DiscoverWithClusters(mysqlRoot))
 			return nil
 		},
 	}

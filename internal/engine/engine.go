@@ -101,13 +101,12 @@ func Discover(mysqlRoot string) []Installation {
 		roots = roots[1:]
 	}
 	cands = append(cands, discoverPostgres(hostRoot)...)
-	hostMaria := discoverMariaDB(hostRoot)
-	cands = append(cands, hostMaria...)
+	cands = append(cands, discoverMariaDB(hostRoot)...)
 	cands = append(cands, discoverMySQL(hostRoot)...)
 	for _, r := range roots {
 		cands = append(cands, discoverIn(r)...)
 	}
-	return append(uniqueReleases(cands), discoverGalera(hostMaria)...)
+	return uniqueReleases(cands)
 }
 
 // uniqueReleases keeps the first installation of each engine@release and sorts the rest.

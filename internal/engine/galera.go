@@ -28,14 +28,20 @@ var GaleraProvider = "/usr/lib/galera/libgalera_smm.so"
 // directory must be writable by it.
 const sstUser = 65534
 
-// discoverGalera offers a galera cluster of the host's MariaDB where galera-4 is installed.
-func discoverGalera(hostMaria []Installation) []Installation {
-	if _, err := os.Stat(GaleraProvider); err != nil || len(hostMaria) == 0 {
-		return nil
+// DiscoverWithClusters is Discover plus the clusters that can be started here: galera where the
+// host has MariaDB and galera-4. Discover itself lists single servers only, which Start takes.
+func DiscoverWithClusters(mysqlRoot string) []Installation {
+	insts := Discover(mysqlRoot)
+	if _, err := os.Stat(GaleraProvider); err != nil {
+		return insts
 	}
-	in := hostMaria[len(hostMaria)-1]
-	in.Kind = Galera
-	return []Installation{in}
+	for _, in := range insts {
+		if in.Kind == MariaDB && in.Root == "" {
+			in.Kind = Galera
+			return append(insts, in)
+		}
+	}
+	return insts
 }
 
 // NodeKind is the kind of server each node of inst runs: MariaDB for galera, inst.Kind otherwise.

@@ -178,5 +178,5 @@ func Select(v, mysqlRoot string) ([]Installation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Resolve(choices, all, Discover(mysqlRoot))
+	return Resolve(choices, all, DiscoverWithClusters(mysqlRoot))
 }

@@ -20,7 +20,7 @@ import (
 // killed every new connection still lands on a survivor.
 func TestGaleraSpreadAndFailover(t *testing.T) {
 	var inst engine.Installation
-	for _, in := range engine.Discover("") {
+	for _, in := range engine.DiscoverWithClusters("") {
 		if in.Kind == engine.Galera {
 			inst = in
 		}
