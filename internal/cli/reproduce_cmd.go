@@ -22,7 +22,7 @@ import (
 
 func newReproduceCmd() *cobra.Command {
 	var engines, scale, out, mysqlRoot, workDir, metricsAddr string
-	var list, force bool
+	var list, force, again bool
 	var clients clientFlags
 	cmd := &cobra.Command{
 		Use:   "reproduce STUDY [--scale small|full] [--engines ...] [--out DIR] | --list",
@@ -53,7 +53,11 @@ func newReproduceCmd() *cobra.Command {
 			if out == "" {
 				out = filepath.Join("out", "reproduce-"+s.Name+"-"+time.Now().Format("20060102-150405"))
 			}
-			if err := checkReproduceOut(out, force); err != nil {
+			if again {
+				if _, err := os.Stat(out); err != nil || !cmd.Flags().Changed("out") {
+					return badInputf("--report-only renders an earlier reproduction again: give its directory with --out")
+				}
+			} else if err := checkReproduceOut(out, force); err != nil {
 				return err
 			}
 			var hosts compare.Options // the simulated client hosts each comparison runs its clients on
@@ -81,6 +85,7 @@ func newReproduceCmd() *cobra.Command {
 	f.StringVar(&engines, "engines", "", "only these of the study's engines (default: those of them installed here)")
 	f.StringVar(&out, "out", "", "output directory (default out/reproduce-STUDY-TIME)")
 	f.BoolVar(&force, "force", false, "replace the results of an earlier reproduction in --out")
+	f.BoolVar(&again, "report-only", false, "run nothing: judge the results already in --out again and render its report")
 	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
 	f.StringVar(&workDir, "workdir", "", "where the servers' data directories go (default: the system temp dir)")
 	addMetricsFlag(f, &metricsAddr)

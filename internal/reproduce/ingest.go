@@ -60,10 +60,35 @@ func judgeIngest(pub Published, got Measured) []Row {
 		if ok {
 			ratio, why = peakPG/peakMy, evidence(pub, got.Cores, pg, my)
 		}
-		rows = append(rows, judgeRatio(w.label+" highest QPS, postgres / mysql", "fair", pubPG/pubMy, ratio, ok, why))
+		row := judgeRatio(w.label+" highest QPS, postgres / mysql", "fair", pubPG/pubMy, ratio, ok, why)
+		if ok && clientBound(pg) && clientBound(my) {
+			row.Verdict = NotComparable
+			row.Why = fmt.Sprintf("both engines served about all the ramp's clients could ask (%.0f QPS at most, with their waits): neither saturated, so the peaks compare the client, not the engines; run --scale full", offeredMax(pg))
+		}
+		rows = append(rows, row)
 		rows = append(rows, saturationRow(pub, got, w.label, w.workload))
 	}
 	return rows
+}
+
+// offeredMax is the most a stage ramp's clients can ask per second: each waits its random delay
+// (on average the middle of the range) before every request, so even an instant server sees at
+// most clients / mean delay.
+func offeredMax(r *result.Result) float64 {
+	if r == nil || r.Ramp == nil || !r.Ramp.Stages {
+		return 0
+	}
+	mean := (r.Ramp.DelayMinMS + r.Ramp.DelayMaxMS) / 2 / 1000
+	if mean <= 0 {
+		return 0
+	}
+	return float64(r.Ramp.Max) / mean
+}
+
+// clientBound says a ramp's peak came within a fifth of what its clients could ask at all.
+func clientBound(r *result.Result) bool {
+	m := offeredMax(r)
+	return m > 0 && peakQPS(r) >= 0.8*m
 }
 
 // peakQPS is the most queries per second any interval of a ramp reached.
@@ -93,5 +118,10 @@ func saturationRow(pub Published, got Measured, label, workload string) Row {
 		// events_* run one statement per transaction: TPS is QPS.
 		ratio, why = my.Ramp.SaturationTPS/peakQPS(pg), fmt.Sprintf("MySQL saturated at %d clients", my.Ramp.SaturationThreads)
 	}
-	return judgeRatio(label+": QPS where MySQL saturates / PostgreSQL's highest", "fair", pubBend/pubPG, ratio, ok, why)
+	row := judgeRatio(label+": QPS where MySQL saturates / PostgreSQL's highest", "fair", pubBend/pubPG, ratio, ok, why)
+	if ok && clientBound(pg) {
+		row.Verdict = NotComparable
+		row.Why = fmt.Sprintf("PostgreSQL served about all the ramp's clients could ask (%.0f QPS at most): its highest is the client's, not the engine's; run --scale full", offeredMax(pg))
+	}
+	return row
 }

@@ -258,3 +258,21 @@ func TestStudyBufferPoolsAreWholeMiB(t *testing.T) {
 		}
 	}
 }
+
+// A ramp whose clients, with their waits, could not ask more than both engines served has not
+// saturated either: its peaks say nothing about the engines.
+func TestIngestClientBoundIsNotComparable(t *testing.T) {
+	pub, _ := LoadPublished("ingest_join_ramp")
+	ramp := func(engine string, peak float64) *result.Result {
+		r := fake(engine, "events_ingest", 0, 0)
+		r.Intervals = []result.Interval{{T: 1, QPS: peak}}
+		r.Ramp = &result.Ramp{Stages: true, Max: 120, DelayMaxMS: 40, SaturationTPS: peak / 2}
+		return r
+	}
+	got := Measured{Runs: map[string][]*result.Result{"fair": {ramp("postgres", 5000), ramp("mysql", 5100)}}}
+	for _, r := range judgeIngest(pub, got)[:2] {
+		if r.Verdict != NotComparable || !strings.Contains(r.Why, "6000 QPS at most") {
+			t.Errorf("%s: %s (%s)", r.Figure, r.Verdict, r.Why)
+		}
+	}
+}
