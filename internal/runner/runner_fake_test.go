@@ -318,8 +318,11 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 		if err != nil || res.Transactions < 5000 {
 			t.Fatalf("rate %.0f: err=%v txns=%d", rate, err, res.Transactions)
 		}
+		// Interval cuts and the runtime allocate a little per interval; one allocation per
+		// transaction would be 1.0, so 0.05 tells the two apart even when a loaded machine ran
+		// few transactions.
 		n := last.Mallocs - first.Mallocs
-		if per := float64(n) / float64(db.calls.Load()-calls); per > 0.01 {
+		if per := float64(n) / float64(db.calls.Load()-calls); per > 0.05 {
 			t.Errorf("rate %.0f: %.3f allocations per transaction (%d in all)", rate, per, n)
 		}
 	}

@@ -359,7 +359,9 @@ func TestPausedTimeIsNotLatency(t *testing.T) {
 	if res.Transactions < 10 || res.Transactions > 26 {
 		t.Errorf("%d transactions in 0.5 s with 20 ms pauses", res.Transactions)
 	}
-	if res.LatencyMS.Max >= 20 || res.LatencyMS.Avg <= 0 {
+	// Counted, every 20 ms pause would put the average above 20 ms; a loaded machine can hold
+	// one SELECT 1 past 20 ms, so the maximum proves nothing.
+	if res.LatencyMS.Avg >= 10 || res.LatencyMS.Avg <= 0 {
 		t.Errorf("latency avg %.3f ms, max %.3f ms: the 20 ms pauses are counted in it", res.LatencyMS.Avg, res.LatencyMS.Max)
 	}
 }
