@@ -71,6 +71,9 @@ func newReproduceCmd() *cobra.Command {
 			defer stopLive()
 			o := reproduce.Options{Scale: sc, Engines: kinds, OutDir: out, Log: cmd.ErrOrStderr(), Cores: runtime.NumCPU(),
 				Execute: compareExecutor(mysqlRoot, workDir, live, hosts, cmd)}
+			if again {
+				o.Execute = func(context.Context, reproduce.Run, []string, string) error { return nil } // the results are there
+			}
 			rows, err := reproduce.Reproduce(cmd.Context(), s, o)
 			if err != nil {
 				return err

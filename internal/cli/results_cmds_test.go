@@ -12,14 +12,19 @@ import (
 	"github.com/fairbench/fairbench/internal/result"
 )
 
-// fakeRun writes a results file whose 20 intervals scatter ±2% around tps.
+// fakeRun writes a PostgreSQL results file whose 20 intervals scatter ±2% around tps.
 func fakeRun(t *testing.T, path string, tps float64, seed uint64) {
+	t.Helper()
+	fakeRunAs(t, path, "postgres", tps, seed)
+}
+
+func fakeRunAs(t *testing.T, path, engine string, tps float64, seed uint64) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 7))
 	h := histogram.New()
 	h.Record(2000)
 	enc, _ := h.Encode()
-	r := &result.Result{Complete: true, StartedAt: time.Now().UTC(), Engine: result.Engine{Kind: "postgres", Version: "15"},
+	r := &result.Result{Complete: true, StartedAt: time.Now().UTC(), Engine: result.Engine{Kind: engine, Version: "15"},
 		Workload: result.Workload{Name: "oltp_read_write"}, Threads: 4, DurationS: 20, TPS: tps, Transactions: int64(tps * 20), Histogram: enc}
 	for i := 0; i < 20; i++ {
 		r.Intervals = append(r.Intervals, result.Interval{T: float64(i + 1), TPS: tps * (1 + 0.04*(rng.Float64()-0.5)), P99MS: 5})
@@ -106,5 +111,24 @@ func TestMergeCommandErrors(t *testing.T) {
 				t.Errorf("exit %d, want 2 and one line containing %q: %s", code, c.want, stderr)
 			}
 		})
+	}
+}
+
+// --report-only judges what an earlier reproduction left and starts nothing.
+func TestReproduceReportOnly(t *testing.T) {
+	dir := t.TempDir()
+	for _, e := range []string{"postgres", "mysql", "mariadb"} {
+		fakeRunAs(t, filepath.Join(dir, "fair", "results", e+"-oltp_read_write.json"), e, 1000, 1)
+	}
+	start := time.Now()
+	code, stdout, stderr := run("reproduce", "shootout", "--report-only", "--out", dir)
+	if code != 0 || !strings.Contains(stdout, "shootout:") || time.Since(start) > 20*time.Second {
+		t.Fatalf("exit %d after %s:\n%s%s", code, time.Since(start), stdout, stderr)
+	}
+	if strings.Contains(stderr, "starting a throwaway server") {
+		t.Errorf("--report-only started a server:\n%s", stderr)
+	}
+	if code, _, stderr := run("reproduce", "shootout", "--report-only"); code != 2 || !strings.Contains(stderr, "--out") {
+		t.Errorf("--report-only without --out: exit %d %s", code, stderr)
 	}
 }
