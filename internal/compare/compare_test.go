@@ -20,7 +20,7 @@ const tinySuite = `
 name: tiny
 description: two short steps on a small data set
 threads: 2
-time: 1s
+time: 2s
 options: {tables: "2", table-size: "2000"}
 steps:
   - workload: oltp_read_write
