@@ -10,7 +10,12 @@ import (
 )
 
 // Tally counts a study's rows by verdict, for the summary line and the README's table.
-type Tally struct{ Compared, Agree, Disagree, NotComparable int }
+type Tally struct {
+	Compared      int `json:"compared"`
+	Agree         int `json:"agree"`
+	Disagree      int `json:"disagree"`
+	NotComparable int `json:"not_comparable"`
+}
 
 // Count tallies rows.
 func Count(rows []Row) Tally {
