@@ -2,7 +2,6 @@ package compare
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/suite"
+	"github.com/fairbench/fairbench/internal/testserver"
 )
 
 const pointSelectSuite = `
@@ -88,7 +88,7 @@ func onlyResult(t *testing.T, o *Options) *result.Result {
 func TestNetworkDelayRaisesLatency(t *testing.T) {
 	// Where the kernel has no netem the delay is fairbench's relay, held on timers: on a machine
 	// loaded far past its CPUs they fire milliseconds late, and the test would measure the load.
-	if load := loadAverage(t); load > 4*float64(runtime.NumCPU()) {
+	if load := testserver.LoadAverage(t); load > 4*float64(runtime.NumCPU()) {
 		t.Skipf("load average %.0f on %d CPUs: too busy to hold a 5 ms delay to 20%%", load, runtime.NumCPU())
 	}
 	base := hostOptions(t)
@@ -196,16 +196,4 @@ func TestClientHostsInterrupted(t *testing.T) {
 		t.Errorf("want the shards' partial result merged and marked incomplete: complete %v, %d transactions, %d shards",
 			r.Complete, r.Transactions, len(r.Shards))
 	}
-}
-
-func loadAverage(t *testing.T) float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var load float64
-	if _, err := fmt.Sscan(string(b), &load); err != nil {
-		t.Fatal(err)
-	}
-	return load
 }

@@ -3,9 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/testserver"
 )
 
 // spin busy-waits d on the calling thread: a statement's service time that, unlike a sleep,
@@ -251,7 +250,7 @@ func TestInterruptWithAFrozenServer(t *testing.T) {
 // pacer can keep time (at 35 the kernel woke threads tens of milliseconds late), so on a machine
 // that overloaded the test says so and skips rather than fail on the machine's account.
 func TestOpenLoopLagIsSmall(t *testing.T) {
-	if load := loadAverage(t); load > 8*float64(runtime.NumCPU()) {
+	if load := testserver.LoadAverage(t); load > 8*float64(runtime.NumCPU()) {
 		t.Skipf("load average %.0f on %d CPUs: no pacer can keep time here", load, runtime.NumCPU())
 	}
 	db := &fakeDB{stmt: func(context.Context, *fakeConn) error {
@@ -271,18 +270,6 @@ func TestOpenLoopLagIsSmall(t *testing.T) {
 		t.Errorf("%d transactions at 400/s for 2 s", res.Transactions)
 	}
 	t.Logf("lag %+v, latency %+v", *res.ScheduleLagMS, res.LatencyMS)
-}
-
-func loadAverage(t *testing.T) float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var load float64
-	if _, err := fmt.Sscan(string(b), &load); err != nil {
-		t.Fatal(err)
-	}
-	return load
 }
 
 type atomic64 struct{ v atomic.Int64 }

@@ -135,3 +135,18 @@ func Database(t testing.TB, kind string) sqldb.Target {
 // Kinds are the engines integration tests run against: PostgreSQL and MariaDB always, MySQL
 // when its root is installed (or required).
 func Kinds() []string { return []string{engine.Postgres, engine.MariaDB, engine.MySQL} }
+
+// LoadAverage is the machine's one-minute load average: timing tests skip, saying why, on a
+// machine loaded far past its CPUs, where they would measure the load rather than fairbench.
+func LoadAverage(t testing.TB) float64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var load float64
+	if _, err := fmt.Sscan(string(b), &load); err != nil {
+		t.Fatal(err)
+	}
+	return load
+}
