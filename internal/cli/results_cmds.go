@@ -67,11 +67,11 @@ func newDiffCmd() *cobra.Command {
 			if o.Alpha <= 0 || o.Alpha >= 1 || o.MinChange < 0 || o.MinChange >= 1 {
 				return badInputf("--alpha must be between 0 and 1 and --min-change between 0 and 1 (e.g. --alpha 0.05 --min-change 0.02)")
 			}
-			a, err := readResults(args[0])
+			a, err := result.ReadPath(args[0])
 			if err != nil {
 				return badInput(err)
 			}
-			b, err := readResults(args[1])
+			b, err := result.ReadPath(args[1])
 			if err != nil {
 				return badInput(err)
 			}
@@ -116,7 +116,7 @@ func newExportCmd() *cobra.Command {
 			}
 			var rs []*result.Result
 			for _, p := range args {
-				got, err := readResults(p)
+				got, err := result.ReadPath(p)
 				if err != nil {
 					return badInput(err)
 				}
@@ -141,8 +141,6 @@ func newExportCmd() *cobra.Command {
 	return cmd
 }
 
-// readResults reads a results file, a compare directory or a directory of results.
-func readResults(p string) ([]*result.Result, error) { return result.ReadPath(p) }
 
 func newMergeCmd() *cobra.Command {
 	var out string

@@ -1,9 +1,8 @@
 package job
 
 import (
-	"strings"
-
 	"github.com/fairbench/fairbench/internal/livemetrics"
+	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
 )
 
@@ -13,7 +12,7 @@ func (j *Job) feedLive(cfg *runner.Config, version string) (done func()) {
 	if j.Live == nil {
 		return func() {}
 	}
-	l := livemetrics.Labels{Engine: string(j.Target.Kind), Version: versionNumber(version), Workload: j.Spec.Name, Kind: "all"}
+	l := livemetrics.Labels{Engine: string(j.Target.Kind), Version: result.VersionNumber(version), Workload: j.Spec.Name, Kind: "all"}
 	prev := cfg.OnIntervalDetail
 	cfg.OnIntervalDetail = func(d runner.IntervalDetail) {
 		iv := d.Interval
@@ -26,15 +25,4 @@ func (j *Job) feedLive(cfg *runner.Config, version string) (done func()) {
 		}
 	}
 	return func() { j.Live.Done(l) }
-}
-
-// versionNumber is the first word of a version string that starts with a digit: "15.18" of
-// "PostgreSQL 15.18 (Debian ...)", "10.11.19-MariaDB" of the MariaDB one.
-func versionNumber(v string) string {
-	for _, w := range strings.Fields(v) {
-		if w[0] >= '0' && w[0] <= '9' {
-			return strings.TrimSuffix(w, ",")
-		}
-	}
-	return v
 }

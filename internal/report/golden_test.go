@@ -31,20 +31,7 @@ func TestGolden(t *testing.T) {
 			if !bytes.Equal(got, again) {
 				t.Fatal("two renderings of the same input differ: output is not deterministic")
 			}
-			path := filepath.Join("testdata", tc.golden)
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./internal/report -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the rendering (run go test ./internal/report -update after checking the change):\n%s", path, firstDiff(want, got))
-			}
+			checkGolden(t, tc.golden, got)
 		})
 	}
 }
@@ -72,4 +59,23 @@ func firstDiff(want, got []byte) string {
 		}
 	}
 	return "(no line differs)"
+}
+
+// checkGolden compares got with testdata/NAME, or rewrites it under -update.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/report -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the rendering (run go test ./internal/report -update after checking the change):\n%s", path, firstDiff(want, got))
+	}
 }

@@ -1,9 +1,6 @@
 package report
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -80,20 +77,7 @@ func TestParityGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "parity.md.golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/report -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the rendering (run go test ./internal/report -update after checking the change):\n%s", path, firstDiff(want, got))
-	}
+	checkGolden(t, "parity.md.golden", got)
 }
 
 // The audit's verdicts, one fact at a time.

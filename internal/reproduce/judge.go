@@ -153,7 +153,7 @@ func evidence(pub Published, cores int, rs ...*result.Result) string {
 			continue
 		}
 		if v := pub.String("engines." + r.Engine.Kind); v != "" && !strings.Contains(r.Engine.Version, v) {
-			notes = append(notes, fmt.Sprintf("%s %s here, %s published", r.Engine.Kind, shortVersion(r.Engine.Version), v))
+			notes = append(notes, fmt.Sprintf("%s %s here, %s published", r.Engine.Kind, result.VersionNumber(r.Engine.Version), v))
 		}
 		if share := clientShare(r, cores); share > 0.25 {
 			notes = append(notes, fmt.Sprintf("the client used %.0f%% of the machine during %s's run, which the server could not", share*100, r.Engine.Kind))
@@ -168,16 +168,6 @@ func clientShare(r *result.Result, cores int) float64 {
 		return 0
 	}
 	return r.ClientCPUS / r.DurationS / float64(cores)
-}
-
-func shortVersion(v string) string {
-	f := strings.Fields(v)
-	for _, w := range f {
-		if len(w) > 0 && w[0] >= '0' && w[0] <= '9' {
-			return strings.TrimRight(w, ",")
-		}
-	}
-	return v
 }
 
 func dedup(s []string) []string {

@@ -45,3 +45,16 @@ type Translation struct {
 	As      string `json:"as"`
 	Why     string `json:"why"`
 }
+
+// VersionNumber is the whole version number in a server's version text: "15.18" of
+// "PostgreSQL 15.18 (Debian 15.18-1.pgdg120+1) on x86_64...", "10.11.19" of
+// "10.11.19-MariaDB-0+deb12u1". The text itself when it holds none.
+func VersionNumber(version string) string {
+	if i := strings.Index(version, "PostgreSQL"); i >= 0 {
+		version = version[i:]
+	}
+	if v := releaseRE.FindString(version); v != "" {
+		return v
+	}
+	return version
+}
