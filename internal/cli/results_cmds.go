@@ -141,7 +141,6 @@ func newExportCmd() *cobra.Command {
 	return cmd
 }
 
-
 func newMergeCmd() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
