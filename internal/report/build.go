@@ -143,7 +143,7 @@ func (m *model) summary() string {
 	var engines []string
 	for _, v := range m.Variants {
 		s := v.Name
-		if sv := shortVersion(v.Version); sv != "" {
+		if sv := result.VersionNumber(v.Version); sv != "" {
 			s += " " + sv
 		}
 		engines = append(engines, s)

@@ -684,16 +684,3 @@ func median(vals []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// shortVersion trims what servers append to their version (build host, compiler) so a summary
-// line stays readable; the full string is kept in the environment table.
-func shortVersion(v string) string {
-	v = strings.TrimPrefix(strings.TrimSpace(v), "PostgreSQL ")
-	if i := strings.Index(v, " on "); i >= 0 {
-		v = v[:i]
-	}
-	// "8.0.39-0ubuntu0.24.04.2", "11.4.3-MariaDB-1:11.4.3+maria~ubu2404": packaging suffixes.
-	if i := strings.IndexAny(v, ", -"); i > 0 {
-		v = v[:i]
-	}
-	return v
-}

@@ -48,7 +48,7 @@ type Translation struct {
 
 // VersionNumber is the whole version number in a server's version text: "15.18" of
 // "PostgreSQL 15.18 (Debian 15.18-1.pgdg120+1) on x86_64...", "10.11.19" of
-// "10.11.19-MariaDB-0+deb12u1". The text itself when it holds none.
+// "10.11.19-MariaDB-0+deb12u1", "17beta1" of a pre-release. The text itself when it holds none.
 func VersionNumber(version string) string {
 	if i := strings.Index(version, "PostgreSQL"); i >= 0 {
 		version = version[i:]
@@ -56,5 +56,11 @@ func VersionNumber(version string) string {
 	if v := releaseRE.FindString(version); v != "" {
 		return v
 	}
-	return version
+	// Pre-releases have no dot: "PostgreSQL 17beta1 on x86_64".
+	if v := preReleaseRE.FindString(version); v != "" {
+		return v
+	}
+	return strings.TrimSpace(version)
 }
+
+var preReleaseRE = regexp.MustCompile(`\b\d+(?:alpha|beta|rc|devel)\d*`)

@@ -355,7 +355,7 @@ func (w *tpch) Measure(ctx context.Context, env *workload.Env, run workload.RunS
 		}
 	}
 	ver, _ := sqldb.ServerVersion(ctx, mc)
-	ck := w.newChecker(strings.TrimSpace(string(env.Kind)+" "+shortVersion(ver)), env.Log)
+	ck := w.newChecker(strings.TrimSpace(string(env.Kind)+" "+result.VersionNumber(ver)), env.Log)
 
 	t := &result.TPCH{Mode: "power", ScaleFactor: w.cfg.sf, AnswersChecked: ck.mode, LoadSeconds: map[string]float64{}}
 	for k, v := range meta {
@@ -427,19 +427,6 @@ func (w *tpch) Measure(ctx context.Context, env *workload.Env, run workload.RunS
 		res.Complete, res.Error = false, runErr.Error()
 	}
 	return res, runErr
-}
-
-// shortVersion is the version number out of SELECT version()'s text ("PostgreSQL 15.18 (Debian
-// ...) on x86_64..., compiled by ..." or "10.11.19-MariaDB-0+deb12u1").
-func shortVersion(v string) string {
-	f := strings.Fields(v)
-	switch {
-	case len(f) >= 2 && f[0] == "PostgreSQL":
-		return f[1]
-	case len(f) >= 1:
-		return f[0]
-	}
-	return ""
 }
 
 func streamSuffix(stream int) string {
