@@ -683,4 +683,3 @@ func median(vals []float64) float64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
-
