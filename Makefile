@@ -52,6 +52,7 @@ FUZZ_TARGETS = \
 	./internal/suite:FuzzParse \
 	./internal/result:FuzzDecode \
 	./internal/runspec:FuzzParseSize \
+	./internal/runspec:FuzzParseFault \
 	./internal/compare:FuzzParseExplain \
 	./internal/engine:FuzzParseEngines
 fuzz:
