@@ -100,6 +100,9 @@ type Result struct {
 	// DataCheck is the workload's data check after the run (TPC-C's consistency conditions,
 	// payments' conservation of money, ...), when one ran.
 	DataCheck *DataCheck `json:"data_check,omitempty"`
+	// Availability is the faults injected, reconnections, downtime and the acknowledged-
+	// transaction check (availability.go); absent when there is nothing to say.
+	Availability *Availability `json:"availability,omitempty"`
 }
 
 // Wire is the client side of the parity audit: statements and round trips counted on the wire by
@@ -270,6 +273,10 @@ type Interval struct {
 	// ConnsInUse is, in a stage ramp, how many of the pool's connections clients held at the
 	// interval's end (0 elsewhere: each client then holds its own connection all the time).
 	ConnsInUse int `json:"conns_in_use,omitempty"`
+	// Reconnects are connections reopened in the interval; DowntimeS the part of it in which no
+	// client committed (Availability's outages).
+	Reconnects int64   `json:"reconnects,omitempty"`
+	DowntimeS  float64 `json:"downtime_s,omitempty"`
 	// Server-side figures for the same interval, when sampled.
 	ServerCPUPct float64 `json:"server_cpu_pct,omitempty"`
 	ServerRSSMB  float64 `json:"server_rss_mb,omitempty"`

@@ -54,6 +54,11 @@ type clients struct {
 	fatalCh   chan struct{} // closed by the first fatal error
 	policy    string        // the threads' scheduling policy (sched.go)
 	fellBack  atomic.Bool   // a thread could not get policy
+	// reconn reopens lost connections (nil: a lost connection fails the run, as in unit tests
+	// that want that); outages times the gaps between commits.
+	reconn        *reconnector
+	endReconnects context.CancelFunc // ends reconnecting when the run stops
+	outages       *outages
 }
 
 // start runs every client on its own goroutine. Each client is a locked OS thread that spins
@@ -129,6 +134,9 @@ func (cs *clients) loop(cl *client) {
 		if !cs.measuring.Load() {
 			continue
 		}
+		if n.txns > 0 {
+			cs.outages.commit(done)
+		}
 		if !cl.tally.record(&n, done.Sub(due)-n.q.Paused, began.Sub(due), open) {
 			return
 		}
@@ -142,20 +150,49 @@ var errStopped = errors.New("stopped")
 // pool for this transaction only (the wait for it falls inside the latency).
 func (cs *clients) transaction(cl *client, n *counts) error {
 	if cs.pool == nil {
-		return attempt(cs.stmtCtx, cl.worker, cl.conn, cs.maxTries, n)
+		return cs.resilient(cl, link{&cl.conn, &cl.worker}, n)
 	}
 	s := cs.pool.take(cs.stopped)
 	if s == nil {
 		return errStopped
 	}
 	cl.held.Store(s)
-	err := attempt(cs.stmtCtx, s.worker, s.conn, cs.maxTries, n)
+	err := cs.resilient(cl, link{&s.conn, &s.worker}, n)
 	if cl.abandoned.Load() {
 		return err
 	}
 	cl.held.Store(nil)
 	cs.pool.give(s)
 	return err
+}
+
+// resilient runs one transaction on l and, when the connection is lost, reconnects (reconnect.go)
+// and runs it again, within maxTries attempts in all. A transaction whose COMMIT got no answer is
+// in doubt: counted, with an error, and not run again. When the run ends while the client is
+// reconnecting it returns errStopped.
+func (cs *clients) resilient(cl *client, l link, n *counts) error {
+	for try := 1; ; try++ {
+		err := attempt(cs.stmtCtx, *l.worker, *l.conn, cs.maxTries, n)
+		if err == nil || cs.reconn == nil || !sqldb.IsConnectionLost(err) || cl.abandoned.Load() {
+			return err
+		}
+		_, rerr := cs.reconn.reconnect(l, cl.id, try)
+		n.reconnects++
+		switch {
+		case rerr == errGaveUp:
+			return errStopped
+		case rerr != nil:
+			return rerr
+		case errors.Is(err, workload.ErrCommitInDoubt):
+			n.inDoubt++
+			n.errors++
+			return nil
+		case try >= cs.maxTries:
+			n.errors++
+			return nil
+		}
+		n.retries++
+	}
 }
 
 // fail records the first non-retryable error and stops the run.
@@ -170,6 +207,9 @@ func (cs *clients) fail(id int, err error) {
 func (cs *clients) halt() {
 	if !cs.stop.Swap(true) {
 		close(cs.stopped)
+		if cs.endReconnects != nil {
+			cs.endReconnects()
+		}
 	}
 }
 

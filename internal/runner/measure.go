@@ -102,6 +102,7 @@ func (m *measurement) begin() {
 	// round trip or more, and the shards of one run must open their windows at one instant.
 	m.cs.measuring.Store(true)
 	m.start = time.Now()
+	m.cs.outages.begin(m.start)
 	if m.cfg.OnMeasureStart != nil {
 		m.cfg.OnMeasureStart()
 	}
@@ -230,6 +231,9 @@ func (m *measurement) finish(res *result.Result, kinds []string) error {
 	}
 	if err := fold(res, m.tallies(), kinds, measured); err != nil {
 		return err
+	}
+	if m.started {
+		m.availability(res)
 	}
 	m.judge(res, measured)
 	return nil

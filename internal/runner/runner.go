@@ -51,6 +51,11 @@ type Config struct {
 	// run (run --shard I/N --start-at) measure the same window. The warm-up lasts from the
 	// clients' start until then, whatever Warmup says.
 	StartAt time.Time
+	// NoReconnect makes a lost connection fail the run instead of being reopened (reconnect.go).
+	NoReconnect bool
+	// OnAcks, when set, is given at the end the ids every worker saw committed or in doubt
+	// (workers that record them: workload.AckRecorder), for the check after the run.
+	OnAcks func([]*workload.Acks)
 }
 
 // Connector opens one connection to the server under test.
@@ -147,6 +152,9 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 	stopReason := m.run(ctx, start.Add(cfg.Warmup))
 	if err := m.finish(res, kinds); err != nil {
 		return res, err
+	}
+	if cfg.OnAcks != nil && cs.reconn != nil {
+		cfg.OnAcks(cs.reconn.acks(cs.workers()))
 	}
 	if f := cs.fatal.Load(); f != nil {
 		stopReason = f

@@ -16,6 +16,12 @@ import (
 func connectClients(ctx context.Context, cfg *Config, connect Connector, wl workload.Workload, kinds int) (*clients, error) {
 	cs := &clients{stopped: make(chan struct{}), fatalCh: make(chan struct{}), maxTries: cfg.MaxTries, policy: clientScheduling()}
 	cs.stmtCtx = context.WithoutCancel(ctx)
+	cs.outages = newOutages(cfg)
+	if !cfg.NoReconnect {
+		rctx, cancel := context.WithCancel(ctx)
+		cs.reconn = &reconnector{connect: connect, wl: wl, cfg: cfg, ctx: rctx}
+		cs.endReconnects = cancel
+	}
 	type outcome struct {
 		list []*client
 		pool *pool
@@ -136,12 +142,34 @@ func (cs *clients) abandon(stuck []*client) {
 	}
 	for _, cl := range stuck {
 		cl.abandoned.Store(true)
-		c := cl.conn
+		c := cs.reconn.swapped(&cl.conn)
 		if s := cl.held.Load(); s != nil {
-			c = s.conn
+			c = cs.reconn.swapped(&s.conn)
 		}
 		if c != nil {
 			go func(c sqldb.Conn) { c.Close() }(c)
 		}
 	}
+}
+
+// workers lists the workers in use at the end: the clients' own, or the pool's.
+func (cs *clients) workers() []workload.Worker {
+	// An abandoned client may still be inside its worker: its ids are left out, uncounted.
+	var out []workload.Worker
+	held := map[*slot]bool{}
+	for _, cl := range cs.list {
+		if cl.abandoned.Load() {
+			held[cl.held.Load()] = true
+		} else if cl.worker != nil {
+			out = append(out, cl.worker)
+		}
+	}
+	if cs.pool != nil {
+		for _, s := range cs.pool.all {
+			if !held[s] {
+				out = append(out, s.worker)
+			}
+		}
+	}
+	return out
 }

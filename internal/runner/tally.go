@@ -13,7 +13,10 @@ import (
 // counts is what a client adds up: per transaction, per interval and in total.
 type counts struct {
 	txns, errors, retries, rollbacks int64
-	q                                workload.Queries
+	// reconnects are connections reopened after one was lost; inDoubt, transactions whose COMMIT
+	// got no answer (also counted in errors).
+	reconnects, inDoubt int64
+	q                   workload.Queries
 }
 
 func (c *counts) add(o *counts) {
@@ -21,6 +24,8 @@ func (c *counts) add(o *counts) {
 	c.errors += o.errors
 	c.retries += o.retries
 	c.rollbacks += o.rollbacks
+	c.reconnects += o.reconnects
+	c.inDoubt += o.inDoubt
 	c.q.Read += o.q.Read
 	c.q.Write += o.q.Write
 	c.q.Other += o.q.Other
@@ -194,7 +199,7 @@ func (s *intervals) close(active int, end time.Time, sum counts) (counts, time.D
 func (s *intervals) record(active int) result.Interval {
 	sum := &s.lastSum
 	iv := result.Interval{T: math.Round(s.last.Sub(s.start).Seconds()*1000) / 1000, Threads: active,
-		Errors: sum.errors, Retries: sum.retries, P95MS: s.merged.PercentileMS(95), P99MS: s.merged.PercentileMS(99)}
+		Errors: sum.errors, Retries: sum.retries, Reconnects: sum.reconnects, P95MS: s.merged.PercentileMS(95), P99MS: s.merged.PercentileMS(99)}
 	if sec := s.lastLen.Seconds(); sec > 0 {
 		iv.TPS = float64(sum.txns) / sec
 		iv.QPS = float64(sum.queries()) / sec
@@ -227,6 +232,7 @@ func (s *intervals) cutLast(active int, end time.Time, sliver time.Duration) (co
 	iv := s.record(active)
 	prev.T, prev.Threads, prev.TPS, prev.QPS = iv.T, iv.Threads, iv.TPS, iv.QPS
 	prev.P95MS, prev.P99MS, prev.Errors, prev.Retries = iv.P95MS, iv.P99MS, iv.Errors, iv.Retries
+	prev.Reconnects = iv.Reconnects
 	s.detail(prev, tail, tailHist) // the live totals get the tail too
 	return tail, tailHist
 }
