@@ -2,19 +2,23 @@
 # Are fairbench's disk figures true? Each engine runs with its data directory on a loop device of
 # its own (`fairbench serve --device`), so the device's own counters (/sys/block/loopN/stat) count
 # that server's I/O and nothing else. For 30 s of oltp_read_write and of oltp_insert, this prints
-# fairbench's disk write bytes and operations (from the server's cgroup) beside the device's, and
-# their ratio: they should agree within 10%.
+# the device's write bytes and operations, read by this script before and after each run, beside
+# fairbench's figures from the result (which, on a device of the server's own, fairbench takes from
+# the same counters: disk_source "block device loopN, this server's alone") and beside the
+# server's cgroup figures (disk_cgroup, the secondary source), each with its ratio to the device.
+# fairbench's figure should agree within 10%; the cgroup's is a lower bound on cgroup v1 (no
+# background writeback) and on a journaled filesystem (no jbd2 journal commits).
 #
 #   bench/disk-truth.sh [ENGINE...]        (default: postgres mariadb mysql; needs root)
-#   TIME=30s THREADS=4 TABLES=4 TABLE_SIZE=100000 bench/disk-truth.sh postgres
+#   TIME=30s THREADS=4 TABLES=4 TABLE_SIZE=100000 JOURNAL=yes CHECKPOINT=yes bench/disk-truth.sh postgres
 #
 # run's own flush before the measured window (--flush) is off, since the device's counters here
-# span the whole run command; instead each run starts from a quiet device: PostgreSQL gets a CHECKPOINT and the device's filesystem is
-# synced (sync -f), so that what the previous step left dirty (prepare's rows in shared_buffers and
-# in the page cache) is not written during the measured run by the kernel's flusher, which on
-# cgroup v1 no cgroup is charged for (CHECKPOINT=no leaves that out, to see the difference).
+# span the whole run command; instead each run starts from a quiet device: PostgreSQL gets a
+# CHECKPOINT and the device's filesystem is synced (sync -f), so that what the previous step left
+# dirty (prepare's rows in shared_buffers and in the page cache) is not written during the
+# measured run (CHECKPOINT=no leaves that out, to see the difference).
 #
-# Device operations are completed write requests plus the bios merged into them (diskstats fields
+# Operations are bios: completed write requests plus the bios merged into them (diskstats fields
 # 5 and 6), since the cgroup counts bios before the block layer merges them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,9 +26,9 @@ source bench/lib.sh
 
 TIME=${TIME:-30s}
 # JOURNAL=no makes the device's ext4 without a journal (serve --device-no-journal), like this
-# machine's own data filesystem; with JOURNAL=yes the journal's commits, written by a kernel thread
-# that no cgroup is charged for, show as the gap between the two columns.
-JOURNAL=${JOURNAL:-no}
+# machine's own data filesystem; with JOURNAL=yes (mkfs.ext4's default) the journal's commits,
+# written by a kernel thread that no cgroup is charged for, show as the cgroup's shortfall.
+JOURNAL=${JOURNAL:-yes}
 CHECKPOINT=${CHECKPOINT:-yes}
 THREADS=${THREADS:-4}
 TABLES=${TABLES:-4}
@@ -36,7 +40,8 @@ engines=("$@")
 dev_writes() { awk '{print $7, $5, $6}' "/sys/block/$1/stat"; }
 
 echo "== $TIME per run, $THREADS threads, $TABLES x $TABLE_SIZE rows, device ext4 journal: $JOURNAL, checkpoint and sync before each run: $CHECKPOINT"
-printf '%-9s %-16s %14s %14s %7s   %11s %11s %7s  %6s\n' engine workload "fairbench B" "device B" ratio "fairbench op" "device op" ratio steal%
+printf '%-9s %-16s %12s %12s %6s %12s %6s   %9s %9s %6s %9s %6s  %6s %5s\n' engine workload \
+  "device B" "fairbench B" ratio "cgroup B" ratio "device op" "fb op" ratio "cgroup op" ratio steal% load
 fail=0
 for engine in "${engines[@]}"; do
   devflags=(--device 8G)
@@ -60,18 +65,23 @@ for engine in "${engines[@]}"; do
     "$FB" run "${common[@]}" --workload "$wl" --threads "$THREADS" --time "$TIME" --warmup 0s --flush=false --out "$out" >/dev/null 2>"$tmp/run.log"
     t1=$(stat_ticks)
     read -r s1 w1 m1 < <(dev_writes "$loop")
-    read -r fb_bytes fb_ops src < <(python3 -c '
+    read -r fb_bytes fb_ops cg_bytes cg_ops src < <(python3 -c '
 import json, sys
 s = json.load(open(sys.argv[1]))["server"]
-print(s.get("disk_write_bytes", 0), s.get("disk_write_ops", 0), s.get("disk_source", "-").split(" (")[0].replace(" ", "_"))' "$out")
+c = s.get("disk_cgroup") or {}
+print(s.get("disk_write_bytes", 0), s.get("disk_write_ops", 0), c.get("write_bytes", 0), c.get("write_ops", 0),
+      s.get("disk_source", "-").split(" (")[0])' "$out")
     dev_bytes=$(( (s1 - s0) * 512 ))
     dev_ops=$(( (w1 - w0) + (m1 - m0) ))
     ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }'; }
     rb=$(ratio "$fb_bytes" "$dev_bytes")
-    ro=$(ratio "$fb_ops" "$dev_ops")
-    printf '%-9s %-16s %14d %14d %7s   %11d %11d %7s  %6s\n' "$engine" "$wl" "$fb_bytes" "$dev_bytes" "$rb" "$fb_ops" "$dev_ops" "$ro" "$(steal_pct "$t0" "$t1")"
-    echo "          source: $src" >&2
+    printf '%-9s %-16s %12d %12d %6s %12d %6s   %9d %9d %6s %9d %6s  %6s %5s\n' "$engine" "$wl" \
+      "$dev_bytes" "$fb_bytes" "$rb" "$cg_bytes" "$(ratio "$cg_bytes" "$dev_bytes")" \
+      "$dev_ops" "$fb_ops" "$(ratio "$fb_ops" "$dev_ops")" "$cg_ops" "$(ratio "$cg_ops" "$dev_ops")" \
+      "$(steal_pct "$t0" "$t1")" "$(cut -d' ' -f1 /proc/loadavg)"
+    echo "          disk_source: $src" >&2
     awk -v r="$rb" 'BEGIN { exit !(r != "-" && r >= 0.9 && r <= 1.1) }' || fail=1
+    [[ $src == "block device "* ]] || fail=1
   done
   "$FB" cleanup "${common[@]}" --workload oltp_read_write >/dev/null
   stop_server

@@ -39,10 +39,11 @@ func newCompareCmd() *cobra.Command {
 	var (
 		engines, suiteName, out, mysqlRoot, workDir, bufferPool string
 		profileName, explain, metricsAddr, serverCPUs           string
+		device                                                  string
 		run                                                     runFlags
 		clients                                                 clientFlags
 		repeat                                                  int
-		binlog, force, verbose                                  bool
+		binlog, force, verbose, noJournal                       bool
 		seed                                                    uint64
 	)
 	cmd := &cobra.Command{
@@ -82,6 +83,10 @@ func newCompareCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			deviceBytes, err := parseDevice(device)
+			if err != nil {
+				return err
+			}
 			if out == "" {
 				out = filepath.Join("out", "compare-"+time.Now().Format("20060102-150405"))
 			}
@@ -89,7 +94,7 @@ func newCompareCmd() *cobra.Command {
 				return err
 			}
 			opts := &compare.Options{Engines: []string{engines}, Suite: s, OutDir: out, Profile: prof, Explain: knobs, MySQLRoot: mysqlRoot, ServerCPUs: cpus,
-				WorkDir: workDir, Seed: seed, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}
+				WorkDir: workDir, DeviceBytes: deviceBytes, DeviceNoJournal: noJournal, Seed: seed, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}
 			if verbose {
 				opts.IntervalLog = cmd.ErrOrStderr()
 			}
@@ -124,6 +129,8 @@ func newCompareCmd() *cobra.Command {
 	f.BoolVar(&force, "force", false, "replace results already in --out")
 	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
 	f.StringVar(&workDir, "workdir", "", "where the servers' throwaway data directories go (default the system temp dir)")
+	f.StringVar(&device, "device", "", "put each server's data directory on a loop device of its own of this size (e.g. 8G; root): disk figures then come from the device's own counters, every write included")
+	f.BoolVar(&noJournal, "device-no-journal", false, "make the --device filesystems without ext4's journal")
 	f.StringVar(&bufferPool, "buffer-pool", "", "buffer pool of every engine (default 25% of RAM, at most 2G)")
 	f.BoolVar(&binlog, "binlog", false, "turn the binary log on for MySQL and MariaDB (sync_binlog=1)")
 	addProfileFlag(f, &profileName)

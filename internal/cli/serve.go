@@ -17,18 +17,15 @@ import (
 func serve(cmd *cobra.Command, inst engine.Installation, prof engine.Profile, workDir, device string, noJournal bool) error {
 	stderr := cmd.ErrOrStderr()
 	if device != "" {
-		size, err := runspec.ParseSize("--device", device)
+		size, err := parseDevice(device)
 		if err != nil {
-			return badInput(err)
+			return err
 		}
 		if _, err := throttle.ReapStale(workDir); err != nil {
 			fmt.Fprintf(stderr, "fairbench: reaping loop devices left by a killed fairbench: %v\n", err)
 		}
 		dev, err := throttle.NewDevice(cmd.Context(), throttle.DeviceOptions{WorkDir: workDir, SizeBytes: size, NoJournal: noJournal})
 		if err != nil {
-			if err == throttle.ErrNotRoot {
-				return badInput(err)
-			}
 			return err
 		}
 		defer dev.Close() // after the server's Stop below
@@ -55,4 +52,26 @@ func serve(cmd *cobra.Command, inst engine.Installation, prof engine.Profile, wo
 		fmt.Fprintf(stderr, "the server's log ends:\n%s", srv.Logs())
 		return fmt.Errorf("the %s server is no longer running: it exited (%v) while serving", inst.Kind, srv.ExitError())
 	}
+}
+
+// minDevice is the smallest --device that holds a server, its WAL/redo and a small data set.
+const minDevice = 256 << 20
+
+// parseDevice reads --device (serve, compare): "" is none (0); a size needs root, since a loop
+// device is attached and mounted.
+func parseDevice(device string) (int64, error) {
+	if device == "" {
+		return 0, nil
+	}
+	size, err := runspec.ParseSize("--device", device)
+	if err != nil {
+		return 0, badInput(err)
+	}
+	if size < minDevice {
+		return 0, badInputf("--device %q: use a size like 8G, at least 256M", device)
+	}
+	if err := throttle.RequireRoot(); err != nil {
+		return 0, badInputf("--device: %v", err)
+	}
+	return size, nil
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/suite"
 	"github.com/fairbench/fairbench/internal/sysinfo"
+	"github.com/fairbench/fairbench/internal/throttle"
 	"github.com/fairbench/fairbench/internal/throwaway"
 	"github.com/fairbench/fairbench/internal/workload"
 	_ "github.com/fairbench/fairbench/internal/workload/all" // registers every workload
@@ -45,9 +46,14 @@ type Options struct {
 	Explain   []string
 	MySQLRoot string
 	WorkDir   string // where servers' data directories go; "" = the system temp dir
-	Seed      uint64
-	Command   string    // the command line, recorded to reproduce the run
-	Log       io.Writer // progress lines
+	// DeviceBytes, when above 0, puts each server's data directory on a loop device of its own of
+	// that size (root), so its disk figures come from the device's own counters, every write
+	// included; DeviceNoJournal makes that device's ext4 without a journal.
+	DeviceBytes     int64
+	DeviceNoJournal bool
+	Seed            uint64
+	Command         string    // the command line, recorded to reproduce the run
+	Log             io.Writer // progress lines
 	// Interval lines from the runner, when wanted (nil = only the per-step summary).
 	IntervalLog io.Writer
 	// Live, when set, receives every step's measured intervals (--metrics-addr).
@@ -320,6 +326,25 @@ func (c *comparison) logf(format string, args ...any) {
 	}
 }
 
+// serverWorkDir is where a server's data directory goes: the work directory, or with
+// --device a loop device made for this one server, which close removes (after the server stops).
+func (c *comparison) serverWorkDir(ctx context.Context, name string) (dir string, close func() error, err error) {
+	o := c.opts
+	if o.DeviceBytes <= 0 {
+		return o.WorkDir, func() error { return nil }, nil
+	}
+	if _, err := throttle.ReapStale(o.WorkDir); err != nil {
+		c.logf("   reaping loop devices left by a killed fairbench: %v", err)
+	}
+	dev, err := throttle.NewDevice(ctx, throttle.DeviceOptions{WorkDir: o.WorkDir, SizeBytes: o.DeviceBytes, NoJournal: o.DeviceNoJournal})
+	if err != nil {
+		return "", nil, fmt.Errorf("a loop device for %s: %w", name, err)
+	}
+	c.logf("   %s: data directory on %s (%s), a loop device of its own: disk figures from /sys/block/%s/stat",
+		name, dev.Path, dev.DevNum(), filepath.Base(dev.Path))
+	return dev.Dir, dev.Close, nil
+}
+
 // eta extrapolates from the steps done so far; before the first one it uses the suite's estimate.
 func (c *comparison) eta() string {
 	if c.doneSteps == 0 {
@@ -334,7 +359,16 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 	o := c.opts
 	name := inst.Name()
 	c.logf("== %s %s (%s): starting a throwaway server, profile %s (ETA %s)", name, inst.Version, inst.Origin, profileText(prof), c.eta())
-	srv, err := throwaway.Start(ctx, inst, prof, o.WorkDir)
+	workDir, closeDevice, err := c.serverWorkDir(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if derr := closeDevice(); derr != nil && err == nil {
+			err = fmt.Errorf("removing %s's loop device: %w", name, derr)
+		}
+	}()
+	srv, err := throwaway.Start(ctx, inst, prof, workDir)
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", name, err)
 	}

@@ -569,7 +569,12 @@ func sourceKind(src string) string {
 	case src == "":
 		return ""
 	case strings.HasPrefix(src, "cgroup v"):
+		if strings.Contains(src, "(a lower bound") {
+			return src[:len("cgroup v1")] + " (a lower bound)"
+		}
 		return src[:len("cgroup v1")]
+	case strings.HasPrefix(src, "block device "):
+		return "its own block device (every write)"
 	case strings.HasPrefix(src, "/proc"):
 		return "/proc"
 	case strings.HasPrefix(src, "node_exporter"):

@@ -339,6 +339,10 @@ type Server struct {
 	// writeback, a memory-mapped redo log written back by the kernel); they are kept but not
 	// compared.
 	DiskUndercounted bool `json:"disk_undercounted,omitempty"`
+	// DiskCgroup is what the server's cgroup counted over the same window when the disk figures
+	// above come from a block device of the server's own: the secondary source, kept beside the
+	// device's so a reader sees what the cgroup leaves out.
+	DiskCgroup *DiskIO `json:"disk_cgroup,omitempty"`
 	// HostPerTxn divides the host figures by transactions: cpu_ms, disk_read_bytes,
 	// disk_write_bytes, disk_read_ops, disk_write_ops.
 	HostPerTxn map[string]float64 `json:"host_per_txn,omitempty"`
@@ -349,6 +353,15 @@ type Server struct {
 	// Engine counters over the measured run, as deltas, and per transaction.
 	Counters map[string]int64   `json:"counters,omitempty"`
 	PerTxn   map[string]float64 `json:"per_txn,omitempty"`
+}
+
+// DiskIO is block I/O over the measured run as one source counts it: bytes, and operations (bios).
+type DiskIO struct {
+	ReadBytes  int64  `json:"read_bytes"`
+	WriteBytes int64  `json:"write_bytes"`
+	ReadOps    int64  `json:"read_ops"`
+	WriteOps   int64  `json:"write_ops"`
+	Source     string `json:"source"`
 }
 
 // Dataset fingerprints the data a run's workload loaded, the same way on every engine.

@@ -144,19 +144,21 @@ func (w *groupWatch) finish(srv *result.Server) (cpu, mem, disk bool, err error)
 	return st.HasCPU, st.HasMemory, st.HasIO, nil
 }
 
-// diskNote says what the group's disk figures leave out.
+// diskNote says what the group's disk figures leave out on this kernel and filesystem: with
+// either, they are a lower bound of what the server costs the device, never the whole.
 func diskNote(g *cgroup.Group, journaled bool) string {
 	var notes []string
 	if !g.V2 {
-		notes = append(notes, "cgroup v1 charges the kernel's background writeback to no server")
+		notes = append(notes, "the kernel's background writeback, which cgroup v1 charges to no cgroup")
 	}
 	if journaled {
-		notes = append(notes, "the data directory's filesystem journal (jbd2), which fsync makes the kernel write, is not included")
+		notes = append(notes, "the filesystem journal (jbd2), which every fsync that changes a file's metadata makes the kernel write")
 	}
 	if len(notes) == 0 {
 		return ""
 	}
-	return " (block I/O the server's processes issue, fsync-driven writeback included; " + strings.Join(notes, "; ") + ")"
+	return " (a lower bound: block I/O the server's processes issue, fsync-driven writeback included; it leaves out " +
+		strings.Join(notes, ", and ") + ")"
 }
 
 func mb(b int64) float64 { return round(float64(b)/mib, 10) }

@@ -14,6 +14,7 @@ import (
 	"github.com/fairbench/fairbench/internal/cgroup"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/throttle"
 )
 
 // mib is what result's "MB" fields count in, as PostgreSQL's "MB" does.
@@ -30,6 +31,7 @@ type Monitor struct {
 	conn    sqldb.Conn
 	sampler *ProcessSampler // nil for a remote server, or where the cgroup covers everything
 	group   *groupWatch     // nil without a cgroup
+	device  *deviceWatch    // a block device of the server's own, nil where it has none
 	host    *hostWatch      // a remote server's host through node_exporter, nil without one
 	local   bool
 	dataDir string // the server's data directory, for its size on disk
@@ -81,9 +83,15 @@ func (m *Monitor) WithNodeExporter(n *NodeExporter) *Monitor {
 	return m
 }
 
-// WithDataDir has Finish record the data directory's size on disk.
+// WithDataDir has Finish record the data directory's size on disk. Where the directory is on a
+// block device fairbench made for this server alone, the disk figures come from that device's
+// own counters, and the cgroup's, if any, are kept beside them as the secondary source.
 func (m *Monitor) WithDataDir(dir string) *Monitor {
 	m.dataDir = dir
+	if name, ok := throttle.OwnDevice(dir); ok {
+		m.device = newDeviceWatch(name)
+		m.local = true
+	}
 	if m.group != nil {
 		m.group.journaled = cgroup.Journaled(dir)
 	}
@@ -149,6 +157,11 @@ func (m *Monitor) Start(ctx context.Context) error {
 			return fmt.Errorf("reading the server's cgroup: %w", err)
 		}
 	}
+	if m.device != nil {
+		if err := m.device.start(); err != nil {
+			return err
+		}
+	}
 	if m.host != nil {
 		if err := m.host.start(); err != nil {
 			return err
@@ -187,6 +200,11 @@ func (m *Monitor) MeasureStart(ctx context.Context) error {
 			return fmt.Errorf("reading the server's cgroup: %w", err)
 		}
 	}
+	if m.device != nil {
+		if err := m.device.start(); err != nil {
+			return err
+		}
+	}
 	if m.host != nil {
 		if err := m.host.measureStart(); err != nil {
 			return err
@@ -214,6 +232,11 @@ func (m *Monitor) OnInterval(iv *result.Interval) {
 	}
 	if m.group != nil {
 		if err := m.group.interval(iv); err != nil && m.sampleErr == nil {
+			m.sampleErr = err
+		}
+	}
+	if m.device != nil {
+		if err := m.device.interval(iv); err != nil && m.sampleErr == nil {
 			m.sampleErr = err
 		}
 	}
@@ -273,6 +296,13 @@ func (m *Monitor) Finish(ctx context.Context, transactions int64) (*result.Serve
 		var err error
 		if gotCPU, gotMem, gotDisk, err = m.group.finish(srv); err != nil {
 			errs = append(errs, fmt.Errorf("reading the server's cgroup: %w", err))
+		}
+	}
+	if m.device != nil {
+		if err := m.device.finish(srv); err != nil {
+			errs = append(errs, err)
+		} else {
+			gotDisk = true
 		}
 	}
 	if m.host != nil {

@@ -322,7 +322,7 @@ func runStep(ctx context.Context, o *BandwidthOptions, th *throttle.Throttled, s
 	}
 
 	dev := sampleDevice(th.Device.Stats, time.Second)
-	m, runErr := runMeasured(ctx, tg, &o.Common, st.Workload, srv.PIDs, nil, nil)
+	m, runErr := runMeasured(ctx, tg, &o.Common, st.Workload, srv.PIDs, srv.DataDir, nil, nil)
 	dev.finish()
 	if m != nil {
 		fillStep(st, m, dev, pageSize)

@@ -188,8 +188,10 @@ type measured struct {
 
 // runMeasured runs a workload for the study's time with a server monitor around it. after, when
 // set, runs once the clients are done and before the closing counters are read, so that work the
-// run caused but the engine defers (writing dirty pages) is counted in it.
-func runMeasured(ctx context.Context, tg sqldb.Target, c *Common, workloadName string, pids func() []int,
+// run caused but the engine defers (writing dirty pages) is counted in it. dataDir, when given,
+// is the server's data directory: on a loop device of the server's own (the bandwidth study)
+// the disk figures then come from the device's counters.
+func runMeasured(ctx context.Context, tg sqldb.Target, c *Common, workloadName string, pids func() []int, dataDir string,
 	onInterval func(*result.Interval), after func(context.Context, sqldb.Conn) error) (*measured, error) {
 	j, err := newJob(tg, c, workloadName)
 	if err != nil {
@@ -202,6 +204,9 @@ func runMeasured(ctx context.Context, tg sqldb.Target, c *Common, workloadName s
 	}
 	defer mconn.Close()
 	mon := servermetrics.NewMonitor(mconn, pids)
+	if dataDir != "" {
+		mon = mon.WithDataDir(dataDir)
+	}
 	if err := mon.Start(ctx); err != nil {
 		return nil, err
 	}

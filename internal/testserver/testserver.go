@@ -79,6 +79,21 @@ func Server(t testing.TB, kind string) *engine.Server {
 	return s.srv
 }
 
+// Installation is what Server would start for kind, for a test that starts a server of its own
+// (on a device of its own, with other settings); it skips or fails as Server does when kind is
+// not installed.
+func Installation(t testing.TB, kind string) engine.Installation {
+	t.Helper()
+	inst, err := find(kind)
+	if err != nil {
+		if required(kind) {
+			t.Fatalf("%s is required but not installed: %v", kind, err)
+		}
+		t.Skipf("%s not available: %v", kind, err)
+	}
+	return inst
+}
+
 // find picks the server a test of kind gets: the host's own package for a bare kind when the
 // host has one (Debian 12: PostgreSQL 15, MariaDB 10.11), so tests run on the same release on
 // every machine whatever roots an install added; a root's otherwise (MySQL), or the release

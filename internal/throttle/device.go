@@ -220,35 +220,47 @@ func (d *Device) findLoop() string {
 }
 
 // IOStats are the device's cumulative transfer counters, from /sys/block/loopN/stat: what
-// really reached the device, whoever issued it (the server, or the kernel writing back its
-// dirty pages).
+// really reached the device, whoever issued it (the server, the kernel writing back its dirty
+// pages, the filesystem's journal).
 type IOStats struct {
 	At                    time.Time
 	ReadBytes, WriteBytes int64
+	// ReadOps and WriteOps are bios: requests completed plus the bios the block layer merged into
+	// them, which is how a cgroup counts operations (before merging), so the two sit side by side.
+	ReadOps, WriteOps int64
 }
 
 // Stats reads the device's counters now.
 func (d *Device) Stats() (IOStats, error) {
-	b, err := os.ReadFile(d.sysPath("stat"))
+	return BlockStats(filepath.Base(d.Path))
+}
+
+// BlockStats reads the counters of the block device named name ("loop3") now.
+func BlockStats(name string) (IOStats, error) {
+	b, err := os.ReadFile(filepath.Join("/sys/block", name, "stat"))
 	if err != nil {
 		return IOStats{}, err
 	}
 	return parseBlockStat(b, time.Now())
 }
 
-// parseBlockStat reads Documentation/block/stat.rst's format: sectors are 512 bytes whatever
-// the device's block size.
+// parseBlockStat reads Documentation/block/stat.rst's format: reads completed, reads merged,
+// sectors read, ms reading, then the same four for writes. Sectors are 512 bytes whatever the
+// device's block size.
 func parseBlockStat(b []byte, at time.Time) (IOStats, error) {
 	f := strings.Fields(string(b))
 	if len(f) < 7 {
 		return IOStats{}, fmt.Errorf("block stat %q: too few fields", strings.TrimSpace(string(b)))
 	}
-	rs, err1 := strconv.ParseInt(f[2], 10, 64)
-	ws, err2 := strconv.ParseInt(f[6], 10, 64)
-	if err1 != nil || err2 != nil {
-		return IOStats{}, fmt.Errorf("block stat %q: not numbers", strings.TrimSpace(string(b)))
+	var n [7]int64
+	for i := range n {
+		v, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return IOStats{}, fmt.Errorf("block stat %q: not numbers", strings.TrimSpace(string(b)))
+		}
+		n[i] = v
 	}
-	return IOStats{At: at, ReadBytes: rs * 512, WriteBytes: ws * 512}, nil
+	return IOStats{At: at, ReadBytes: n[2] * 512, WriteBytes: n[6] * 512, ReadOps: n[0] + n[1], WriteOps: n[4] + n[5]}, nil
 }
 
 // DropCache writes the filesystem's dirty pages out and drops its cached ones, so that the next

@@ -30,7 +30,7 @@ type ProbeResult struct {
 // which would otherwise read as a cap exceeded.
 func Probe(ctx context.Context, g *Group, d *Device, size int64) (ProbeResult, error) {
 	mib := max(size>>20, 1)
-	path := filepath.Join(d.Dir, ".fairbench-probe")
+	path := filepath.Join(d.Dir, probeName)
 	defer os.Remove(path)
 	res := ProbeResult{Bytes: mib << 20}
 	count := "count=" + strconv.FormatInt(mib, 10)

@@ -154,12 +154,28 @@ func TestParseRules(t *testing.T) {
 }
 
 func TestParseBlockStat(t *testing.T) {
-	s, err := parseBlockStat([]byte("    1234  0   2048  10  56  0  4096  20  0  30  30\n"), time.Unix(0, 0))
-	if err != nil || s.ReadBytes != 2048*512 || s.WriteBytes != 4096*512 {
-		t.Fatalf("got %+v, %v", s, err)
+	cases := []struct {
+		name, in string
+		want     IOStats
+		bad      bool
+	}{
+		{"fields of a loop device", "    1234  6   2048  10  56  7  4096  20  0  30  30\n",
+			IOStats{ReadBytes: 2048 * 512, WriteBytes: 4096 * 512, ReadOps: 1240, WriteOps: 63}, false},
+		{"newer kernels add discard and flush fields", "1 0 8 0 2 1 16 0 0 0 0 0 0 0 0 0 0",
+			IOStats{ReadBytes: 8 * 512, WriteBytes: 16 * 512, ReadOps: 1, WriteOps: 3}, false},
+		{"too short", "1 2", IOStats{}, true},
+		{"not numbers", "a b c d e f g h i j k", IOStats{}, true},
 	}
-	if _, err := parseBlockStat([]byte("1 2"), time.Time{}); err == nil {
-		t.Fatal("short stat line accepted")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := parseBlockStat([]byte(c.in), time.Time{})
+			if (err != nil) != c.bad {
+				t.Fatalf("err = %v, want error %v", err, c.bad)
+			}
+			if !c.bad && got != c.want {
+				t.Fatalf("got %+v, want %+v", got, c.want)
+			}
+		})
 	}
 }
 
@@ -463,4 +479,56 @@ func holdDevice(work string) {
 	}
 	fmt.Printf("ready %s %d\n", th.Device.DevNum(), server.Process.Pid)
 	time.Sleep(10 * time.Minute) // killed long before
+}
+
+// OwnDevice claims a device only for the one server run directory on it: not for a directory
+// elsewhere, not for the mount's root, and not once a second server's directory is beside it.
+func TestOwnDevice(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a loop device needs root")
+	}
+	for _, tool := range []string{"losetup", "mkfs.ext4"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	work := t.TempDir()
+	d, err := NewDevice(context.Background(), DeviceOptions{WorkDir: work, SizeBytes: 256 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := d.Close(); err != nil {
+			t.Error(err)
+		}
+		assertClean(t, work, "", nil)
+	}()
+	data := filepath.Join(d.Dir, "fairbench-postgres-1", "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d.Dir, probeName), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name, dir string
+		second    bool // a second run directory on the device
+		want      bool
+	}{
+		{"the one server's data directory", data, false, true},
+		{"the mount's root", d.Dir, false, false},
+		{"a directory on another disk", work, false, false},
+		{"a second server beside it", data, true, false},
+	}
+	for _, s := range steps {
+		if s.second {
+			if err := os.Mkdir(filepath.Join(d.Dir, "fairbench-mariadb-2"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		name, ok := OwnDevice(s.dir)
+		if ok != s.want || (ok && "/dev/"+name != d.Path) {
+			t.Errorf("%s: OwnDevice(%s) = %q, %v; want %v (%s)", s.name, s.dir, name, ok, s.want, d.Path)
+		}
+	}
 }
