@@ -40,7 +40,7 @@ engines=("$@")
 dev_writes() { awk '{print $7, $5, $6}' "/sys/block/$1/stat"; }
 
 echo "== $TIME per run, $THREADS threads, $TABLES x $TABLE_SIZE rows, device ext4 journal: $JOURNAL, checkpoint and sync before each run: $CHECKPOINT"
-printf '%-9s %-16s %12s %12s %6s %12s %6s   %9s %9s %6s %9s %6s  %6s %5s\n' engine workload \
+printf '%-14s %-16s %12s %12s %6s %12s %6s   %9s %9s %6s %9s %6s  %6s %5s\n' engine workload \
   "device B" "fairbench B" ratio "cgroup B" ratio "device op" "fb op" ratio "cgroup op" ratio steal% load
 fail=0
 for engine in "${engines[@]}"; do
@@ -50,6 +50,7 @@ for engine in "${engines[@]}"; do
     fail=1
     continue
   fi
+  label=$(engine_version "$engine" | cut -d' ' -f1)
   loop=$(sed -n 's|.*counters: /sys/block/\([a-z0-9]*\)/stat.*|\1|p' "$tmp/serve-$engine.log")
   datadir=$(sed -n 's|.*Ctrl-C stops it and removes \(/.*\)$|\1|p' "$tmp/serve-$engine.log")
   common=(--target "$dsn" --tables "$TABLES" --table-size "$TABLE_SIZE")
@@ -75,7 +76,7 @@ print(s.get("disk_write_bytes", 0), s.get("disk_write_ops", 0), c.get("write_byt
     dev_ops=$(( (w1 - w0) + (m1 - m0) ))
     ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }'; }
     rb=$(ratio "$fb_bytes" "$dev_bytes")
-    printf '%-9s %-16s %12d %12d %6s %12d %6s   %9d %9d %6s %9d %6s  %6s %5s\n' "$engine" "$wl" \
+    printf '%-14s %-16s %12d %12d %6s %12d %6s   %9d %9d %6s %9d %6s  %6s %5s\n' "$label" "$wl" \
       "$dev_bytes" "$fb_bytes" "$rb" "$cg_bytes" "$(ratio "$cg_bytes" "$dev_bytes")" \
       "$dev_ops" "$fb_ops" "$(ratio "$fb_ops" "$dev_ops")" "$cg_ops" "$(ratio "$cg_ops" "$dev_ops")" \
       "$(steal_pct "$t0" "$t1")" "$(cut -d' ' -f1 /proc/loadavg)"

@@ -121,6 +121,15 @@ func printServer(w io.Writer, s *result.Server) {
 		if s.DiskDevice != "" {
 			fmt.Fprintf(w, "    disk (%s):%s%d bytes / %d ops read, %d bytes / %d ops written\n", s.DiskDevice,
 				strings.Repeat(" ", max(1, 31-len(s.DiskDevice))), s.DiskReadBytes, s.DiskReadOps, s.DiskWriteBytes, s.DiskWriteOps)
+			fmt.Fprintf(w, "    disk source:                         %s\n", s.DiskSource)
+		}
+		if c := s.DiskCgroup; c != nil {
+			note := ""
+			if strings.Contains(c.Source, "a lower bound") {
+				note = " (a lower bound)"
+			}
+			fmt.Fprintf(w, "    disk as the cgroup counts it:        %d bytes / %d ops read, %d bytes / %d ops written%s\n",
+				c.ReadBytes, c.ReadOps, c.WriteBytes, c.WriteOps, note)
 		}
 	}
 	keys := make([]string, 0, len(s.PerTxn))

@@ -273,3 +273,50 @@ func TestCompareVersions(t *testing.T) {
 		}
 	}
 }
+
+// compare --device: each server on a loop device of its own, so its disk figures are the device's
+// (the cgroup's beside them), and no loop device, mount or file is left, also after a failure.
+func TestCompareOnDevice(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a loop device needs root")
+	}
+	kinds := engines(t)[:1]
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprintf("failing=%v", fail), func(t *testing.T) {
+			o := options(t, kinds)
+			o.DeviceBytes = 1 << 30
+			if fail {
+				o.beforeStep = func(done int) error {
+					if done >= 1 {
+						return fmt.Errorf("failing on purpose after %d steps", done)
+					}
+					return nil
+				}
+			}
+			err := Run(context.Background(), o)
+			if (err != nil) != fail {
+				t.Fatalf("err = %v", err)
+			}
+			nothingLeftBehind(t, o)
+			loops, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+			for _, f := range loops {
+				if b, _ := os.ReadFile(f); strings.HasPrefix(string(b), o.WorkDir) {
+					t.Errorf("loop device left behind: %s -> %s", f, b)
+				}
+			}
+			results, _ := result.ReadDir(filepath.Join(o.OutDir, "results"))
+			if len(results) == 0 {
+				t.Fatal("no results")
+			}
+			for _, r := range results {
+				s := r.Server
+				if s == nil || !strings.HasPrefix(s.DiskSource, "block device loop") || (r.Workload.Name == "oltp_read_write" && s.DiskWriteBytes <= 0) {
+					t.Fatalf("%s: disk figures not from the device: %+v", r.Workload.Name, s)
+				}
+				if s.DiskCgroup != nil && s.DiskCgroup.WriteBytes > s.DiskWriteBytes*11/10 {
+					t.Errorf("%s: the cgroup counted %d bytes written, the device %d", r.Workload.Name, s.DiskCgroup.WriteBytes, s.DiskWriteBytes)
+				}
+			}
+		})
+	}
+}
