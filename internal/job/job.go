@@ -190,12 +190,14 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 	cfg.Seed = j.Seed
 	var res *result.Result
 	var runErr error
+	var acks []*workload.Acks
 	if st, ok := j.Workload.(workload.SelfTimed); ok {
 		res, runErr = st.Measure(ctx, j.Env(cfg.Threads, false, nil, cfg.Progress),
 			workload.RunSettings{Threads: cfg.Threads, Duration: cfg.Duration, Progress: cfg.Progress, PIDs: j.PIDs})
 	} else {
 		var tally wireTally
 		cfg.OnMeasureStart = tally.measureFrom(cfg.OnMeasureStart)
+		cfg.OnAcks = func(a []*workload.Acks) { acks = a }
 		done := j.feedLive(&cfg, ver)
 		res, runErr = runner.Run(ctx, cfg, tally.connector(j.Connect), j.Workload)
 		done()
@@ -208,6 +210,9 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 	}
 	j.describe(res, started, ver, transport)
 	res.Prepared, res.StartState = prepared, state
+	if err := j.recordAcks(ctx, res, acks, cfg.Progress); runErr == nil {
+		runErr = err
+	}
 	if runErr == nil && ctx.Err() == nil && j.wantsCheck() {
 		runErr = j.checkAfterRun(ctx, res, cfg.Progress)
 	}

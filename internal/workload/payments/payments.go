@@ -74,6 +74,8 @@ type payments struct {
 	// operation deletes a transfer the routine recorded.
 	routine     bool
 	deleteEvery int
+	// ids hands each worker its block of transfer ids (acks.go).
+	ids idSpace
 }
 
 func (p *payments) transferOptions(o workload.Options) error {

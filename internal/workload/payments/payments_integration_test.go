@@ -147,6 +147,7 @@ func TestPaymentsOnRealServers(t *testing.T) {
 			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); err != nil {
 				t.Fatalf("check after the run: %v", err)
 			}
+			checkAcks(t, j, c, res, committed)
 
 			// Money moved between two accounts without a transfer: the total holds, the
 			// per-account check names both accounts.
@@ -296,5 +297,27 @@ func TestForeignRoutineLeftAlone(t *testing.T) {
 				t.Fatalf("the user's routine is %v after prepare and cleanup, want it untouched", st)
 			}
 		})
+	}
+}
+
+// checkAcks: every transfer the clients saw committed was looked up and found (the transfers
+// finished after the window add up to one per thread), and one that is not there is counted lost.
+func checkAcks(t *testing.T, j *job.Job, c sqldb.Conn, res *result.Result, committed int64) {
+	t.Helper()
+	a := res.Availability
+	if a == nil || a.Acks == nil || a.Acks.NotChecked != "" {
+		t.Fatalf("availability %+v: want the acknowledged transfers checked", a)
+	}
+	if ack := a.Acks; ack.Acknowledged < committed || ack.Acknowledged > committed+8 || ack.Lost != 0 || ack.InDoubt != 0 {
+		t.Fatalf("acks %+v: want %d to %d acknowledged, none lost or in doubt", ack, committed, committed+8)
+	}
+	top := atoi64(t, workloadtest.Rows(t, c, "SELECT MAX(id) FROM transfers")[0][0])
+	if top < idFloor {
+		t.Fatalf("largest transfer id %d: want a client-chosen id above 2^62", top)
+	}
+	// An id the client would have acknowledged that the table does not hold: counted lost.
+	check, err := j.CheckAcks(context.Background(), []*workload.Acks{{Committed: []int64{top, top + 1}, InDoubt: []int64{top - 1}}}, nil, nil)
+	if err != nil || check.Lost != 1 || len(check.LostExamples) != 1 || check.LostExamples[0] != top+1 || check.InDoubtFound != 1 {
+		t.Fatalf("acknowledged %d (present) and %d (absent), in doubt %d (present): %+v, %v; want one lost, one in doubt found", top, top+1, top-1, check, err)
 	}
 }

@@ -38,9 +38,10 @@ const (
 	// Round trip 2: both parties' cards and accounts, if the sender may transfer at all.
 	sqlCards = "SELECT a.id, a.bank_id, a.balance, c.number, c.status FROM accounts a JOIN cards c ON c.account_id = a.id " +
 		"WHERE a.user_id IN (?, ?) AND EXISTS (SELECT 1 FROM permissions p WHERE p.user_id = ? AND p.permission = 'transfer')"
-	sqlDebit    = "UPDATE accounts SET balance = balance - CAST(? AS DECIMAL(15,2)) WHERE id = ? AND balance >= CAST(? AS DECIMAL(15,2))"
-	sqlCredit   = "UPDATE accounts SET balance = balance + CAST(? AS DECIMAL(15,2)) WHERE id = ?"
-	sqlTransfer = "INSERT INTO transfers (from_account, to_account, amount, created_at) VALUES (?, ?, CAST(? AS DECIMAL(15,2)), CURRENT_TIMESTAMP)"
+	sqlDebit  = "UPDATE accounts SET balance = balance - CAST(? AS DECIMAL(15,2)) WHERE id = ? AND balance >= CAST(? AS DECIMAL(15,2))"
+	sqlCredit = "UPDATE accounts SET balance = balance + CAST(? AS DECIMAL(15,2)) WHERE id = ?"
+	// The id is the client's (acks.go), so the transfer can be found again after a run.
+	sqlTransfer = "INSERT INTO transfers (id, from_account, to_account, amount, created_at) VALUES (?, ?, ?, CAST(? AS DECIMAL(15,2)), CURRENT_TIMESTAMP)"
 	// PostgreSQL has no DELETE ... LIMIT; both forms remove the same rows.
 	sqlDeleteMySQL    = "DELETE FROM transfers WHERE from_account = ? ORDER BY id LIMIT %d"
 	sqlDeletePostgres = "DELETE FROM transfers WHERE id IN (SELECT id FROM transfers WHERE from_account = ? ORDER BY id LIMIT %d)"
@@ -54,6 +55,10 @@ type worker struct {
 	auth, cards, debit, credit, insert, del sqldb.Stmt
 
 	token, amount []byte // reused parameter buffers
+
+	// nextID is the id of the worker's next transfer; acks the ids it saw committed.
+	nextID int64
+	acks   workload.Acks
 
 	// --transfer routine (routine_worker.go)
 	r *routineWorker
@@ -110,6 +115,11 @@ func (p *payments) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.
 		}
 		*s.dst = st
 	}
+	var err error
+	if w.nextID, err = p.ids.block(ctx, conn); err != nil {
+		return nil, p.missing(err)
+	}
+	w.acks.Committed = make([]int64, 0, 1024)
 	return w, nil
 }
 
@@ -169,11 +179,13 @@ func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 	// Recorded in the same transaction: a transfer row exists exactly when both movements
 	// committed, which is what Check's per-account invariant relies on.
 	q.Write++
-	if _, err := w.insert.Exec(ctx, from, to, w.amount); err != nil {
+	id := w.nextID
+	w.nextID++
+	if _, err := w.insert.Exec(ctx, id, from, to, w.amount); err != nil {
 		return err
 	}
 	q.Other++
-	return w.conn.Exec(ctx, "COMMIT")
+	return w.commit(ctx, id)
 }
 
 // draw picks the sender, the receiver and the amount, and the sender's token.
