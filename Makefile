@@ -28,7 +28,7 @@ compare: engines build
 # of the code itself, and a few seconds of fuzzing per parser of user input.
 test: engines
 	./scripts/install-engines.sh --versions $(TEST_VERSIONS)
-	FAIRBENCH_REQUIRE_ENGINES=postgres,mariadb,mysql,$(TEST_VERSIONS) $(GO) test -count=1 -timeout 20m ./...
+	FAIRBENCH_REQUIRE_ENGINES=postgres,mariadb,mysql,postgres-ha,$(TEST_VERSIONS) $(GO) test -count=1 -timeout 20m ./...
 	$(MAKE) --no-print-directory lint fuzz
 
 vet:

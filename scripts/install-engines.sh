@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what fairbench needs to start throwaway database servers on a Debian machine:
-#   PostgreSQL 15 and MariaDB 10.11 (with galera-4 for the galera engine) from the host's (Debian 12) packages, and MySQL 9.7 from a
+#   PostgreSQL 15 (with patroni and etcd-server for postgres-ha) and MariaDB 10.11 (with galera-4 for the
+#   galera engine) from the host's (Debian 12) packages, and MySQL 9.7 from a
 #   minimal Debian sid root (MySQL is not in Debian 12; sid ships it, and mysqld runs under chroot
 #   on a loopback port).
 # With --versions it also builds one minimal root per Debian suite for other engine versions:
@@ -127,6 +128,9 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || want+=(maria
 # first one's data with rsync (wsrep_sst_method=rsync, the one SST method with no extra tools).
 [ -e /usr/lib/galera/libgalera_smm.so ] || want+=(galera-4)
 command -v rsync >/dev/null 2>&1 || want+=(rsync)
+# The postgres-ha engine: three host PostgreSQL nodes under Patroni, which keeps its leader lock in etcd.
+[ -x /usr/bin/patroni ] || want+=(patroni)
+[ -x /usr/bin/etcd ] || want+=(etcd-server)
 # compare --clients/--network make network namespaces, veths and a bridge with ip and tc.
 command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || want+=(iproute2)
 if [ -z "${FAIRBENCH_NO_EXTRAS:-}" ]; then

@@ -31,7 +31,7 @@ var Kinds = []string{Postgres, MariaDB, MySQL}
 
 // ClusterKinds are the clusters fairbench can start, named in --engines explicitly (never by all:
 // each starts several servers).
-var ClusterKinds = []string{Galera}
+var ClusterKinds = []string{Galera, PostgresHA}
 
 // DefaultMySQLRoot is where older versions of scripts/install-engines.sh built the Debian sid
 // root that MySQL runs from; it is now a link to the sid root under DefaultRootsDir, and still

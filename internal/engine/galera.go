@@ -32,22 +32,31 @@ const sstUser = 65534
 // host has MariaDB and galera-4. Discover itself lists single servers only, which Start takes.
 func DiscoverWithClusters(mysqlRoot string) []Installation {
 	insts := Discover(mysqlRoot)
-	if _, err := os.Stat(GaleraProvider); err != nil {
-		return insts
-	}
+	var clusters []Installation
 	for _, in := range insts {
-		if in.Kind == MariaDB && in.Root == "" {
+		if in.Root != "" {
+			continue
+		}
+		if _, err := os.Stat(GaleraProvider); err == nil && in.Kind == MariaDB {
 			in.Kind = Galera
-			return append(insts, in)
+			clusters = append(clusters, in)
+		}
+		if isExecutable(PatroniBinary) && isExecutable(EtcdBinary) && in.Kind == Postgres {
+			in.Kind = PostgresHA
+			clusters = append(clusters, in)
 		}
 	}
-	return insts
+	return uniqueReleases(append(insts, clusters...))
 }
 
-// NodeKind is the kind of server each node of inst runs: MariaDB for galera, inst.Kind otherwise.
+// NodeKind is the kind of server each node of inst runs: MariaDB for galera, PostgreSQL for
+// postgres-ha, inst.Kind otherwise.
 func (i Installation) NodeKind() string {
-	if i.Kind == Galera {
+	switch i.Kind {
+	case Galera:
 		return MariaDB
+	case PostgresHA:
+		return Postgres
 	}
 	return i.Kind
 }
@@ -105,10 +114,19 @@ func (s *Server) prepareJoiner() error {
 // stopped like any), DSN lists every node so that clients spread over them.
 type Cluster struct {
 	Kind, Version string
-	DSN           string // mariadb://root@127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3/fairbench
-	Nodes         []*Server
+	// DSN lists every node: mariadb://root@127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3/fairbench, or
+	// for postgres-ha postgres://...@P1,P2,P3/fairbench?...&target_session_attrs=read-write, so that
+	// every connection lands on the leader.
+	DSN   string
+	Nodes []*Server
+	// Synchronous says a commit is acknowledged only once a replica has it (Patroni's
+	// synchronous_mode; galera always certifies on every node): an acknowledged transaction then
+	// survives the loss of any one node.
+	Synchronous bool
+	Timing      PatroniTiming // postgres-ha: how fast Patroni fails over
 
-	ports    []int // galera's own ports, released by Stop
+	etcd     *etcdProc // postgres-ha's store of the leader lock, stopped after the nodes
+	ports    []int     // the cluster's own ports (galera's gcomm, IST, SST; Patroni's REST), released by Stop
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -124,7 +142,7 @@ func StartGalera(ctx context.Context, inst Installation, prof Profile, workDir s
 	if _, err := os.Stat(GaleraProvider); err != nil {
 		return nil, fmt.Errorf("galera provider %s is missing: run scripts/install-engines.sh (it installs galera-4)", GaleraProvider)
 	}
-	c := &Cluster{Kind: Galera, Version: inst.Version}
+	c := &Cluster{Kind: Galera, Version: inst.Version, Synchronous: true}
 	inst.Kind = MariaDB
 	defer func() {
 		if err != nil {
@@ -178,26 +196,14 @@ func (c *Cluster) planNodes() ([]*clusterNode, error) {
 
 // waitSynced polls until every node sees all nodes and reports Synced.
 func (c *Cluster) waitSynced(ctx context.Context) error {
-	deadline := time.Now().Add(ReadyTimeout)
-	for {
-		var lastErr error
+	return c.waitFor(ctx, func() error {
 		for _, s := range c.Nodes {
-			if lastErr = s.checkSynced(ctx, len(c.Nodes)); lastErr != nil {
-				break
+			if err := s.checkSynced(ctx, len(c.Nodes)); err != nil {
+				return fmt.Errorf("cluster not synced: %w", err)
 			}
 		}
-		if lastErr == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("cluster not synced within %s: %w", ReadyTimeout, lastErr)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+		return nil
+	})
 }
 
 func (s *Server) checkSynced(ctx context.Context, want int) error {
@@ -247,6 +253,9 @@ func (s *Server) Fault(sig syscall.Signal) error {
 	if c == nil || !c.server || c.exited() {
 		return errors.New("server is not running")
 	}
+	if s.patroni != nil {
+		return s.patroniFault(c, sig)
+	}
 	if sig == syscall.SIGKILL {
 		return syscall.Kill(-c.cmd.Process.Pid, sig)
 	}
@@ -274,6 +283,9 @@ func (c *Cluster) Stop() error {
 			}()
 		}
 		wg.Wait()
+		if c.etcd != nil {
+			errs = append(errs, c.etcd.stop())
+		}
 		for _, p := range c.ports {
 			releasePort(p)
 		}

@@ -58,6 +58,9 @@ func checkInOwnCgroup(t *testing.T, srv *Server, pids []int) *cgroup.Group {
 
 // The reaping test's child: it starts a server, prints its record and waits to be killed.
 func TestMain(m *testing.M) {
+	if os.Getenv("FAIRBENCH_REAP_CHILD") == PostgresHA {
+		reapChildCluster()
+	}
 	if os.Getenv("FAIRBENCH_REAP_CHILD") != "" {
 		inst, err := Find(os.Getenv("FAIRBENCH_REAP_CHILD"), "")
 		if err != nil {
@@ -72,6 +75,26 @@ func TestMain(m *testing.M) {
 		time.Sleep(time.Hour)
 	}
 	os.Exit(m.Run())
+}
+
+// startReapChild runs this test binary as a fairbench that starts a server (or cluster) of kind
+// in dir and prints its records' paths, the line returned; the caller kills it.
+func startReapChild(t *testing.T, kind, dir string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "FAIRBENCH_REAP_CHILD="+kind, "FAIRBENCH_REAP_DIR="+dir)
+	cmd.Stderr = os.Stderr
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child did not start its %s: %v", kind, err)
+	}
+	return cmd, line
 }
 
 // A fairbench killed with SIGKILL leaves its server running; the next ReapStale removes the
@@ -92,20 +115,7 @@ func TestReapKilledOwner(t *testing.T) {
 	}
 	defer mine.Stop()
 
-	dir := workDir(t, "")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "FAIRBENCH_REAP_CHILD="+inst.Kind, "FAIRBENCH_REAP_DIR="+dir)
-	cmd.Stderr = os.Stderr
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("child did not start its server: %v", err)
-	}
+	cmd, line := startReapChild(t, inst.Kind, workDir(t, ""))
 	recPath := strings.TrimSpace(line)
 	b, _ := os.ReadFile(recPath)
 	var rec record

@@ -164,8 +164,23 @@ func (s *Server) setupPostgres(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE fairbench"); err != nil {
 		return fmt.Errorf("create database fairbench: %w", err)
 	}
+	return s.checkSettingsOn(ctx, conn)
+}
+
+// checkPostgresSettings checks the sizes the report will claim on a server whose database
+// someone else creates (a postgres-ha node).
+func (s *Server) checkPostgresSettings(ctx context.Context) error {
+	conn, err := s.pgConnect(ctx, "postgres")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	return s.checkSettingsOn(ctx, conn)
+}
+
+func (s *Server) checkSettingsOn(ctx context.Context, conn *pgx.Conn) error {
 	var pool, maxConn, wal int64
-	err = conn.QueryRow(ctx, `SELECT pg_size_bytes(current_setting('shared_buffers')),
+	err := conn.QueryRow(ctx, `SELECT pg_size_bytes(current_setting('shared_buffers')),
 		current_setting('max_connections')::bigint,
 		pg_size_bytes(current_setting('max_wal_size'))`).Scan(&pool, &maxConn, &wal)
 	if err != nil {

@@ -115,3 +115,29 @@ func sharedMemoryFiles(ps []procInfo) []string {
 	}
 	return out
 }
+
+// postmasterOf is the live postmaster of a data directory, from its postmaster.pid, and only if
+// that process's command line names the directory: a stale file's PID may be anyone's by now.
+func postmasterOf(dataDir string) (procInfo, bool) {
+	if dataDir == "" {
+		return procInfo{}, false
+	}
+	b, err := os.ReadFile(dataDir + "/postmaster.pid")
+	if err != nil {
+		return procInfo{}, false
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil || pid <= 1 {
+		return procInfo{}, false
+	}
+	p, ok := readProc(pid)
+	if !ok || dead(p) {
+		return procInfo{}, false
+	}
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil || !strings.Contains(string(cmdline), dataDir) {
+		return procInfo{}, false
+	}
+	return p, true
+}

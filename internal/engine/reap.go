@@ -82,6 +82,11 @@ func (s *Server) writeRecord() error {
 	}
 	path := s.record
 	s.mu.Unlock()
+	return writeRecordFile(path, rec)
+}
+
+// writeRecordFile writes a record atomically, so a reaper never reads half of one.
+func writeRecordFile(path string, rec record) error {
 	if err := os.MkdirAll(RecordDir, 0o755); err != nil {
 		return fmt.Errorf("server records: %w", err)
 	}
@@ -149,6 +154,14 @@ func reap(rec record) error {
 			for _, f := range shm {
 				_ = os.Remove(f)
 			}
+		}
+	}
+	// Patroni starts its postgres detached (setsid, reparented away), so the tree above misses it.
+	if pm, ok := postmasterOf(rec.DataDir); ok {
+		tree := processTree(pm.pid)
+		killProcs(tree, syscall.SIGKILL)
+		if !waitGone(tree, 5*time.Second) {
+			errs = append(errs, fmt.Errorf("postgres pid %d of %s survived SIGKILL", pm.pid, rec.DataDir))
 		}
 	}
 	// The cgroup holds every process of the server, also ones the tree above missed.

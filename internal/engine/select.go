@@ -40,6 +40,8 @@ var Installable = map[string][]string{
 	MySQL:    {"9.7"},
 	// galera runs on the host's MariaDB only: its wsrep_sst_rsync and galera-4 are on the host.
 	Galera: {"10.11"},
+	// postgres-ha runs on the host's PostgreSQL, beside Debian 12's patroni and etcd-server.
+	PostgresHA: {"15"},
 }
 
 var releaseSyntax = regexp.MustCompile(`^\d+(\.\d+)*$`)

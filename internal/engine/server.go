@@ -71,6 +71,7 @@ type Server struct {
 	stopErr  error
 
 	node    *clusterNode // cluster membership (galera), nil for a single server
+	patroni *patroniNode // a postgres-ha node: the process launched is Patroni, which runs postgres
 	faulted bool         // killed on purpose by a fault: its exit before Stop is no error
 }
 
@@ -129,7 +130,8 @@ func StopAll() error {
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	// A cluster's etcd last: Patroni nodes shutting down still talk to it.
+	return errors.Join(append(errs, stopAuxiliaries())...)
 }
 
 // Running returns the servers that StopAll would stop.
@@ -195,7 +197,12 @@ func Start(ctx context.Context, inst Installation, prof Profile, workDir string)
 }
 
 // start is Start with the port picker given, so a test can hand out a taken port.
-func start(ctx context.Context, inst Installation, prof Profile, workDir string, pickPort func() (int, error), node *clusterNode) (_ *Server, err error) {
+func start(ctx context.Context, inst Installation, prof Profile, workDir string, pickPort func() (int, error), node *clusterNode) (*Server, error) {
+	return startWith(ctx, inst, prof, workDir, pickPort, func(s *Server) { s.node = node })
+}
+
+// startWith is start with the server's cluster membership set by member before anything starts.
+func startWith(ctx context.Context, inst Installation, prof Profile, workDir string, pickPort func() (int, error), member func(*Server)) (_ *Server, err error) {
 	prof = prof.withDefaults()
 	if err := prof.validate(); err != nil {
 		return nil, err
@@ -218,8 +225,8 @@ func start(ctx context.Context, inst Installation, prof Profile, workDir string,
 		Applied: prof.settingsFor(inst.Kind, inst.Version),
 		inst:    inst,
 		prof:    prof,
-		node:    node,
 	}
+	member(s)
 	// Registered before anything exists on disk so that StopAll from a
 	// signal handler also cleans up a server that is still starting.
 	register(s)
@@ -241,7 +248,9 @@ func start(ctx context.Context, inst Installation, prof Profile, workDir string,
 	if err := s.writeRecord(); err != nil {
 		return nil, err
 	}
-	if inst.Kind == Postgres {
+	if s.patroni != nil {
+		err = s.preparePatroni() // Patroni runs initdb (or pg_basebackup) itself
+	} else if inst.Kind == Postgres {
 		err = s.initPostgres(ctx)
 	} else {
 		err = s.initMySQL(ctx)
@@ -263,11 +272,9 @@ func start(ctx context.Context, inst Installation, prof Profile, workDir string,
 		s.mu.Lock()
 		s.Port, s.port = port, port
 		s.mu.Unlock()
-		var cmd *exec.Cmd
-		if inst.Kind == Postgres {
-			cmd = s.postgresCmd()
-		} else {
-			cmd = s.mysqlCmd()
+		cmd, err := s.serverCmd()
+		if err != nil {
+			return nil, err
 		}
 		if err := s.launch(cmd); err != nil {
 			return nil, err
@@ -285,7 +292,12 @@ func start(ctx context.Context, inst Installation, prof Profile, workDir string,
 		releasePort(port)
 	}
 
-	if inst.Kind == Postgres {
+	if s.patroni != nil {
+		// Only the leader can create the database (StartPostgresHA does); every node checks
+		// its settings.
+		err = s.checkPostgresSettings(ctx)
+		s.DSN = fmt.Sprintf("postgres://fairbench:fairbench@127.0.0.1:%d/fairbench?sslmode=disable", s.Port)
+	} else if inst.Kind == Postgres {
 		err = s.setupPostgres(ctx)
 		s.DSN = fmt.Sprintf("postgres://fairbench:fairbench@127.0.0.1:%d/fairbench?sslmode=disable", s.Port)
 	} else {
@@ -299,6 +311,17 @@ func start(ctx context.Context, inst Installation, prof Profile, workDir string,
 	s.ready = true
 	s.mu.Unlock()
 	return s, nil
+}
+
+// serverCmd is the command that runs the server: Patroni for a postgres-ha node.
+func (s *Server) serverCmd() (*exec.Cmd, error) {
+	switch {
+	case s.patroni != nil:
+		return s.patroniCmd()
+	case s.Kind == Postgres:
+		return s.postgresCmd(), nil
+	}
+	return s.mysqlCmd(), nil
 }
 
 // makeRunDir creates the per-server directory that holds data/, the logs and
@@ -612,7 +635,7 @@ func (s *Server) PIDs() []int {
 	if c == nil || !c.server || c.exited() {
 		return nil
 	}
-	tree := processTree(c.cmd.Process.Pid)
+	tree := append(processTree(c.cmd.Process.Pid), s.detachedTree()...)
 	pids := make([]int, len(tree))
 	for i, p := range tree {
 		pids[i] = p.pid
@@ -707,6 +730,11 @@ func (s *Server) shutdown(c *child) error {
 	if c.exited() {
 		// Already gone (crashed, or failed to start): nothing to signal,
 		// but the caller should know the server did not run until Stop.
+		// A Patroni gone leaves its detached postgres running.
+		if tree := s.detachedTree(); len(tree) > 0 {
+			killProcs(tree, syscall.SIGKILL)
+			waitGone(tree, 5*time.Second)
+		}
 		s.mu.Lock()
 		ready := s.ready
 		s.mu.Unlock()
@@ -715,14 +743,16 @@ func (s *Server) shutdown(c *child) error {
 		}
 		return fmt.Errorf("%s had exited before Stop: %v", c.name, c.err)
 	}
-	tree := processTree(pid)
+	tree := append(processTree(pid), s.detachedTree()...)
 	// A node a fault stopped (SIGSTOP) would never see the shutdown signal.
 	_ = c.cmd.Process.Signal(syscall.SIGCONT)
+	killProcs(tree, syscall.SIGCONT)
 	// SIGINT is PostgreSQL's "fast" shutdown (abort sessions, checkpoint,
 	// exit); SIGTERM would wait for every client to disconnect. For mysqld
-	// SIGTERM is the normal clean shutdown.
+	// SIGTERM is the normal clean shutdown, and for Patroni too (it stops
+	// its postgres fast, then exits).
 	sig := syscall.SIGTERM
-	if s.Kind == Postgres {
+	if s.Kind == Postgres && s.patroni == nil {
 		sig = syscall.SIGINT
 	}
 	_ = c.cmd.Process.Signal(sig)

@@ -20,7 +20,8 @@ func Release(kind, version string) string {
 		return ""
 	}
 	parts := strings.Split(v, ".")
-	if kind == "postgres" && len(parts[0]) >= 2 {
+	// postgres-ha runs PostgreSQL and names its release the same way.
+	if (kind == "postgres" || kind == "postgres-ha") && len(parts[0]) >= 2 {
 		return parts[0]
 	}
 	return parts[0] + "." + parts[1]

@@ -95,6 +95,10 @@ func classifyConnectError(ctx context.Context, t Target, addr string, timeout ti
 		return Unreachable, fmt.Sprintf("cannot reach %s: %s; check the host and port", t.Redacted(), lastLine(err.Error()))
 	case isWrongProtocol(t.Kind, err) && pgTLSRequired(t):
 		return TLSFailed, fmt.Sprintf("the server at %s refused TLS, or does not speak PostgreSQL's protocol: turn ssl on in the server, or use sslmode=disable in --target", addr)
+	case isWrongRole(err):
+		// target_session_attrs: the node answered, but is not the kind asked for (a replica, or a
+		// leader being demoted); Open goes on to the next host of a list.
+		return ConnectFailed, fmt.Sprintf("the server at %s is not what target_session_attrs=%s asks for (%s): give the cluster's other nodes in --target, or wait for its failover", addr, t.Params.Get("target_session_attrs"), lastLine(err.Error()))
 	case isWrongProtocol(t.Kind, err):
 		return WrongProtocol, fmt.Sprintf("the server at %s does not speak %s's protocol; is it %s? Fix the scheme or the port in --target", addr, proto, other)
 	}
@@ -160,6 +164,15 @@ func pgTLSRequired(t Target) bool {
 // isWrongProtocol: an answer that is neither an error of the engine nor a network failure. A
 // MySQL server greets first, so pgconn reads a message it does not know; a PostgreSQL server
 // answers go-sql-driver/mysql's first packet with bytes that are no MySQL packet.
+func isWrongRole(err error) bool {
+	for _, e := range []error{pgconn.ErrReadOnlyConnection, pgconn.ErrReadWriteConnection, pgconn.ErrPrimaryConnection, pgconn.ErrStandbyConnection} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
 func isWrongProtocol(k Kind, err error) bool {
 	if _, ok := engineName(err); ok {
 		return false

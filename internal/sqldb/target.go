@@ -54,8 +54,10 @@ type Target struct {
 // ignored (an ignored sslrootcert would turn verify-ca into a failure nobody can explain).
 var (
 	commonOptions   = []string{"connect_timeout", "password", "password_file"}
-	postgresOptions = []string{"sslmode", "sslrootcert", "sslcert", "sslkey", "sslsni", "passfile", "application_name"}
-	mysqlOptions    = []string{"tls", "ssl-mode", "ssl-ca", "ssl-cert", "ssl-key"}
+	postgresOptions = []string{"sslmode", "sslrootcert", "sslcert", "sslkey", "sslsni", "passfile", "application_name",
+		// read-write: of a host list, only the node that takes writes (pgconn checks each one).
+		"target_session_attrs"}
+	mysqlOptions = []string{"tls", "ssl-mode", "ssl-ca", "ssl-cert", "ssl-key"}
 )
 
 // ParseTarget accepts postgres://, postgresql://, mysql:// and mariadb:// URLs. No error it
@@ -127,9 +129,6 @@ func splitHostList(dsn string) (rest, hosts string) {
 // takeHosts reads the host, or a comma-separated host list, with optional ports.
 func (t *Target) takeHosts(hosts string) error {
 	list := strings.Split(hosts, ",")
-	if len(list) > 1 && !t.Kind.MySQLFamily() {
-		return fmt.Errorf("bad --target: a host list is taken for mysql:// and mariadb:// targets only so far: give one PostgreSQL host")
-	}
 	defPort := t.Port
 	for i, h := range list {
 		hu := url.URL{Host: h}

@@ -32,7 +32,9 @@ func TestParseTarget(t *testing.T) {
 			redacted: "mariadb://root@127.0.0.1:3401,127.0.0.1:3402,127.0.0.2:3306/fb"},
 		{dsn: "mysql://root:pw@127.0.0.1:3401,127.0.0.1:99999/fb", errHas: "port"},
 		{dsn: "mysql://root:pw@127.0.0.1:3401,/fb", errHas: "empty host"},
-		{dsn: "postgres://u:pw@h1:5432,h2:5433/db", errHas: "host list"},
+		// A postgres-ha cluster: pgconn's target_session_attrs picks the leader among the nodes.
+		{dsn: "postgres://u:pw@h1:5432,h2:5433/db?target_session_attrs=read-write", kind: Postgres, port: 5432,
+			redacted: "postgres://u@h1:5432,h2:5433/db?target_session_attrs=read-write"},
 	}
 	for _, c := range cases {
 		t.Run(c.dsn, func(t *testing.T) {

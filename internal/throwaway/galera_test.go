@@ -15,22 +15,27 @@ import (
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
+// clusterInstallation is the installation of a cluster kind; the test skips where it is not
+// installed, unless FAIRBENCH_REQUIRE_ENGINES names it.
+func clusterInstallation(t *testing.T, kind string) engine.Installation {
+	t.Helper()
+	for _, in := range engine.DiscoverWithClusters("") {
+		if in.Kind == kind {
+			return in
+		}
+	}
+	if slices.Contains(strings.Split(os.Getenv("FAIRBENCH_REQUIRE_ENGINES"), ","), kind) {
+		t.Fatalf("%s required but not installed: run scripts/install-engines.sh", kind)
+	}
+	t.Skipf("%s not installed", kind)
+	return engine.Installation{}
+}
+
 // TestGaleraSpreadAndFailover starts a real galera cluster the way compare does, checks that
 // connections opened through its host-list target spread over all nodes, and that with one node
 // killed every new connection still lands on a survivor.
 func TestGaleraSpreadAndFailover(t *testing.T) {
-	var inst engine.Installation
-	for _, in := range engine.DiscoverWithClusters("") {
-		if in.Kind == engine.Galera {
-			inst = in
-		}
-	}
-	if inst.Kind == "" {
-		if slices.Contains(strings.Split(os.Getenv("FAIRBENCH_REQUIRE_ENGINES"), ","), engine.Galera) {
-			t.Fatal("galera required but not installed: run scripts/install-engines.sh")
-		}
-		t.Skip("galera not installed")
-	}
+	inst := clusterInstallation(t, engine.Galera)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srv, err := Start(ctx, inst, engine.Profile{BufferPoolBytes: 128 << 20, MaxConnections: 50, RedoBytes: 64 << 20}, "")

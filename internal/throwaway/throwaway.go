@@ -59,10 +59,17 @@ func Start(ctx context.Context, inst engine.Installation, prof engine.Profile, w
 	return s, nil
 }
 
-// startServerOrCluster starts a single server, or a cluster for a cluster kind (galera).
+// startServerOrCluster starts a single server, or a cluster for a cluster kind (galera,
+// postgres-ha; the latter in synchronous mode).
 func startServerOrCluster(ctx context.Context, inst engine.Installation, prof engine.Profile, workDir string) (*Server, error) {
-	if inst.Kind == engine.Galera {
-		c, err := engine.StartGalera(ctx, inst, prof, workDir)
+	if inst.Kind == engine.Galera || inst.Kind == engine.PostgresHA {
+		var c *engine.Cluster
+		var err error
+		if inst.Kind == engine.Galera {
+			c, err = engine.StartGalera(ctx, inst, prof, workDir)
+		} else {
+			c, err = engine.StartPostgresHA(ctx, inst, prof, workDir, engine.HAOptions{})
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,226 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// testTiming is Patroni's timing in these tests: the leader lock expires 8 s after a crash
+// (Patroni's minimum-sensible on a loaded 2-core machine; its own default is 30 s).
+var testTiming = PatroniTiming{TTL: 8, LoopWait: 1, RetryTimeout: 3}
+
+// hostPostgresHA is the host's PostgreSQL, which postgres-ha runs on; the test skips without it,
+// patroni or etcd unless CI requires postgres-ha.
+func hostPostgresHA(t *testing.T) Installation {
+	t.Helper()
+	for _, in := range DiscoverWithClusters("") {
+		if in.Kind == PostgresHA {
+			return in
+		}
+	}
+	skipUnlessRequired(t, PostgresHA, "the host's PostgreSQL, patroni or etcd-server")
+	return Installation{}
+}
+
+// TestPostgresHACluster starts a real cluster (etcd, three Patroni nodes), checks it has one
+// leader and two streaming replicas that see the leader's writes, kills the leader as a crashed
+// host would, and checks that a replica takes over within Patroni's TTL, that a client through
+// the host list reaches it, and that Stop leaves no process, directory, record or port behind.
+func TestPostgresHACluster(t *testing.T) {
+	inst := hostPostgresHA(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	dir := workDir(t, "")
+	t0 := time.Now()
+	c, err := StartPostgresHA(ctx, inst, Profile{BufferPoolBytes: 64 * mib, MaxConnections: 50, RedoBytes: 64 * mib}, dir, HAOptions{Timing: testTiming})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	t.Logf("postgres-ha %s: %d nodes streaming in %s, DSN %s", c.Version, len(c.Nodes), time.Since(t0).Round(time.Millisecond), c.DSN)
+
+	leader, err := c.LeaderNode(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := map[string]int{}
+	for _, in := range c.NodeInfos(ctx) {
+		roles[in.Role]++
+	}
+	if roles["leader"] != 1 || roles["sync_standby"] != 1 || roles["replica"] != 1 {
+		t.Errorf("roles %v: want one leader, one sync_standby, one replica", roles)
+	}
+	exec := func(s *Server, q string) {
+		t.Helper()
+		conn, err := s.PgConnect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %s: %v", s.patroni.name, q, err)
+		}
+	}
+	count := func(s *Server) (n int) {
+		t.Helper()
+		conn, err := s.PgConnect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM t").Scan(&n); err != nil {
+			t.Fatalf("%s: %v", s.patroni.name, err)
+		}
+		return n
+	}
+	exec(leader, "CREATE TABLE t (id int PRIMARY KEY)")
+	exec(leader, "INSERT INTO t VALUES (1), (2)")
+	for _, s := range c.Nodes {
+		// The synchronous standby has the rows when the commit returns; the other may lag a little.
+		deadline := time.Now().Add(10 * time.Second)
+		for count(s) != 2 && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if n := count(s); n != 2 {
+			t.Errorf("%s sees %d rows, want 2", s.patroni.name, n)
+		}
+	}
+
+	// A crash of the leader's host: a replica takes the lock once it expires.
+	killedAt := time.Now()
+	if err := leader.Fault(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var next *Server
+	for next == nil || next == leader {
+		if time.Since(killedAt) > time.Duration(3*testTiming.TTL)*time.Second {
+			t.Fatalf("no new leader %s after killing %s", time.Since(killedAt), leader.patroni.name)
+		}
+		next, _ = c.LeaderNode(ctx)
+		time.Sleep(200 * time.Millisecond)
+	}
+	took := time.Since(killedAt)
+	t.Logf("%s killed, %s leads after %s (TTL %d s)", leader.patroni.name, next.patroni.name, took.Round(time.Millisecond), testTiming.TTL)
+	if took > time.Duration(testTiming.TTL+2*testTiming.LoopWait+testTiming.RetryTimeout)*time.Second {
+		t.Errorf("failover took %s: want within TTL %d s plus a loop", took, testTiming.TTL)
+	}
+	exec(next, "INSERT INTO t VALUES (3)")
+	if n := count(next); n != 3 {
+		t.Errorf("new leader %s sees %d rows, want 3 (the two acknowledged before the crash and one after)", next.patroni.name, n)
+	}
+
+	var pids []int
+	for _, s := range c.Nodes {
+		pids = append(pids, s.PIDs()...)
+	}
+	pids = append(pids, c.etcd.cmd.Process.Pid)
+	ports := []int{c.etcd.client, c.etcd.peer}
+	for _, s := range c.Nodes {
+		ports = append(ports, s.Port, s.patroni.rest)
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	assertNothingLeft(t, pids, ports)
+}
+
+// assertNothingLeft checks that no process, record or listening port of a cluster survived Stop
+// (workDir's cleanup checks its directories).
+func assertNothingLeft(t *testing.T, pids, ports []int) {
+	t.Helper()
+	for _, p := range pids {
+		if pi, ok := readProc(p); ok && !dead(pi) {
+			t.Errorf("process %d still alive after Stop", p)
+		}
+	}
+	for _, p := range ports {
+		if l, err := net.Listen("tcp", "127.0.0.1:"+itoa(p)); err != nil {
+			t.Errorf("port %d still taken after Stop: %v", p, err)
+		} else {
+			l.Close()
+		}
+	}
+	recs, _ := os.ReadDir(RecordDir)
+	for _, r := range recs {
+		if strings.HasPrefix(r.Name(), itoa(os.Getpid())+"-") {
+			t.Errorf("record %s left after Stop", r.Name())
+		}
+	}
+	if len(Running()) != 0 {
+		t.Errorf("servers still registered after Stop: %v", Running())
+	}
+}
+
+// reapChildCluster is the cluster reaping test's child: it starts a postgres-ha cluster, prints
+// the records of its nodes and its etcd on one line and waits to be killed.
+func reapChildCluster() {
+	var inst Installation
+	for _, in := range DiscoverWithClusters("") {
+		if in.Kind == PostgresHA {
+			inst = in
+		}
+	}
+	c, err := StartPostgresHA(context.Background(), inst, Profile{BufferPoolBytes: 64 * mib, MaxConnections: 50, RedoBytes: 64 * mib},
+		os.Getenv("FAIRBENCH_REAP_DIR"), HAOptions{Timing: testTiming})
+	if err != nil {
+		os.Stderr.WriteString(err.Error())
+		os.Exit(4)
+	}
+	recs := []string{c.etcd.record}
+	for _, s := range c.Nodes {
+		recs = append(recs, s.record)
+	}
+	os.Stdout.WriteString(strings.Join(recs, " ") + "\n")
+	time.Sleep(time.Hour)
+}
+
+// TestReapKilledCluster kills a fairbench (a child test process) that runs a postgres-ha cluster,
+// as kill -9 or the OOM killer would, and checks that ReapStale then ends every etcd, Patroni
+// and postgres process of it (postgres runs detached from Patroni) and removes its directories
+// and records.
+func TestReapKilledCluster(t *testing.T) {
+	hostPostgresHA(t)
+	cmd, line := startReapChild(t, PostgresHA, workDir(t, ""))
+	var alive []procInfo
+	var recs []record
+	for _, path := range strings.Fields(line) {
+		var rec record
+		b, _ := os.ReadFile(path)
+		if err := json.Unmarshal(b, &rec); err != nil {
+			t.Fatalf("record %s: %v", path, err)
+		}
+		recs = append(recs, rec)
+		alive = append(alive, processTree(rec.ServerPID)...)
+		if pm, ok := postmasterOf(rec.DataDir); ok {
+			alive = append(alive, processTree(pm.pid)...)
+		}
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	// etcd, three Patroni and three postmasters, each with children.
+	if len(alive) < 7 || !anyAlive(alive) {
+		t.Fatalf("the killed child left %d processes: want etcd, Patroni and postgres running to reap", len(alive))
+	}
+	if _, err := ReapStale(); err != nil {
+		t.Errorf("ReapStale: %v", err)
+	}
+	for _, p := range alive {
+		if stillAlive(p) {
+			t.Errorf("pid %d still runs after reaping", p.pid)
+		}
+	}
+	for _, rec := range recs {
+		for _, p := range append([]string{rec.RunDir}, rec.Cgroups...) {
+			if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s still there after reaping", p)
+			}
+		}
+	}
+}
