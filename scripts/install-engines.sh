@@ -133,6 +133,8 @@ command -v rsync >/dev/null 2>&1 || want+=(rsync)
 [ -x /usr/bin/etcd ] || want+=(etcd-server)
 # compare --clients/--network make network namespaces, veths and a bridge with ip and tc.
 command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || want+=(iproute2)
+# --fault partition-node cuts a cluster node off on loopback with nftables (nft).
+command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || want+=(nftables)
 if [ -z "${FAIRBENCH_NO_EXTRAS:-}" ]; then
   command -v sysbench >/dev/null 2>&1 || want+=(sysbench)
   command -v pgbench >/dev/null 2>&1 || [ -x /usr/lib/postgresql/15/bin/pgbench ] || want+=(postgresql-client)

@@ -129,6 +129,9 @@ type Cluster struct {
 	ports    []int     // the cluster's own ports (galera's gcomm, IST, SST; Patroni's REST), released by Stop
 	stopOnce sync.Once
 	stopErr  error
+	// parts are the nodes a fault cut off (galera_fault.go), healed by Stop at the latest.
+	partMu sync.Mutex
+	parts  map[string]*partition
 }
 
 // StartGalera starts GaleraNodes nodes of the host's MariaDB: the first founds the cluster
@@ -273,6 +276,7 @@ func (s *Server) Alive() bool {
 // Stop stops every node at once and removes everything the cluster created. Idempotent.
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
+		healErr := c.healAll()
 		errs := make([]error, len(c.Nodes))
 		var wg sync.WaitGroup
 		for i, s := range c.Nodes {
@@ -289,7 +293,7 @@ func (c *Cluster) Stop() error {
 		for _, p := range c.ports {
 			releasePort(p)
 		}
-		c.stopErr = errors.Join(errs...)
+		c.stopErr = errors.Join(append(errs, healErr)...)
 	})
 	return c.stopErr
 }

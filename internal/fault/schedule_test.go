@@ -1,4 +1,4 @@
-package fault
+package fault_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/fault"
 	"github.com/fairbench/fairbench/internal/runspec"
 )
 
@@ -53,7 +54,7 @@ func mustFaults(t *testing.T, specs ...string) []runspec.Fault {
 func TestScheduleFiresAndUndoes(t *testing.T) {
 	c := &fakeCluster{leader: "node2"}
 	start := time.Now()
-	s := Start(context.Background(), c, mustFaults(t, "kill-leader@50ms", "stop-node@20ms,for=60ms,node=node1", "partition-node@10ms,for=1h"), start, nil)
+	s := fault.Start(context.Background(), c, mustFaults(t, "kill-leader@50ms", "stop-node@20ms,for=60ms,node=node1", "partition-node@10ms,for=1h"), start, nil)
 	time.Sleep(200 * time.Millisecond)
 	evs := s.Stop() // the partition's hour is cut short: healed now
 	got := strings.Join(c.did, ", ")
@@ -74,7 +75,7 @@ func TestScheduleFiresAndUndoes(t *testing.T) {
 
 func TestScheduleLeaderUnknown(t *testing.T) {
 	c := &fakeCluster{}
-	evs := Start(context.Background(), c, mustFaults(t, "kill-leader@1ms"), time.Now(), nil)
+	evs := fault.Start(context.Background(), c, mustFaults(t, "kill-leader@1ms"), time.Now(), nil)
 	time.Sleep(30 * time.Millisecond)
 	got := evs.Stop()
 	if len(got) != 1 || !strings.Contains(got[0].Error, "election") || len(c.did) != 0 {
@@ -84,7 +85,7 @@ func TestScheduleLeaderUnknown(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	for _, tc := range []struct {
-		c     Cluster
+		c     fault.Cluster
 		specs []string
 		err   string
 	}{
@@ -94,7 +95,7 @@ func TestCheck(t *testing.T) {
 		{&galeraLike{}, []string{"kill-leader@1s"}, "none leads"},
 		{&fakeCluster{}, []string{"kill-leader@1s", "stop-node@2s,for=1s,node=node1"}, ""},
 	} {
-		err := Check(tc.c, mustFaults(t, tc.specs...))
+		err := fault.Check(tc.c, mustFaults(t, tc.specs...))
 		if (tc.err == "") != (err == nil) || err != nil && (!strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "\n")) {
 			t.Errorf("%v on %T: %v, want %q", tc.specs, tc.c, err, tc.err)
 		}

@@ -11,10 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/fault"
 	"github.com/fairbench/fairbench/internal/livemetrics"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/version"
 	"github.com/fairbench/fairbench/internal/workload"
@@ -36,6 +38,10 @@ type Job struct {
 	// CheckAfterRun runs the data check after every run (--check); workloads that ask for it
 	// (workload.AutoChecked) get it regardless.
 	CheckAfterRun bool
+	// Faults are injected into Cluster during each run, at their offsets from the measured
+	// window's start (fault.Schedule); the result records them.
+	Faults  []runspec.Fault
+	Cluster fault.Cluster
 	// NoFlush skips flushing the server's dirty pages before each measured step (see Settle).
 	NoFlush bool
 	// Live, when set, receives every measured interval (--metrics-addr).
@@ -198,11 +204,14 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 		var tally wireTally
 		cfg.OnMeasureStart = tally.measureFrom(cfg.OnMeasureStart)
 		cfg.OnAcks = func(a []*workload.Acks) { acks = a }
+		faults := j.scheduleFaults(ctx, &cfg)
 		done := j.feedLive(&cfg, ver)
 		res, runErr = runner.Run(ctx, cfg, tally.connector(j.Connect), j.Workload)
 		done()
+		events := faults()
 		if res != nil {
 			res.Wire = tally.result(res.Transactions)
+			recordFaults(res, events)
 		}
 	}
 	if res == nil {
