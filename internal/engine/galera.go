@@ -220,6 +220,29 @@ func (s *Server) checkSynced(ctx context.Context, want int) error {
 	return nil
 }
 
+// waitWsrepReady waits until a cluster node takes statements: it accepts logins before that, and
+// answers anything else with "WSREP has not yet prepared node for application use" (error 1047).
+func (s *Server) waitWsrepReady(ctx context.Context) error {
+	if s.node == nil {
+		return nil
+	}
+	deadline := time.Now().Add(ReadyTimeout)
+	for {
+		st, err := s.WsrepStatus(ctx)
+		if err == nil && st["wsrep_ready"] == "ON" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("node on port %d not ready for statements within %s (wsrep_ready %q, %v)", s.Port, ReadyTimeout, st["wsrep_ready"], err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // WsrepStatus reads the node's wsrep status variables (SHOW STATUS LIKE 'wsrep%'): cluster size,
 // state, receive queue, flow control and certification failures.
 func (s *Server) WsrepStatus(ctx context.Context) (map[string]string, error) {

@@ -122,6 +122,9 @@ func (s *Server) mysqlDB(db string) *sql.DB {
 func (s *Server) setupMySQL(ctx context.Context) error {
 	db := s.mysqlDB("")
 	defer db.Close()
+	if err := s.waitWsrepReady(ctx); err != nil {
+		return err
+	}
 	// A joining cluster node received the database from the first node.
 	if s.node == nil || !s.node.joiner {
 		if _, err := db.ExecContext(ctx, "CREATE DATABASE fairbench CHARACTER SET utf8mb4"); err != nil {

@@ -101,6 +101,9 @@ func build(in *Input) (*document, error) {
 	if s := m.serverSection(); s != nil {
 		d.Sections = append(d.Sections, s)
 	}
+	if s := m.clusterSection(); s != nil {
+		d.Sections = append(d.Sections, s)
+	}
 	if s := m.shardsSection(); s != nil {
 		d.Sections = append(d.Sections, s)
 	}
@@ -814,6 +817,9 @@ func (m *model) serverSection() *section {
 	}
 	if names := m.undercountedDisk(); len(names) > 0 {
 		t.Foot = append(t.Foot, "Disk rows of "+strings.Join(names, ", ")+" are left out (—): the cgroup counted fewer bytes written than the engine's own WAL/redo counter, so the kernel made part of the writes for no cgroup (see disk_source in the results).")
+	}
+	if agg := m.aggregates(); agg != "" {
+		t.Foot = append(t.Foot, "Clusters: "+agg+": CPU, memory, disk, data directory and counters summed over the nodes (each applies every write), the data size one copy's; the Clusters section has each node's own.")
 	}
 	if dataWritten {
 		t.Foot = append(t.Foot, "innodb_data_written is not one figure across engines: MySQL counts its redo log writes in it, MariaDB only data-file writes (page flushes, doublewrite), which a short run may not have at all (its page cleaner stays idle below 90% dirty pages); disk write KB per txn is the comparable figure.")

@@ -11,20 +11,23 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func TestGolden(t *testing.T) {
-	in := fixture(t)
 	for _, tc := range []struct {
-		golden string
-		render func(*Input) ([]byte, error)
+		golden  string
+		render  func(*Input) ([]byte, error)
+		fixture func(testing.TB) *Input
 	}{
-		{"report.md.golden", Markdown},
-		{"report.html.golden", HTML},
+		{"report.md.golden", Markdown, fixture},
+		{"report.html.golden", HTML, fixture},
+		// Single servers beside the clusters made of them: cluster rows, node rows, node charts.
+		{"cluster.md.golden", Markdown, clusterFixture},
+		{"cluster.html.golden", HTML, clusterFixture},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
-			got, err := tc.render(in)
+			got, err := tc.render(tc.fixture(t))
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, err := tc.render(fixture(t))
+			again, err := tc.render(tc.fixture(t))
 			if err != nil {
 				t.Fatal(err)
 			}

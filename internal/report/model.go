@@ -105,7 +105,8 @@ type model struct {
 	parity  *parityAudit
 }
 
-var engineOrder = map[string]int{"postgres": 0, "mysql": 1, "mariadb": 2}
+// Clusters sit beside the single server they are made of.
+var engineOrder = map[string]int{"postgres": 0, "postgres-ha": 1, "mysql": 2, "mariadb": 3, "galera": 4}
 
 func lessKind(a, b string) bool {
 	ra, oka := engineOrder[a]

@@ -72,7 +72,9 @@ var facets = []facet{
 
 var tornPage = facet{name: "torn-page protection", read: readTornPage}
 
-func isInnoDB(kind string) bool { return kind == "mysql" || kind == "mariadb" }
+// isInnoDB: the MySQL family, galera's MariaDB nodes included; every other kind is PostgreSQL
+// (postgres-ha's nodes too).
+func isInnoDB(kind string) bool { return kind == "mysql" || kind == "mariadb" || kind == "galera" }
 
 func readPlain(pgKey, myKey string) func(string, map[string]string) (string, string, bool) {
 	return func(kind string, s map[string]string) (string, string, bool) {
@@ -430,7 +432,7 @@ func (m *model) tornPageMechanism(a *parityAudit) {
 	var pg, inno bool
 	for v, vv := range m.facetValues(tornPage) {
 		on := len(vv.canon) == 1 && vv.canon[0] == "on"
-		pg = pg || (v.Kind == "postgres" && on)
+		pg = pg || (!isInnoDB(v.Kind) && on)
 		inno = inno || (isInnoDB(v.Kind) && on)
 	}
 	if pg && inno {

@@ -13,7 +13,9 @@ import (
 )
 
 // SchemaVersion changes only when a field changes meaning or goes away; adding fields does not bump it.
-const SchemaVersion = 1
+// 2: a cluster's server figures (server.*, intervals[].server_*) are the sum over its nodes,
+// where 1 had its first node's alone.
+const SchemaVersion = 2
 
 // Result is one run of one workload against one server.
 type Result struct {
@@ -287,6 +289,9 @@ type Interval struct {
 	ServerDiskWriteBytes int64   `json:"server_disk_write_bytes,omitempty"`
 	ServerDiskReadOps    int64   `json:"server_disk_read_ops,omitempty"`
 	ServerDiskWriteOps   int64   `json:"server_disk_write_ops,omitempty"`
+	// Nodes are a cluster's per-node figures for the interval, replication included; the
+	// server_* fields above are then their sum.
+	Nodes []NodeInterval `json:"nodes,omitempty"`
 }
 
 // Server holds what fairbench saw of the server side.
@@ -353,6 +358,13 @@ type Server struct {
 	// Engine counters over the measured run, as deltas, and per transaction.
 	Counters map[string]int64   `json:"counters,omitempty"`
 	PerTxn   map[string]float64 `json:"per_txn,omitempty"`
+
+	// A cluster's: Aggregate says how the figures above were formed from its Nodes ("sum of 3
+	// nodes": CPU, memory, disk, data directory and counters summed, gauges and the data size
+	// the largest node's); Replication sums up its replication over the run.
+	Aggregate   string       `json:"aggregate,omitempty"`
+	Nodes       []Node       `json:"nodes,omitempty"`
+	Replication *Replication `json:"replication,omitempty"`
 }
 
 // DiskIO is block I/O over the measured run as one source counts it: bytes, and operations (bios).

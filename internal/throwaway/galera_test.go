@@ -58,6 +58,8 @@ func TestGaleraSpreadAndFailover(t *testing.T) {
 		}
 	}
 
+	checkClusterFigures(t, ctx, srv)
+
 	ports := func(n int) map[string]int {
 		t.Helper()
 		seen := map[string]int{}

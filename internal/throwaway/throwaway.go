@@ -29,6 +29,9 @@ type Server struct {
 	Conn sqldb.Conn
 	// Settings is the server's own view of the settings that matter (pg_settings, SHOW VARIABLES).
 	Settings map[string]string
+
+	// nodeConns are admin connections to each node of a cluster alone, for its own counters.
+	nodeConns []sqldb.Conn
 }
 
 // Start starts inst with prof, its data directory under workDir, and connects to it. On any
@@ -56,6 +59,13 @@ func Start(ctx context.Context, inst engine.Installation, prof engine.Profile, w
 	if s.Settings, err = servermetrics.Settings(ctx, s.Conn); err != nil {
 		return nil, fmt.Errorf("reading %s settings: %w", inst.Name(), err)
 	}
+	for _, n := range s.Nodes() {
+		c, err := sqldb.Open(ctx, n.Target)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n.Name, err)
+		}
+		s.nodeConns = append(s.nodeConns, c)
+	}
 	return s, nil
 }
 
@@ -82,11 +92,24 @@ func startServerOrCluster(ctx context.Context, inst engine.Installation, prof en
 	return &Server{Server: srv, Kind: srv.Kind, Version: srv.Version}, nil
 }
 
-// Monitor is a fresh server monitor on the admin connection: the engine's counters, and the
-// kernel's accounting of the server's cgroup (or its processes) and data directory.
-func (s *Server) Monitor() *servermetrics.Monitor {
-	g, _ := s.Cgroup()
-	return servermetrics.NewMonitor(s.Conn, s.PIDs).WithCgroup(g, s.DataDisk()).WithDataDir(s.DataDir)
+// Monitor is a fresh server monitor: the engine's counters, and the kernel's accounting of the
+// server's cgroup (or its processes) and data directory; for a cluster, the same of every node
+// over a connection to it alone, their sum, and their replication sampled every interval.
+func (s *Server) Monitor() servermetrics.Watcher {
+	if s.Cluster == nil {
+		return nodeMonitor(s.Server, s.Conn)
+	}
+	nodes := s.Nodes()
+	watched := make([]servermetrics.ClusterNode, len(nodes))
+	for i, n := range nodes {
+		watched[i] = servermetrics.ClusterNode{Name: n.Name, Role: n.Role, Target: n.Target, Monitor: nodeMonitor(n.Server, s.nodeConns[i])}
+	}
+	return servermetrics.NewClusterMonitor(s.replication(), watched)
+}
+
+func nodeMonitor(srv *engine.Server, conn sqldb.Conn) *servermetrics.Monitor {
+	g, _ := srv.Cgroup()
+	return servermetrics.NewMonitor(conn, srv.PIDs).WithCgroup(g, srv.DataDisk()).WithDataDir(srv.DataDir)
 }
 
 // Close closes the admin connection and stops the server, removing its data directory.
@@ -94,6 +117,9 @@ func (s *Server) Close() error {
 	var errs []error
 	if s.Conn != nil {
 		errs = append(errs, s.Conn.Close())
+	}
+	for _, c := range s.nodeConns {
+		errs = append(errs, c.Close())
 	}
 	if s.Cluster != nil {
 		return errors.Join(append(errs, s.Cluster.Stop())...)
