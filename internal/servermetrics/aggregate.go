@@ -62,6 +62,15 @@ func addHost(sum, n *result.Server) {
 	sum.DiskWriteBytes += n.DiskWriteBytes
 	sum.DiskReadOps += n.DiskReadOps
 	sum.DiskWriteOps += n.DiskWriteOps
+	if c := n.DiskCgroup; c != nil {
+		if sum.DiskCgroup == nil {
+			sum.DiskCgroup = &result.DiskIO{Source: c.Source}
+		}
+		sum.DiskCgroup.ReadBytes += c.ReadBytes
+		sum.DiskCgroup.WriteBytes += c.WriteBytes
+		sum.DiskCgroup.ReadOps += c.ReadOps
+		sum.DiskCgroup.WriteOps += c.WriteOps
+	}
 }
 
 // addCounters adds one node's counter deltas to the sum; gauges keep the largest.
