@@ -40,6 +40,7 @@ func newCompareCmd() *cobra.Command {
 		engines, suiteName, out, mysqlRoot, workDir, bufferPool string
 		profileName, explain, metricsAddr, serverCPUs           string
 		device                                                  string
+		faults                                                  []string
 		run                                                     runFlags
 		clients                                                 clientFlags
 		repeat                                                  int
@@ -95,6 +96,9 @@ func newCompareCmd() *cobra.Command {
 			}
 			opts := &compare.Options{Engines: []string{engines}, Suite: s, OutDir: out, Profile: prof, Explain: knobs, MySQLRoot: mysqlRoot, ServerCPUs: cpus,
 				WorkDir: workDir, DeviceBytes: deviceBytes, DeviceNoJournal: noJournal, Seed: seed, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}
+			if opts.Faults, err = runspec.ParseFaults("--fault", faults); err != nil {
+				return err
+			}
 			if verbose {
 				opts.IntervalLog = cmd.ErrOrStderr()
 			}
@@ -138,6 +142,8 @@ func newCompareCmd() *cobra.Command {
 	f.StringVar(&serverCPUs, "server-cpus", "", "confine each server to this many CPUs (cgroup cpuset; root), the client to the others; a list such as 1,2 runs the suite once per count")
 	f.Uint64Var(&seed, "rand-seed", 0, "random seed; 0 = from the clock")
 	f.BoolVar(&verbose, "verbose", false, "print the per-second interval lines too")
+	f.StringArrayVar(&faults, "fault", nil, "inject a fault into a cluster engine during each step's measured window, e.g. kill-node@30s[,node=node2], "+
+		"kill-leader@30s, stop-node@30s,for=10s (SIGSTOP/SIGCONT), partition-node@30s,for=10s; repeat the flag for several")
 	addMetricsFlag(f, &metricsAddr)
 	clients.register(f)
 	return cmd

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/cgroup"
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/fault"
 	"github.com/fairbench/fairbench/internal/fingerprint"
 	"github.com/fairbench/fairbench/internal/job"
 	"github.com/fairbench/fairbench/internal/livemetrics"
@@ -26,6 +27,7 @@ import (
 	"github.com/fairbench/fairbench/internal/report"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/suite"
 	"github.com/fairbench/fairbench/internal/sysinfo"
@@ -70,6 +72,9 @@ type Options struct {
 	// confined to that many CPUs (engine.Profile.CPUs) and the client kept off them where CPUs
 	// are left: the core-scaling studies' sweep.
 	ServerCPUs []int
+	// Faults are injected into each cluster engine during every step's measured window
+	// (--fault); every engine must then be a cluster.
+	Faults []runspec.Fault
 	// beforeStep, when set, is called before each step with the number of steps done; an error
 	// from it fails the comparison there. The test that no server or data directory outlives a
 	// failure injects one; unexported, so only this package's tests can.
@@ -113,6 +118,9 @@ func Plan(o *Options) ([]engine.Installation, error) {
 		return nil, err
 	}
 	if err := checkClientHosts(o, steps); err != nil {
+		return nil, err
+	}
+	if err := checkFaults(o, insts, steps); err != nil {
 		return nil, err
 	}
 	return insts, nil
@@ -378,6 +386,9 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 		}
 		c.logf("== %s: server stopped, data directory removed", name)
 	}()
+	if err := fault.Check(srv.FaultCluster(), o.Faults); err != nil {
+		return err
+	}
 	unpin, err := c.pinClient(prof.CPUs)
 	if err != nil {
 		return err
@@ -461,6 +472,7 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 			}
 		}}
 	j.PIDs = srv.PIDs
+	j.Faults, j.Cluster = o.Faults, srv.FaultCluster()
 	// The baseline is taken again after job.Run's flush, whose writes are not the step's.
 	j.OnSettled = func() { _ = mon.MeasureStart(ctx) }
 	var res *result.Result

@@ -108,3 +108,21 @@ func (c *Cluster) healAll() error {
 	}
 	return errors.Join(errs...)
 }
+
+// clusterKinds are the engines that start several nodes and take faults (--fault).
+var clusterKinds = map[string]bool{Galera: true, "postgres-ha": true}
+
+// IsCluster says whether kind starts a cluster.
+func IsCluster(kind string) bool { return clusterKinds[kind] }
+
+// EveryNodeWrites says whether every node of kind takes writes (no leader to kill).
+func EveryNodeWrites(kind string) bool { return kind == Galera }
+
+// NodeNames are the node names a cluster of kind will have, for checking --fault node= before
+// it starts; nil where they are known only once it runs.
+func NodeNames(kind string) []string {
+	if kind != Galera {
+		return nil
+	}
+	return (&GaleraFaults{c: &Cluster{Nodes: make([]*Server, GaleraNodes)}}).Nodes()
+}
