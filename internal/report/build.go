@@ -101,6 +101,9 @@ func build(in *Input) (*document, error) {
 	if s := m.serverSection(); s != nil {
 		d.Sections = append(d.Sections, s)
 	}
+	if s := m.availabilitySection(); s != nil {
+		d.Sections = append(d.Sections, s)
+	}
 	if s := m.clusterSection(); s != nil {
 		d.Sections = append(d.Sections, s)
 	}
@@ -1093,6 +1096,9 @@ func (m *model) runsSection() *section {
 				}
 				if !r.IsMeaningful() {
 					status += ", too little to rank: " + r.NotMeaningful
+				}
+				if a := availabilityText(r); a != "" {
+					status += "; " + a
 				}
 				started := "—"
 				if !r.StartedAt.IsZero() {

@@ -255,6 +255,15 @@ func drawRing(r chart.Renderer, x, y int, c drawing.Color) {
 // stands for each group. optional drops engines whose figure is all zero: the field was not
 // sampled, and a flat line at zero would claim it was measured as zero.
 func intervalChart(m *model, gs []*group, yName string, f func(result.Interval) float64, optional bool) (template.HTML, error) {
+	spec := intervalSpec(gs, yName, f, optional)
+	if yName == "TPS" {
+		spec.Markers, spec.MarkerName = faultMarks(gs, spec), "fault injected"
+	}
+	return lineChart(spec)
+}
+
+// intervalSpec is intervalChart's chart before drawing, for charts that add to it.
+func intervalSpec(gs []*group, yName string, f func(result.Interval) float64, optional bool) lineSpec {
 	spec := lineSpec{Title: yName + " over time", XName: "seconds", YName: yName, XFromZero: true}
 	for _, g := range gs {
 		if g == nil || g.Rep == nil || len(g.Rep.Intervals) == 0 {
@@ -276,7 +285,7 @@ func intervalChart(m *model, gs []*group, yName string, f func(result.Interval) 
 		}
 		spec.Series = append(spec.Series, s)
 	}
-	return lineChart(spec)
+	return spec
 }
 
 // percentileTicks place percentiles on a log scale of 1/(1-p), the usual HdrHistogram plot:
