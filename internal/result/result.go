@@ -15,7 +15,7 @@ import (
 // SchemaVersion changes only when a field changes meaning or goes away; adding fields does not bump it.
 // 2: a cluster's server figures (server.*, intervals[].server_*) are the sum over its nodes,
 // where 1 had its first node's alone.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Result is one run of one workload against one server.
 type Result struct {
