@@ -124,6 +124,7 @@ type Cluster struct {
 	// survives the loss of any one node.
 	Synchronous bool
 	Timing      PatroniTiming // postgres-ha: how fast Patroni fails over
+	maxLag      int64         // postgres-ha: maximum_lag_on_failover, bytes
 
 	etcd     *etcdProc // postgres-ha's store of the leader lock, stopped after the nodes
 	ports    []int     // the cluster's own ports (galera's gcomm, IST, SST; Patroni's REST), released by Stop

@@ -44,6 +44,9 @@ type HAOptions struct {
 	// replica has it, so a failover can lose acknowledged transactions (the loss test uses it).
 	Async  bool
 	Timing PatroniTiming // zero: DefaultPatroniTiming
+	// MaxLagOnFailover is how far behind (WAL bytes) a replica may be and still be promoted;
+	// zero: Patroni's 1 MiB. Only asynchronous mode lets a replica fall behind at all.
+	MaxLagOnFailover int64
 }
 
 // patroniNode is one node's place in a postgres-ha cluster.
@@ -77,7 +80,10 @@ func StartPostgresHA(ctx context.Context, inst Installation, prof Profile, workD
 	if opts.Timing == (PatroniTiming{}) {
 		opts.Timing = DefaultPatroniTiming
 	}
-	c := &Cluster{Kind: PostgresHA, Version: inst.Version, Synchronous: !opts.Async, Timing: opts.Timing}
+	if opts.MaxLagOnFailover == 0 {
+		opts.MaxLagOnFailover = 1 << 20
+	}
+	c := &Cluster{Kind: PostgresHA, Version: inst.Version, Synchronous: !opts.Async, Timing: opts.Timing, maxLag: opts.MaxLagOnFailover}
 	inst.Kind = Postgres
 	defer func() {
 		if err != nil {
@@ -208,7 +214,7 @@ func (s *Server) patroniConfig() map[string]any {
 		"bootstrap": map[string]any{
 			"dcs": map[string]any{
 				"ttl": pn.opts.Timing.TTL, "loop_wait": pn.opts.Timing.LoopWait, "retry_timeout": pn.opts.Timing.RetryTimeout,
-				"synchronous_mode": !pn.opts.Async,
+				"synchronous_mode": !pn.opts.Async, "maximum_lag_on_failover": pn.opts.MaxLagOnFailover,
 				// pg_rewind needs wal_log_hints (or checksums), which costs WAL the single
 				// server does not write: a demoted leader is rebuilt instead, not rewound.
 				"postgresql": map[string]any{"use_pg_rewind": false, "use_slots": true, "parameters": params},
