@@ -65,11 +65,15 @@ func cut(s *Server, name string) (*partition, error) {
 	return p, nil
 }
 
-// ownPorts are the ports the server listens on: SQL, and a galera node's gcomm, IST and SST.
+// ownPorts are the ports the server listens on: SQL, a galera node's gcomm, IST and SST, and a
+// Patroni node's REST API.
 func (s *Server) ownPorts() []int {
 	ports := []int{s.Port}
 	if n := s.node; n != nil {
 		ports = append(ports, n.gcomm, n.ist, n.sst)
+	}
+	if p := s.patroni; p != nil {
+		ports = append(ports, p.rest)
 	}
 	return ports
 }

@@ -56,16 +56,23 @@ func (p *PatroniFaults) Stop(name string) error { return p.signal(name, syscall.
 // Cont thaws a node Stop froze.
 func (p *PatroniFaults) Cont(name string) error { return p.signal(name, syscall.SIGCONT) }
 
-// Partition is refused for now: cutting a node off on loopback needs the packet filter that
-// galera's partition uses, which postgres-ha does not share yet.
+// Partition cuts the node off from its clients, its peers and etcd, as galera's nodes are
+// (partition.go: its SQL and REST ports, the connections Patroni and postgres opened, and a
+// cgroup v2 match for new ones). A leader cut off cannot renew its lock: Patroni demotes it after
+// the TTL and a replica takes over.
 func (p *PatroniFaults) Partition(name string) error {
-	return fmt.Errorf("partition-node on postgres-ha is not supported yet: use stop-node (SIGSTOP) or kill-node")
+	if p.c.node(name) == nil {
+		return fmt.Errorf("postgres-ha has no node %q (its nodes: %v)", name, p.Nodes())
+	}
+	// Both kinds name their nodes node1..N in start order, so galera's bookkeeping serves.
+	return p.c.Faults().Partition(name)
 }
 
-// Heal undoes Partition, which never succeeds on postgres-ha.
-func (p *PatroniFaults) Heal(name string) error {
-	return fmt.Errorf("%s was not cut off: postgres-ha takes no partition-node", name)
-}
+// Heal reconnects a node Partition cut off.
+func (p *PatroniFaults) Heal(name string) error { return p.c.Faults().Heal(name) }
+
+// LossSetting is the cluster's (Cluster.LossSetting), for the acknowledged-transaction check.
+func (p *PatroniFaults) LossSetting() string { return p.c.LossSetting() }
 
 // LossSetting names what lets this cluster lose a transaction it acknowledged when its leader
 // fails, for the report beside a loss count (result.AckCheck.Setting): "" where a commit waits

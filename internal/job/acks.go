@@ -49,6 +49,10 @@ func (j *Job) recordAcks(ctx context.Context, res *result.Result, acks []*worklo
 		res.Availability = &result.Availability{}
 	}
 	res.Availability.Acks = check
+	// What allowed a loss, where the cluster says (postgres-ha in asynchronous mode).
+	if ls, ok := j.Cluster.(interface{ LossSetting() string }); ok && check.Lost > 0 {
+		check.Setting = ls.LossSetting()
+	}
 	if err != nil {
 		res.Complete, res.Error = false, err.Error()
 		return err

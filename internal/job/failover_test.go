@@ -12,6 +12,7 @@ import (
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload/workloadtest"
 )
@@ -57,34 +58,45 @@ func startHA(t *testing.T, opts engine.HAOptions) (*engine.Cluster, sqldb.Target
 	return c, tg
 }
 
-// runWithFault runs payments on the cluster for d with 4 clients and calls fault at 5 s into
-// the measured window; it returns the result and when the fault fired (seconds into the window).
-func runWithFault(t *testing.T, tg sqldb.Target, d time.Duration, check bool, fault func()) (*result.Result, float64) {
+// runWithFaults runs payments on the cluster for 25 s with 4 clients, the job's faults (as
+// --fault gives them) fired by its schedule, and custom, when set, called 5 s into the measured
+// window; it returns the result.
+func runWithFaults(t *testing.T, c *engine.Cluster, tg sqldb.Target, faults string, check bool, custom func()) *result.Result {
 	t.Helper()
 	j := newJob(t, tg, "payments", map[string]string{"accounts": "2000", "banks": "5"})
 	j.CheckAfterRun = check
+	j.Cluster = c.PatroniFaults()
+	if faults != "" {
+		var err error
+		if j.Faults, err = runspec.ParseFaults("--fault", []string{faults}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	workloadtest.Prepare(t, j, 2)
 	start := make(chan time.Time, 1)
-	firedAt := make(chan float64, 1)
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		t0 := <-start
-		time.Sleep(5 * time.Second)
-		fault()
-		firedAt <- time.Since(t0).Seconds()
+		if custom != nil {
+			time.Sleep(5 * time.Second)
+			custom()
+			t.Logf("custom fault at %.1f s", time.Since(t0).Seconds())
+		}
 	}()
-	res, err := j.Run(context.Background(), runner.Config{Threads: 4, Duration: d, MaxTries: 10, ReportInterval: time.Second,
+	res, err := j.Run(context.Background(), runner.Config{Threads: 4, Duration: 25 * time.Second, MaxTries: 10, ReportInterval: time.Second,
 		OnMeasureStart: func() { start <- time.Now() }})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	at := <-firedAt
+	<-done
 	if res.Availability == nil || res.Availability.Acks == nil {
 		t.Fatalf("the run recorded no availability or acknowledged transactions: %+v", res.Availability)
 	}
 	a := res.Availability
-	t.Logf("fault at %.1f s; %d transactions, downtime %.1f s (longest %.1f s), %d reconnections, %d acknowledged, %d lost, %d in doubt (%d committed)",
-		at, res.Transactions, a.DowntimeS, a.LongestOutageS, a.Reconnections, a.Acks.Acknowledged, a.Acks.Lost, a.Acks.InDoubt, a.Acks.InDoubtFound)
-	return res, at
+	t.Logf("faults %+v; %d transactions, downtime %.1f s (longest %.1f s), %d reconnections, %d acknowledged, %d lost, %d in doubt (%d committed)",
+		a.Faults, res.Transactions, a.DowntimeS, a.LongestOutageS, a.Reconnections, a.Acks.Acknowledged, a.Acks.Lost, a.Acks.InDoubt, a.Acks.InDoubtFound)
+	return res
 }
 
 // committedAfter says whether the run committed transactions in an interval ending after t.
@@ -97,8 +109,8 @@ func committedAfter(res *result.Result, t float64) bool {
 	return false
 }
 
-// TestPostgresHAKillLeaderLosesNothing kills the leader of a synchronous postgres-ha cluster (its
-// host crashing: Patroni and postgres SIGKILLed) during a payments run: a replica is promoted,
+// TestPostgresHAKillLeaderLosesNothing runs payments with --fault kill-leader@5s on a synchronous
+// postgres-ha cluster (the leader's host crashing: Patroni and postgres SIGKILLed): a replica is promoted,
 // the clients reconnect to it through the host list and the run goes on, the downtime is
 // reported, every transfer the clients saw committed is on the new leader, and money is conserved.
 func TestPostgresHAKillLeaderLosesNothing(t *testing.T) {
@@ -107,12 +119,12 @@ func TestPostgresHAKillLeaderLosesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, at := runWithFault(t, tg, 25*time.Second, true, func() {
-		if err := c.PatroniFaults().Kill(c.NodeName(slices.Index(c.Nodes, first))); err != nil {
-			t.Error(err)
-		}
-	})
+	res := runWithFaults(t, c, tg, "kill-leader@5s", true, nil)
 	a := res.Availability
+	if len(a.Faults) != 1 || a.Faults[0].Error != "" || a.Faults[0].Node != c.NodeName(slices.Index(c.Nodes, first)) {
+		t.Fatalf("faults %+v: want kill-leader fired on %s", a.Faults, c.NodeName(slices.Index(c.Nodes, first)))
+	}
+	at := a.Faults[0].AtS
 	if !res.Complete {
 		t.Errorf("run incomplete: %s", res.Error)
 	}
@@ -148,7 +160,7 @@ func TestPostgresHAAsyncFailoverCountsLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, _ := runWithFault(t, tg, 25*time.Second, false, func() {
+	res := runWithFaults(t, c, tg, "", false, func() {
 		freezeWALSenders(t, leader)
 		time.Sleep(time.Second) // acknowledged commits pile up that no replica receives
 		sent := walBehind(t, c, leader)
@@ -160,6 +172,9 @@ func TestPostgresHAAsyncFailoverCountsLoss(t *testing.T) {
 	a := res.Availability.Acks
 	if a.Lost == 0 || a.Lost > a.Acknowledged || a.NotChecked != "" {
 		t.Fatalf("acknowledged %d, lost %d (%s): want the transfers committed after the WAL senders froze counted lost", a.Acknowledged, a.Lost, a.NotChecked)
+	}
+	if a.Setting != c.LossSetting() {
+		t.Errorf("the result says the loss was allowed by %q, want %q", a.Setting, c.LossSetting())
 	}
 	next, err := c.LeaderNode(ctx)
 	if err != nil || next == leader {
@@ -178,7 +193,7 @@ func TestPostgresHAAsyncFailoverCountsLoss(t *testing.T) {
 	if present != 0 || len(a.LostExamples) == 0 {
 		t.Errorf("%d of the %d lost examples are on the new leader", present, len(a.LostExamples))
 	}
-	t.Logf("lost %d of %d acknowledged transfers; allowed by %s", a.Lost, a.Acknowledged, c.LossSetting())
+	t.Logf("lost %d of %d acknowledged transfers; allowed by %s", a.Lost, a.Acknowledged, a.Setting)
 }
 
 // freezeWALSenders stops the leader's WAL sender processes: the WAL they have not sent yet stays
