@@ -93,7 +93,7 @@ func checkFaultRun(t *testing.T, spec string, res *result.Result) {
 	t.Logf("%s: %d transactions, %d errors, %d retries, %d reconnections, %d in doubt; downtime %.2f s (longest %.2f s); acknowledged %d, lost %d; fault %+v",
 		spec, res.Transactions, res.Errors, res.Retries, a.Reconnections, a.InDoubt, a.DowntimeS, a.LongestOutageS,
 		a.Acks.Acknowledged, a.Acks.Lost, a.Faults[0])
-	if f := a.Faults[0]; f.AtS < 0.99 || (f.Kind != runspec.KillNode && f.EndS-f.AtS < 1.9) {
+	if f := a.Faults[0]; f.AtS < 0.99 || (f.Kind != runspec.KillNode && f.Kind != runspec.KillLeader && f.EndS-f.AtS < 1.9) {
 		t.Errorf("%s: fault fired at %.2f s and ended at %.2f s", spec, f.AtS, f.EndS)
 	}
 	if a.Acks.Lost != 0 || a.Acks.Acknowledged == 0 || a.Acks.NotChecked != "" {
