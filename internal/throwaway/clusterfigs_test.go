@@ -34,13 +34,15 @@ func checkClusterFigures(t *testing.T, ctx context.Context, srv *Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Nodes) != engine.GaleraNodes || s.Aggregate != "sum of 3 nodes" {
-		t.Fatalf("%d nodes, aggregate %q: want %d nodes summed", len(s.Nodes), s.Aggregate, engine.GaleraNodes)
+	if len(s.Nodes) != 3 || s.Aggregate != "sum of 3 nodes" {
+		t.Fatalf("%d nodes, aggregate %q: want 3 nodes summed", len(s.Nodes), s.Aggregate)
 	}
 	var cpu float64
 	var redo int64
 	for _, n := range s.Nodes {
-		if n.Error != "" || n.CPUUserS+n.CPUSystemS <= 0 || n.Counters["wal_bytes"] <= 0 || n.MemLoadMB <= 0 {
+		// A PostgreSQL replica replays the leader's WAL and writes none of its own.
+		writes := n.Role != result.RoleReplica
+		if n.Error != "" || n.CPUUserS+n.CPUSystemS <= 0 || (writes && n.Counters["wal_bytes"] <= 0) || n.MemLoadMB <= 0 {
 			t.Errorf("%s (%s): error %q, CPU %.2f+%.2f s, redo %d bytes, memory %.1f MB: want every figure measured",
 				n.Name, n.Addr, n.Error, n.CPUUserS, n.CPUSystemS, n.Counters["wal_bytes"], n.MemLoadMB)
 		}
@@ -50,32 +52,66 @@ func checkClusterFigures(t *testing.T, ctx context.Context, srv *Server) {
 	if d := cpu - (s.CPUUserS + s.CPUSystemS); d > 0.05 || d < -0.05 || s.Counters["wal_bytes"] != redo {
 		t.Errorf("headline CPU %.2f s, redo %d: want the nodes' sum %.2f s, %d", s.CPUUserS+s.CPUSystemS, s.Counters["wal_bytes"], cpu, redo)
 	}
-	checkReplicationSamples(t, res.Intervals, s.Replication)
+	if srv.Kind == engine.Galera {
+		checkGaleraSamples(t, res.Intervals, s.Replication)
+	} else {
+		checkStreamingSamples(t, res.Intervals, s.Replication)
+	}
 	repl, _ := json.Marshal(s.Replication)
 	last, _ := json.Marshal(res.Intervals[len(res.Intervals)-1].Nodes)
 	t.Logf("%.0f TPS, %d retries; replication %s; last interval %s", res.TPS, res.Retries, repl, last)
 }
 
-func checkReplicationSamples(t *testing.T, ivs []result.Interval, r *result.Replication) {
+// eachNodeSample calls f for every node of every interval, which must be three or more, each
+// with a sample of every node.
+func eachNodeSample(t *testing.T, ivs []result.Interval, f func(iv result.Interval, n result.NodeInterval)) {
 	t.Helper()
 	if len(ivs) < 3 {
 		t.Fatalf("%d intervals: want at least 3", len(ivs))
 	}
 	for _, iv := range ivs {
-		if len(iv.Nodes) != engine.GaleraNodes {
-			t.Fatalf("interval at %.1f s has %d nodes: want %d", iv.T, len(iv.Nodes), engine.GaleraNodes)
+		if len(iv.Nodes) != 3 {
+			t.Fatalf("interval at %.1f s has %d nodes: want 3", iv.T, len(iv.Nodes))
 		}
 		for _, n := range iv.Nodes {
-			if n.Down || n.ClusterSize == nil || *n.ClusterSize != engine.GaleraNodes || n.RecvQueue == nil ||
-				n.CertFailures == nil || n.BFAborts == nil || n.FlowControlPaused == nil || n.CommitLag == nil || n.CPUPct <= 0 {
-				t.Errorf("interval at %.1f s, %s: %+v: want every galera figure sampled", iv.T, n.Node, n)
-			}
+			f(iv, n)
 		}
 	}
+}
+
+func checkGaleraSamples(t *testing.T, ivs []result.Interval, r *result.Replication) {
+	t.Helper()
+	eachNodeSample(t, ivs, func(iv result.Interval, n result.NodeInterval) {
+		if n.Down || n.ClusterSize == nil || *n.ClusterSize != engine.GaleraNodes || n.RecvQueue == nil ||
+			n.CertFailures == nil || n.BFAborts == nil || n.FlowControlPaused == nil || n.CommitLag == nil || n.CPUPct <= 0 {
+			t.Errorf("interval at %.1f s, %s: %+v: want every galera figure sampled", iv.T, n.Node, n)
+		}
+	})
 	if r == nil || r.Method != result.ReplicationGalera || r.Samples < len(ivs) || r.CertFailures == nil || r.FlowControlPaused == nil {
 		t.Fatalf("replication totals %+v: want galera's, from every interval", r)
 	}
 	if *r.CertFailures+*r.BFAborts == 0 {
 		t.Errorf("no certification failure or brute-force abort: six threads updating 20 rows from three nodes must conflict")
+	}
+}
+
+// checkStreamingSamples wants a leader and replicas in every interval, each replica with its lag
+// from the leader's pg_stat_replication.
+func checkStreamingSamples(t *testing.T, ivs []result.Interval, r *result.Replication) {
+	t.Helper()
+	eachNodeSample(t, ivs, func(iv result.Interval, n result.NodeInterval) {
+		switch {
+		case n.Down || n.CPUPct <= 0:
+			t.Errorf("interval at %.1f s, %s: down %v, CPU %.2f%%: want it measured", iv.T, n.Node, n.Down, n.CPUPct)
+		// PostgreSQL leaves the lag in seconds NULL until the replica has answered for new WAL,
+		// so an interval may lack it; the bytes it has yet to replay are always known.
+		case n.Role == result.RoleReplica && (n.ReplayLagBytes == nil || n.SyncState == ""):
+			t.Errorf("interval at %.1f s, replica %s: %+v: want its lag in bytes", iv.T, n.Node, n)
+		case n.Role != result.RoleReplica && n.Role != result.RoleLeader:
+			t.Errorf("interval at %.1f s, %s: role %q", iv.T, n.Node, n.Role)
+		}
+	})
+	if r == nil || r.Method != result.ReplicationStreaming || r.Samples < len(ivs) || r.ReplayLagBytesMax == nil || r.ReplayLagSMax == nil || r.ReplicasUnanswered != 0 {
+		t.Fatalf("replication totals %+v: want streaming's, from every interval", r)
 	}
 }

@@ -27,6 +27,7 @@ func TestPostgresHAFollowsLeader(t *testing.T) {
 		t.Fatalf("kind %s, target %s, synchronous %v: want synchronous postgres-ha over %d nodes",
 			srv.Kind, srv.Target.Redacted(), srv.Cluster.Synchronous, engine.PostgresHANodes)
 	}
+	checkClusterFigures(t, ctx, srv)
 	leaderPorts := func() map[string]int {
 		t.Helper()
 		seen := map[string]int{}
