@@ -3,6 +3,9 @@ package workload
 import (
 	"context"
 	"errors"
+	"slices"
+
+	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
 // Acks are what one worker saw of its transactions' outcomes, by id: Committed the ones whose
@@ -71,4 +74,52 @@ func Totals(acks []*Acks) (committed, inDoubt int64) {
 		}
 	}
 	return committed, inDoubt
+}
+
+// LookupIDs says which of ids (sorted) the server c is connected to holds.
+type LookupIDs func(ctx context.Context, c sqldb.Conn, ids []int64) (map[int64]bool, error)
+
+// VerifyAcks is the check every AckChecker makes: it connects through env (on Galera first
+// waiting, with wsrep_sync_wait, for the node to apply what the cluster committed, so a node
+// that is behind does not make a transaction look lost), finds every acknowledged and in-doubt
+// id with lookup, and counts the acknowledged ones missing and the in-doubt ones present.
+func VerifyAcks(ctx context.Context, env *Env, acks []*Acks, lookup LookupIDs) (AckVerdict, error) {
+	var v AckVerdict
+	var committed, inDoubt []int64
+	for _, a := range acks {
+		committed = append(committed, a.Committed...)
+		inDoubt = append(inDoubt, a.InDoubt...)
+	}
+	v.Acknowledged, v.InDoubt = int64(len(committed)), int64(len(inDoubt))
+	if len(committed)+len(inDoubt) == 0 {
+		return v, nil
+	}
+	c, err := env.Connect(ctx)
+	if err != nil {
+		return v, err
+	}
+	defer c.Close()
+	if c.Kind().MySQLFamily() {
+		_ = c.Exec(ctx, "SET SESSION wsrep_sync_wait = 1") // refused where there is no Galera: nothing to wait for
+	}
+	all := append(slices.Clone(committed), inDoubt...)
+	slices.Sort(all)
+	found, err := lookup(ctx, c, all)
+	if err != nil {
+		return v, err
+	}
+	for _, id := range committed {
+		if !found[id] {
+			v.Lost++
+			if len(v.Examples) < 10 {
+				v.Examples = append(v.Examples, id)
+			}
+		}
+	}
+	for _, id := range inDoubt {
+		if found[id] {
+			v.InDoubtFound++
+		}
+	}
+	return v, nil
 }

@@ -3,7 +3,6 @@ package payments
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 
@@ -68,54 +67,24 @@ func (w *worker) commit(ctx context.Context, id int64) error {
 // On Galera the session first waits for the node to apply what the cluster committed
 // (wsrep_sync_wait), so a node that is behind does not make a transfer look lost.
 func (p *payments) CheckAcks(ctx context.Context, env *workload.Env, acks []*workload.Acks) (workload.AckVerdict, error) {
-	var v workload.AckVerdict
-	var committed, inDoubt []int64
-	for _, a := range acks {
-		committed = append(committed, a.Committed...)
-		inDoubt = append(inDoubt, a.InDoubt...)
-	}
-	v.Acknowledged, v.InDoubt = int64(len(committed)), int64(len(inDoubt))
 	switch {
 	case p.routine:
+		var v workload.AckVerdict
+		v.Acknowledged, v.InDoubt = workload.Totals(acks)
 		v.NotChecked = "--transfer routine: the server's routine chooses the ids, which the client does not record"
 		return v, nil
 	case p.deleting():
+		var v workload.AckVerdict
+		v.Acknowledged, v.InDoubt = workload.Totals(acks)
 		v.NotChecked = "--deletes removes transfers during the run, so a missing one proves nothing"
 		return v, nil
-	case len(committed)+len(inDoubt) == 0:
-		return v, nil
 	}
-	c, err := env.Connect(ctx)
-	if err != nil {
-		return v, err
-	}
-	defer c.Close()
-	if c.Kind().MySQLFamily() {
-		_ = c.Exec(ctx, "SET SESSION wsrep_sync_wait = 1") // refused where there is no Galera: nothing to wait for
-	}
-	found, err := presentIDs(ctx, c, append(slices.Clone(committed), inDoubt...))
-	if err != nil {
-		return v, p.missing(err)
-	}
-	for _, id := range committed {
-		if !found[id] {
-			v.Lost++
-			if len(v.Examples) < 10 {
-				v.Examples = append(v.Examples, id)
-			}
-		}
-	}
-	for _, id := range inDoubt {
-		if found[id] {
-			v.InDoubtFound++
-		}
-	}
-	return v, nil
+	v, err := workload.VerifyAcks(ctx, env, acks, presentIDs)
+	return v, p.missing(err)
 }
 
-// presentIDs returns which of ids the transfers table holds, asking for sorted ranges of them.
+// presentIDs returns which of ids (sorted) the transfers table holds, asking for ranges of them.
 func presentIDs(ctx context.Context, c sqldb.Conn, ids []int64) (map[int64]bool, error) {
-	slices.Sort(ids)
 	found := make(map[int64]bool, len(ids))
 	for from := 0; from < len(ids); from += ackChunks {
 		part := ids[from:min(from+ackChunks, len(ids))]

@@ -58,6 +58,7 @@ func (w *worker) newOrder(ctx context.Context, q *workload.Queries) error {
 	if err != nil {
 		return fmt.Errorf("d_next_o_id %q: %w", rows[0][1], err)
 	}
+	w.order = orderKey(w.w, w.d, oID)
 	q.Write++
 	if _, err := w.updDistrictNext.Exec(ctx, oID+1, w.w, w.d); err != nil {
 		return err

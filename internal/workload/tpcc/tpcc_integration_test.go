@@ -185,6 +185,12 @@ func runMix(t *testing.T, j *job.Job) *result.Result {
 	if share < 0.35 || share > 0.55 {
 		t.Errorf("NewOrder is %.0f%% of the mix, want about 45%%", share*100)
 	}
+	// Every NewOrder a client saw committed is in orders; those ending after the window closed
+	// (not counted) add at most one per thread.
+	if a := res.Availability; a == nil || a.Acks == nil || a.Acks.Lost != 0 || a.Acks.Acknowledged < no.Transactions-no.Rollbacks ||
+		a.Acks.Acknowledged > no.Transactions-no.Rollbacks+8 {
+		t.Errorf("acknowledged NewOrders: %+v for %d committed", a, no.Transactions-no.Rollbacks)
+	}
 	if res.Rollbacks != no.Rollbacks {
 		t.Errorf("%d rollbacks in all, %d of them NewOrders: only NewOrder rolls back", res.Rollbacks, no.Rollbacks)
 	}

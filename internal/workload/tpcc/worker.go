@@ -64,6 +64,11 @@ type worker struct {
 
 	pendingThink time.Duration
 
+	// order is the NewOrder in flight (orderKey), 0 for other kinds; acks the orders the
+	// worker saw committed (acks.go).
+	order int64
+	acks  workload.Acks
+
 	lit, buf []byte
 	batch    batchSQL // --style batched's statements, built once per size
 	// total is NewOrder's computed total amount: the terminal's output, kept so the arithmetic
@@ -130,6 +135,7 @@ func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 	}
 	q.Kind = w.kind
 	q.Other++
+	w.order = 0
 	if err := w.conn.Exec(ctx, "BEGIN"); err != nil {
 		return err
 	}
@@ -158,7 +164,7 @@ func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 		return err
 	}
 	q.Other++
-	return w.conn.Exec(ctx, "COMMIT")
+	return w.commit(ctx)
 }
 
 // draw picks the next transaction and its inputs (clause 5.2.3's mix, clause 2's input rules).
