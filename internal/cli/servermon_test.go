@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"os"
@@ -10,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/testserver"
+	"github.com/fairbench/fairbench/internal/throttle"
 )
 
 const nodeExporterBin = "/usr/bin/prometheus-node-exporter"
@@ -104,5 +107,55 @@ func TestRunByDSNServerFigures(t *testing.T) {
 	}
 	if code, _, stderr := run("cleanup", "--target", dsn, "--workload", "oltp_read_write", "--tables", "1"); code != 0 {
 		t.Errorf("cleanup: %s", stderr)
+	}
+}
+
+// run --target of a throwaway server whose data directory is on a loop device fairbench made for
+// it: the disk figures are the device's, the cgroup's beside them, and the summary says so.
+func TestRunByDSNOwnDevice(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a loop device needs root")
+	}
+	inst := testserver.Installation(t, engine.MariaDB)
+	ctx := context.Background()
+	dev, err := throttle.NewDevice(ctx, throttle.DeviceOptions{SizeBytes: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := dev.Close(); err != nil {
+			t.Error(err)
+		}
+		if l := dev.Leftovers(); len(l) > 0 {
+			t.Errorf("left behind: %v", l)
+		}
+	})
+	prof := engine.DefaultProfile()
+	prof.BufferPoolBytes = 128 << 20
+	prof.RedoBytes = 128 << 20
+	srv, err := engine.Start(ctx, inst, prof, dev.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	common := []string{"--target", srv.DSN, "--workload", "oltp_insert", "--tables", "1", "--table-size", "1000"}
+	if code, _, stderr := run(append([]string{"prepare"}, common...)...); code != 0 {
+		t.Fatalf("prepare: %s", stderr)
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := run(append([]string{"run"}, append(common, "--threads", "2", "--time", "2s", "--out", out)...)...)
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	s := readResult(t, out).Server
+	name := strings.TrimPrefix(dev.Path, "/dev/")
+	if !strings.HasPrefix(s.DiskSource, "block device "+name+", this server's alone") || s.DiskWriteBytes <= 0 {
+		t.Errorf("disk figures not from %s: %+v", name, s)
+	}
+	if s.DiskCgroup == nil || !strings.HasPrefix(s.DiskCgroup.Source, "cgroup v") || s.DiskCgroup.WriteBytes > s.DiskWriteBytes {
+		t.Errorf("the cgroup's figures beside the device's: %+v", s.DiskCgroup)
+	}
+	if !strings.Contains(stdout, "disk source:") || !strings.Contains(stdout, "block device "+name) {
+		t.Errorf("run's summary does not name the device as the disk source:\n%s", stdout)
 	}
 }
