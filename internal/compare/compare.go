@@ -473,6 +473,9 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 		}}
 	j.PIDs = srv.PIDs
 	j.Faults, j.Cluster = o.Faults, srv.FaultCluster()
+	// After a fault the data must still hold together (money conserved, TPC-C's conditions):
+	// checked on the survivors after every step, whatever the workload's own habit.
+	j.CheckAfterRun = j.CheckAfterRun || len(o.Faults) > 0
 	// The baseline is taken again after job.Run's flush, whose writes are not the step's.
 	j.OnSettled = func() { _ = mon.MeasureStart(ctx) }
 	var res *result.Result
