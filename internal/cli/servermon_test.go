@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/testserver"
-	"github.com/fairbench/fairbench/internal/throttle"
 )
 
 const nodeExporterBin = "/usr/bin/prometheus-node-exporter"
@@ -113,31 +111,7 @@ func TestRunByDSNServerFigures(t *testing.T) {
 // run --target of a throwaway server whose data directory is on a loop device fairbench made for
 // it: the disk figures are the device's, the cgroup's beside them, and the summary says so.
 func TestRunByDSNOwnDevice(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("a loop device needs root")
-	}
-	inst := testserver.Installation(t, engine.MariaDB)
-	ctx := context.Background()
-	dev, err := throttle.NewDevice(ctx, throttle.DeviceOptions{SizeBytes: 1 << 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := dev.Close(); err != nil {
-			t.Error(err)
-		}
-		if l := dev.Leftovers(); len(l) > 0 {
-			t.Errorf("left behind: %v", l)
-		}
-	})
-	prof := engine.DefaultProfile()
-	prof.BufferPoolBytes = 128 << 20
-	prof.RedoBytes = 128 << 20
-	srv, err := engine.Start(ctx, inst, prof, dev.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
+	srv, dev := testserver.OnDevice(t, engine.MariaDB)
 	common := []string{"--target", srv.DSN, "--workload", "oltp_insert", "--tables", "1", "--table-size", "1000"}
 	if code, _, stderr := run(append([]string{"prepare"}, common...)...); code != 0 {
 		t.Fatalf("prepare: %s", stderr)

@@ -3,12 +3,9 @@ package servermetrics
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
@@ -71,44 +68,6 @@ func TestDeviceWatch(t *testing.T) {
 	}
 }
 
-// onDevice starts a server of kind with its data directory on a loop device of its own, with
-// ext4's journal (whose commits no cgroup is charged for). Cleanup stops the server, removes the
-// device and fails the test if anything of either is left, also when the test failed.
-func onDevice(t *testing.T, kind string) (*engine.Server, *throttle.Device) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("a loop device needs root")
-	}
-	inst := testserver.Installation(t, kind)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	dev, err := throttle.NewDevice(ctx, throttle.DeviceOptions{SizeBytes: 2 << 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := dev.Close(); err != nil {
-			t.Error(err)
-		}
-		if l := dev.Leftovers(); len(l) > 0 {
-			t.Errorf("left behind: %v", l)
-		}
-	})
-	prof := engine.DefaultProfile()
-	prof.BufferPoolBytes = 128 << 20
-	prof.RedoBytes = 128 << 20
-	srv, err := engine.Start(ctx, inst, prof, dev.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	return srv, dev
-}
-
 // A server on a block device of its own: the monitor takes the disk figures from the device's
 // counters, says so, keeps the cgroup's beside them, and its bytes written are the device's
 // change over the run within 5% (read by the test around the monitor's window, so the test's
@@ -117,7 +76,7 @@ func TestIntegrationMonitorOwnDevice(t *testing.T) {
 	for _, kind := range testserver.Kinds() {
 		t.Run(kind, func(t *testing.T) {
 			ctx := context.Background()
-			srv, dev := onDevice(t, kind)
+			srv, dev := testserver.OnDevice(t, kind)
 			name, ok := throttle.OwnDevice(srv.DataDir)
 			if !ok || "/dev/"+name != dev.Path {
 				t.Fatalf("OwnDevice(%s) = %q, %v; want %s", srv.DataDir, name, ok, dev.Path)

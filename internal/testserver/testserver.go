@@ -15,6 +15,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/throttle"
 )
 
 var (
@@ -92,6 +93,45 @@ func Installation(t testing.TB, kind string) engine.Installation {
 		t.Skipf("%s not available: %v", kind, err)
 	}
 	return inst
+}
+
+// OnDevice starts a server of kind of the test's own with its data directory on a loop device of
+// its own (ext4 with its journal, as mkfs.ext4 makes it), so the device's counters are that
+// server's alone. Cleanup stops the server, removes the device and fails the test if anything of
+// either is left, also when the test failed. Needs root: the test is skipped without it.
+func OnDevice(t testing.TB, kind string) (*engine.Server, *throttle.Device) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("a loop device needs root")
+	}
+	inst := Installation(t, kind)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dev, err := throttle.NewDevice(ctx, throttle.DeviceOptions{SizeBytes: 2 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := dev.Close(); err != nil {
+			t.Error(err)
+		}
+		if l := dev.Leftovers(); len(l) > 0 {
+			t.Errorf("left behind: %v", l)
+		}
+	})
+	prof := engine.DefaultProfile()
+	prof.BufferPoolBytes = 128 << 20
+	prof.RedoBytes = 128 << 20
+	srv, err := engine.Start(ctx, inst, prof, dev.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return srv, dev
 }
 
 // find picks the server a test of kind gets: the host's own package for a bare kind when the
