@@ -24,8 +24,7 @@ type outages struct {
 	min  time.Duration
 	last atomic.Int64 // Unix ns of the latest commit (or of the window's start)
 	mu   sync.Mutex
-	gaps []result.Outage // in seconds since start, filled at the end
-	raw  [][2]int64
+	raw  [][2]int64 // the gaps, Unix ns from and to
 }
 
 func newOutages(cfg *Config) *outages {
