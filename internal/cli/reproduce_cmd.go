@@ -14,10 +14,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/compare"
 	"github.com/fairbench/fairbench/internal/engine"
-	"github.com/fairbench/fairbench/internal/livemetrics"
 	"github.com/fairbench/fairbench/internal/reproduce"
-	"github.com/fairbench/fairbench/internal/study"
-	"github.com/fairbench/fairbench/internal/suite"
 )
 
 func newReproduceCmd() *cobra.Command {
@@ -70,7 +67,8 @@ func newReproduceCmd() *cobra.Command {
 			}
 			defer stopLive()
 			o := reproduce.Options{Scale: sc, Engines: kinds, OutDir: out, Log: cmd.ErrOrStderr(), Cores: runtime.NumCPU(),
-				Execute: compareExecutor(mysqlRoot, workDir, live, hosts, cmd)}
+				Execute: reproduce.CompareExecutor(reproduce.ExecConfig{MySQLRoot: mysqlRoot, WorkDir: workDir, Live: live,
+					Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr(), Clients: hosts.Clients, Network: hosts.Network})}
 			if again {
 				o.Execute = func(context.Context, reproduce.Run, []string, string) error { return nil } // the results are there
 			}
@@ -136,31 +134,4 @@ func checkReproduceOut(out string, force bool) error {
 		}
 	}
 	return nil
-}
-
-// compareExecutor runs each of a study's comparisons with compare, on fresh throwaway servers.
-func compareExecutor(mysqlRoot, workDir string, live *livemetrics.Exporter, hosts compare.Options, cmd *cobra.Command) reproduce.Executor {
-	return func(ctx context.Context, run reproduce.Run, engines []string, dir string) error {
-		if b := run.Bandwidth; b != nil {
-			_, err := study.RunBandwidth(ctx, study.BandwidthOptions{Common: study.Common{Engines: engines, MySQLRoot: mysqlRoot,
-				WorkDir: workDir, Time: b.Time, Threads: b.Threads, Tables: b.Tables, OutDir: dir,
-				Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}, Limits: b.Limits, TPCHScale: b.TPCHScale})
-			return err
-		}
-		s, err := suite.Parse([]byte(run.Suite), "study "+run.Name)
-		if err != nil {
-			return err
-		}
-		prof := engine.DefaultProfile()
-		prof.Binlog = run.Binlog
-		if run.BufferPoolBytes > 0 {
-			prof.BufferPoolBytes = run.BufferPoolBytes
-		}
-		if run.MaxConnections > 0 {
-			prof.MaxConnections = run.MaxConnections
-		}
-		return compare.Run(ctx, &compare.Options{Engines: engines, Suite: s, OutDir: dir, Profile: prof, MySQLRoot: mysqlRoot,
-			WorkDir: workDir, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr(), Live: live,
-			Clients: hosts.Clients, Network: hosts.Network})
-	}
 }

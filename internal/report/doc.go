@@ -52,13 +52,23 @@ type Chart struct {
 	Series              []Series
 	// LogX draws the x axis by the log of its values (thread counts 1, 2, 4 ... 512).
 	LogX bool
+	// Markers are points ringed over the lines (a saturation point); MarkerName is their legend entry.
+	Markers    []Marker
+	MarkerName string
 }
 
-// Series is one line.
+// Marker is one ringed point; Color is its series' colour.
+type Marker struct {
+	X, Y  float64
+	Color string
+}
+
+// Series is one line; Color, when set, is its engine's (svgchart.EngineColor), else the palette's next.
 type Series struct {
 	Name   string
 	X, Y   []float64
 	Dashed bool
+	Color  string
 }
 
 // RenderDoc writes d as Markdown and as one self-contained HTML page.
@@ -112,9 +122,16 @@ func toTable(t Table) *table {
 func toFigures(charts []Chart) (figGroup, error) {
 	var g figGroup
 	for _, c := range charts {
-		spec := lineSpec{Title: c.Title, XName: c.XName, YName: c.YName, Dots: true}
+		spec := lineSpec{Title: c.Title, XName: c.XName, YName: c.YName, Dots: true, MarkerName: c.MarkerName}
+		for _, m := range c.Markers {
+			x := m.X
+			if c.LogX {
+				x = log2(x)
+			}
+			spec.Markers = append(spec.Markers, markerPoint{X: x, Y: m.Y, Color: m.Color})
+		}
 		for _, s := range c.Series {
-			ls := lineSeries{Name: s.Name, Dashed: s.Dashed}
+			ls := lineSeries{Name: s.Name, Dashed: s.Dashed, Color: s.Color}
 			for i := range s.X {
 				x := s.X[i]
 				if c.LogX {

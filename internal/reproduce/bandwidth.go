@@ -18,15 +18,19 @@ func init() {
 		ScaleRule: "small keeps the data a few times the buffer pool (64 MB pool, 4 tables), OLTP read-write at 12 threads " +
 			"and Q18 at every step, and caps at 25M and uncapped for 20 s each with TPC-H at scale factor 0.1; full caps at " +
 			"125M, 250M, 500M, 1000M and uncapped for 60 s each, TPC-H at scale factor 1",
-		Runs:  bandwidthRuns,
-		Judge: judgeBandwidth,
+		Runs:   bandwidthRuns,
+		Judge:  judgeBandwidth,
+		Charts: bandwidthCharts,
 	})
 }
 
 func bandwidthRuns(sc Scale) []Run {
 	b := &BandwidthRun{Limits: []string{"25M", "max"}, Threads: 12, Tables: 4, Time: 20 * time.Second, TPCHScale: 0.1}
-	if sc == Full {
+	switch sc {
+	case Full:
 		b = &BandwidthRun{Limits: []string{"125M", "250M", "500M", "1000M", "max"}, Threads: 12, Tables: 10, Time: time.Minute, TPCHScale: 1}
+	case tiny:
+		b = &BandwidthRun{Limits: []string{"25M", "max"}, Threads: 2, Tables: 1, TableSize: 10000, Time: 2 * time.Second, TPCHScale: 0.01, DeviceBytes: 1 << 30}
 	}
 	return []Run{{Name: "fair", Bandwidth: b}}
 }

@@ -18,15 +18,19 @@ func init() {
 		ScaleRule: "small keeps the schema (10 customers, 10 actions), the 0-40 ms wait before each request and the " +
 			"pool of 80 connections, and shrinks 1,000 clients added one per 30 s stage to 120 clients added two per " +
 			"2 s stage, and about 65 million events to 1 million; full adds one client every 30 s up to 1,000 over 65 million events",
-		Runs:  ingestRuns,
-		Judge: judgeIngest,
+		Runs:   ingestRuns,
+		Judge:  judgeIngest,
+		Charts: ingestCharts,
 	})
 }
 
 func ingestSuite(sc Scale) string {
 	stages, events := "{add: 2, every: 2s, max: 120, delay: 0-40ms, pool: 80}", "1000000"
-	if sc == Full {
+	switch sc {
+	case Full:
 		stages, events = "{add: 1, every: 30s, max: 1000, delay: 0-40ms, pool: 80}", "65000000"
+	case tiny:
+		stages, events = "{add: 2, every: 1s, max: 6, delay: 0-40ms, pool: 80}", "2000"
 	}
 	return fmt.Sprintf(`name: ingest-%s
 description: The ingest/join study as published - clients added stage by stage, a random 0-40 ms wait before each request, a pool of 80 connections.

@@ -109,7 +109,11 @@ func ranking(vals map[string]float64, lowerIsBetter bool) string {
 	for e, v := range vals {
 		es = append(es, ev{e, v})
 	}
+	// Equal values in name order, so the same figures always read the same.
 	sort.Slice(es, func(i, j int) bool {
+		if es[i].v == es[j].v {
+			return es[i].e < es[j].e
+		}
 		if lowerIsBetter {
 			return es[i].v < es[j].v
 		}

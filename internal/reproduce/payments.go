@@ -13,19 +13,23 @@ func init() {
 		Engines: []string{"postgres", "mariadb", "mysql"},
 		ScaleRule: "small keeps the 64 clients, 50 banks, the routine transfer and a delete every 20th operation, and " +
 			"shrinks 1,000,000 accounts to 100,000 and 2 hours to 30 s after a 10 s warm-up; full is 1,000,000 accounts for 2 hours",
-		Runs:  paymentsRuns,
-		Judge: judgePayments,
+		Runs:   paymentsRuns,
+		Judge:  judgePayments,
+		Charts: paymentsCharts,
 	})
 }
 
 func paymentsSuite(sc Scale) string {
-	accounts, time, warmup := "100000", "30s", "10s"
-	if sc == Full {
+	accounts, time, warmup, threads := "100000", "30s", "10s", 64
+	switch sc {
+	case Full:
 		accounts, time, warmup = "1000000", "120m", "60s"
+	case tiny:
+		accounts, time, warmup, threads = "2000", "2s", "1s", 8
 	}
 	return fmt.Sprintf(`name: payments-%s
 description: The payments study as published - 64 clients, transfers through a server-side routine, a delete every 20th operation.
-threads: 64
+threads: %d
 time: %s
 warmup: %s
 options:
@@ -35,7 +39,7 @@ options:
   delete-every: "20"
 steps:
   - workload: payments
-`, sc, time, warmup, accounts)
+`, sc, threads, time, warmup, accounts)
 }
 
 // paymentsFairPool is the buffer pool of the fair run (a whole GiB: InnoDB sizes its pool in

@@ -61,6 +61,15 @@ func writeReport(dir string, s *Study, sc Scale, rows []Row, got Measured, pub P
 		"Rows compare shapes that survive a change of machine: ratios to the study's reference engine and the picks " +
 		"they lead to. A ratio agrees when both name the same winner, or both a tie within 5%; magnitudes are shown, not judged."}
 	doc.Sections = append(doc.Sections, report.Section{ID: "rows", Heading: "Published beside measured", Tables: []report.Table{t}})
+	if s.Explain != nil {
+		doc.Sections = append(doc.Sections, s.Explain(pub, got)...)
+	}
+	if s.Charts != nil {
+		if charts := s.Charts(pub, got); len(charts) > 0 {
+			doc.Sections = append(doc.Sections, report.Section{ID: "curves", Heading: "Curves",
+				Paras: []string{chartNote}, Charts: charts})
+		}
+	}
 	doc.Sections = append(doc.Sections, runsSection(s, sc, got))
 	md, html, err := report.RenderDoc(doc)
 	if err != nil {
@@ -80,12 +89,21 @@ func writeReport(dir string, s *Study, sc Scale, rows []Row, got Measured, pub P
 	}{s.Name, sc, Count(rows), rows})
 }
 
+// chartNote says how the charts normalise, once for every study.
+const chartNote = "The charts (in report.html) draw the study's curves as it drew them, published (dashed) and " +
+	"measured (solid) on one chart. Absolute figures from other hardware cannot share an axis, so each chart " +
+	"divides by a reference that both sides have: the study's reference engine where the rows compare " +
+	"engines, a curve's own highest point where they compare where a curve bends. Each chart's title says which."
+
 func runsSection(s *Study, sc Scale, got Measured) report.Section {
 	sec := report.Section{ID: "runs", Heading: "Runs"}
 	for _, run := range s.Runs(sc) {
 		line := fmt.Sprintf("%s: %d results in %s/ (its own report.md and report.html are there)", run.Name, len(got.Runs[run.Name]), run.Name)
 		if run.AsPublished != "" {
 			line += "; as published: " + run.AsPublished
+		}
+		if run.Purpose != "" {
+			line += "; " + run.Purpose
 		}
 		sec.Bullets = append(sec.Bullets, line)
 	}
@@ -97,9 +115,14 @@ func firstStart(got Measured) string {
 	var first time.Time
 	for _, rs := range got.Runs {
 		for _, r := range rs {
-			if first.IsZero() || r.StartedAt.Before(first) {
+			if !r.StartedAt.IsZero() && (first.IsZero() || r.StartedAt.Before(first)) {
 				first = r.StartedAt
 			}
+		}
+	}
+	for _, doc := range got.Bandwidth {
+		if doc != nil && !doc.StartedAt.IsZero() && (first.IsZero() || doc.StartedAt.Before(first)) {
+			first = doc.StartedAt
 		}
 	}
 	if first.IsZero() {

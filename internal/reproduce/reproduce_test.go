@@ -26,7 +26,15 @@ func shootoutResults(rwMySQL float64) Measured {
 		fake("postgres", "oltp_point_select", 40000, 40000), fake("mysql", "oltp_point_select", 30000, 30000), fake("mariadb", "oltp_point_select", 35000, 35000),
 		fake("postgres", "oltp_insert", 3000, 3000), fake("mysql", "oltp_insert", 1000, 1000), fake("mariadb", "oltp_insert", 3300, 3300),
 	}
-	return Measured{Runs: map[string][]*result.Result{"fair": fair, "as-published": {fake("mysql", "oltp_read_write", 200, 4000)}}, Cores: 2}
+	knobs := []*result.Result{fake("mysql", "oltp_read_write", rwMySQL, 20*rwMySQL)}
+	for i, k := range shootoutKnobs {
+		r := fake("mysql", "oltp_read_write", rwMySQL*(0.5+0.2*float64(i)), 0)
+		r.Flipped = []string{k}
+		knobs = append(knobs, r)
+	}
+	defaults := []*result.Result{fake("postgres", "oltp_read_write", 800, 16000), fake("mysql", "oltp_read_write", 160, 3200), fake("mariadb", "oltp_read_write", 700, 14000)}
+	return Measured{Runs: map[string][]*result.Result{"fair": fair, "as-published": {fake("mysql", "oltp_read_write", 200, 4000)},
+		"defaults": defaults, "knobs": knobs}, Cores: 2}
 }
 
 func rowOf(t *testing.T, rows []Row, figure string) Row {
@@ -62,6 +70,39 @@ func TestShootoutAgreesAndDisagrees(t *testing.T) {
 	}
 	if b := rowOf(t, rows, "read-write TPS, mysql (binary log on) / postgres"); !strings.Contains(b.Why, "binary log alone moves MySQL from 1500 to 200 TPS") {
 		t.Errorf("as-published row does not say what the binary log did: %s", b.Why)
+	}
+	if d := rowOf(t, rows, "read-write TPS, mysql / postgres, both as packaged (--profile defaults)"); d.Verdict != Agrees || d.Measured != "0.20x" {
+		t.Errorf("defaults row: %+v, want 0.20x agreeing with 0.15x", d)
+	}
+}
+
+// The gap section explains MySQL's read-write figure knob by knob: each knob's effect against the
+// fair MySQL run beside it, applied to the fair ratio, and the knob that costs the most named.
+func TestShootoutGapExplained(t *testing.T) {
+	pub, _ := LoadPublished("sysbench_shootout_2026")
+	secs := explainShootoutGap(pub, shootoutResults(600))
+	if len(secs) != 1 || len(secs[0].Tables) != 1 {
+		t.Fatalf("sections: %+v", secs)
+	}
+	rows := secs[0].Tables[0].Rows
+	// published, fair, as published, defaults, then one row per knob.
+	if len(rows) != 4+len(shootoutKnobs) {
+		t.Fatalf("%d rows: %v", len(rows), rows)
+	}
+	want := [][]string{
+		{"published (MySQL 8.4.8, sysbench 1.0.20)", "0.15x", "100%"},
+		{"fair profile", "0.60x", "0%"},
+		{"as published: binary log on", "0.20x", "80%"},
+		{"both as packaged (--profile defaults)", "0.20x", "80%"},
+		{"binlog flipped", "0.30x", "50%"}, // 600 → 300 TPS: -50%, so 0.60x becomes 0.30x
+	}
+	for i, w := range want {
+		if r := rows[i]; r[0] != w[0] || r[3] != w[1] || r[4] != w[2] {
+			t.Errorf("row %d: %v, want %v", i, r, w)
+		}
+	}
+	if !strings.Contains(secs[0].Paras[0], "binlog costs MySQL the most (-50%)") {
+		t.Errorf("summary: %s", secs[0].Paras[0])
 	}
 }
 

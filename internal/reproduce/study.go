@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/report"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/study"
 )
@@ -30,6 +31,9 @@ type Scale string
 const (
 	Small Scale = "small"
 	Full  Scale = "full"
+	// tiny is for tests only (ParseScale refuses it): seconds per step and a few rows, so each
+	// study's definition can run end to end against real servers in a test.
+	tiny Scale = "tiny"
 )
 
 // ParseScale reads --scale.
@@ -54,6 +58,12 @@ type Study struct {
 	Runs func(sc Scale) []Run
 	// Judge sets the published figures beside the measured ones.
 	Judge func(pub Published, got Measured) []Row
+	// Charts draws the study's curves as it drew them, published and measured normalised on one
+	// chart (nil: the study drew none).
+	Charts func(pub Published, got Measured) []report.Chart
+	// Explain, when set, adds sections that explain a published gap from the runs (the
+	// shoot-out's MySQL read-write gap, knob by knob).
+	Explain func(pub Published, got Measured) []report.Section
 }
 
 // Run is one comparison a study needs: the fair run, or the study's conditions as published.
@@ -66,6 +76,8 @@ type Run struct {
 	// AsPublished names the study's unfair conditions that this run copies on purpose; empty
 	// for a fair run.
 	AsPublished string
+	// Purpose says what a run that is neither fair nor as published is for.
+	Purpose string
 	// Binlog turns the binary log on for the MySQL-family engines of this run (MySQL 8.4's
 	// default, which the shoot-out most likely ran with).
 	Binlog bool
@@ -73,6 +85,13 @@ type Run struct {
 	BufferPoolBytes int64
 	// MaxConnections is raised alike on every engine for studies with many clients (0 = the profile's).
 	MaxConnections int
+	// Profile is engine.ModeDefaults for a run of each engine as its package ships it; "" is fair.
+	Profile string
+	// Explain lists knobs (engine.Knobs) that compare flips one at a time after each engine's
+	// own run, to measure each one's share of a gap.
+	Explain []string
+	// ServerCPUs runs the suite once per entry with the server confined to that many CPUs.
+	ServerCPUs []int
 	// Bandwidth, when set, makes this run fairbench's storage-bandwidth study instead of a
 	// compare: OLTP and TPC-H Q18 with the data directory on a capped device.
 	Bandwidth *BandwidthRun
@@ -85,6 +104,9 @@ type BandwidthRun struct {
 	Tables    int
 	Time      time.Duration
 	TPCHScale float64
+	// TableSize and DeviceBytes are the study's own defaults when 0 (tests set them smaller).
+	TableSize   int
+	DeviceBytes int64
 }
 
 // Measured is what the runs produced: results by run name.
@@ -96,10 +118,16 @@ type Measured struct {
 	Cores int
 }
 
-// Find returns the first complete result of a run for an engine and workload.
+// Find returns the first complete result of a run for an engine and workload, with no knob
+// flipped.
 func (m Measured) Find(run, engine, workload string) *result.Result {
+	return m.FindFlipped(run, engine, workload, "")
+}
+
+// FindFlipped is Find for the run of an engine with one knob flipped ("" for none).
+func (m Measured) FindFlipped(run, engine, workload, knob string) *result.Result {
 	for _, r := range m.Runs[run] {
-		if r.Engine.Kind == engine && r.Workload.Name == workload && r.Complete {
+		if r.Engine.Kind == engine && r.Workload.Name == workload && r.Complete && strings.Join(r.Flipped, ",") == knob {
 			return r
 		}
 	}
