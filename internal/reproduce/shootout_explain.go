@@ -31,7 +31,11 @@ type gapLine struct {
 	tps, ratio       float64 // MySQL's TPS, and MySQL / PostgreSQL
 	effect           float64 // the knob's change of MySQL's TPS against the fair run beside it
 	knob             bool
+	noise            float64 // how far two runs of the same fair MySQL differed: smaller effects are not told apart
 }
+
+// minKnobNoise is the smallest change a knob row calls an effect, as compare's knob table does.
+const minKnobNoise = 0.05
 
 // explainShootoutGap is the section that explains the published read-write gap (MySQL at 0.15x
 // PostgreSQL) by the settings that could cause it: the fair run, the binary log as published,
@@ -55,11 +59,15 @@ func explainShootoutGap(pub Published, got Measured) []report.Section {
 		eff := ""
 		if l.knob {
 			eff = fmt.Sprintf(" (%+.0f%%)", l.effect*100)
+			if math.Abs(l.effect) <= l.noise {
+				eff = fmt.Sprintf(" (%+.0f%%, within noise)", l.effect*100)
+			}
 		}
 		t.Rows = append(t.Rows, []string{l.config, l.settings, fmt.Sprintf("%.0f%s", l.tps, eff), fmt.Sprintf("%.2fx", l.ratio), gapShare(fair, l.ratio, pubMy/pubPg)})
 	}
 	t.Foot = []string{"MySQL / PostgreSQL: the fair and as-published rows divide by the fair run's PostgreSQL, the defaults row by PostgreSQL's own defaults run. " +
 		"A knob row is MySQL run again with that one setting flipped right after a fair MySQL run; its change against that run (in brackets) is applied to the fair ratio. " +
+		"A change no larger than 5% or than the difference between the two fair MySQL runs (the fair run's and the knob runs' own) is within noise. " +
 		"Share of the published gap: how far the configuration moves the ratio from the fair one towards the published one, on a log scale (0% = no closer, 100% = all of it, above 100% = past it)."}
 	sec.Tables = []report.Table{t}
 	sec.Paras = []string{gapSummary(lines, pubMy/pubPg)}
@@ -82,13 +90,20 @@ func shootoutGapLines(got Measured) []gapLine {
 		lines = append(lines, gapLine{config: "both as packaged (--profile defaults)", settings: "every setting the package's own", tps: dMy.TPS, ratio: dMy.TPS / dPg.TPS})
 	}
 	base := got.Find("knobs", "mysql", "oltp_read_write")
+	if base == nil || base.TPS == 0 {
+		return lines
+	}
+	// The knob runs' own fair MySQL and the fair run's are the same configuration: how far they
+	// differ is what this machine's drift does to one figure.
+	noise := max(minKnobNoise, math.Abs(base.TPS/my.TPS-1))
 	for _, knob := range knobsIn(got.Runs["knobs"]) {
 		r := got.FindFlipped("knobs", "mysql", "oltp_read_write", knob)
-		if base == nil || r == nil || base.TPS == 0 {
+		if r == nil {
 			continue
 		}
 		eff := r.TPS/base.TPS - 1
-		lines = append(lines, gapLine{config: knob + " flipped", settings: flippedSettings(base, r), tps: r.TPS, ratio: lines[0].ratio * (1 + eff), effect: eff, knob: true})
+		lines = append(lines, gapLine{config: knob + " flipped", settings: flippedSettings(base, r), tps: r.TPS, ratio: lines[0].ratio * (1 + eff),
+			effect: eff, knob: true, noise: noise})
 	}
 	return lines
 }
@@ -165,18 +180,27 @@ func gapSummary(lines []gapLine, published float64) string {
 	fair := lines[0]
 	b := fmt.Sprintf("Published: MySQL at %.2fx PostgreSQL's read-write TPS. Fair here: %.2fx.", published, fair.ratio)
 	var biggest *gapLine
+	noise := 0.0
 	for i := range lines[1:] {
 		l := &lines[i+1]
 		if !l.knob {
 			b += fmt.Sprintf(" %s: %.2fx (%s of the gap).", strings.ToUpper(l.config[:1])+l.config[1:], l.ratio, gapShare(fair.ratio, l.ratio, published))
 			continue
 		}
-		if biggest == nil || l.effect < biggest.effect {
+		noise = l.noise
+		if l.effect < -l.noise && (biggest == nil || l.effect < biggest.effect) {
 			biggest = l
 		}
 	}
-	if biggest != nil {
+	switch {
+	case noise == 0:
+	case biggest != nil:
 		b += fmt.Sprintf(" Of the knobs flipped one at a time, %s costs MySQL the most (%+.0f%%), which alone would put it at %.2fx.", strings.TrimSuffix(biggest.config, " flipped"), biggest.effect*100, biggest.ratio)
+	default:
+		b += " No knob flipped alone cost MySQL more than the noise."
+	}
+	if noise > minKnobNoise {
+		b += fmt.Sprintf(" Two runs of the same fair MySQL differed by %.0f%% here, so smaller effects are not told apart from the machine's drift.", noise*100)
 	}
 	return b
 }
