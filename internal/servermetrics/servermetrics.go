@@ -21,6 +21,9 @@ var (
 		"autovacuum", "server_version",
 		// What the parity audit puts side by side besides memory and durability.
 		"default_transaction_isolation", "block_size", "data_checksums", "server_encoding", "wal_sync_method",
+		// Whether a commit waits for a replica: Patroni's synchronous mode names the standby here
+		// (postgres-ha); empty on a single server and in asynchronous mode.
+		"synchronous_standby_names",
 	}
 	mySettingKeys = []string{
 		"innodb_buffer_pool_size", "max_connections", "innodb_flush_log_at_trx_commit", "sync_binlog",

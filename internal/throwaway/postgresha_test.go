@@ -3,6 +3,7 @@ package throwaway
 import (
 	"context"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +29,10 @@ func TestPostgresHAFollowsLeader(t *testing.T) {
 			srv.Kind, srv.Target.Redacted(), srv.Cluster.Synchronous, engine.PostgresHANodes)
 	}
 	checkClusterFigures(t, ctx, srv)
+	// The result records the mode as the leader says it: Patroni names the synchronous standby.
+	if sb := srv.Settings["synchronous_standby_names"]; !strings.Contains(sb, "node") {
+		t.Errorf("synchronous_standby_names = %q on the leader: want Patroni's synchronous standby named", sb)
+	}
 	leaderPorts := func() map[string]int {
 		t.Helper()
 		seen := map[string]int{}
