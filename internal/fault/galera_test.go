@@ -63,7 +63,7 @@ func TestPaymentsThroughGaleraFaults(t *testing.T) {
 	for _, step := range []struct {
 		spec string
 		time time.Duration
-	}{{"stop-node@1s,for=2s,node=node2", 5 * time.Second}, {"partition-node@1s,for=2s,node=node2", 5 * time.Second}, {"kill-node@1s", 12 * time.Second}} {
+	}{{"stop-node@1s,for=2s,node=node2", 4 * time.Second}, {"partition-node@1s,for=2s,node=node2", 4 * time.Second}, {"kill-node@1s", 10 * time.Second}} {
 		spec := step.spec
 		j.Faults = mustFaults(t, spec)
 		res, err := j.Run(ctx, runner.Config{Threads: 6, Duration: step.time, MaxTries: 10})
