@@ -224,3 +224,45 @@ func TestReapKilledCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresHAInterrupted covers the two other ways a cluster ends: a start that fails midway
+// (here its context ends before the cluster is whole), which must stop what it
+// started, and StopAll, which a Ctrl-C runs, stopping a whole cluster (etcd last). Neither may
+// leave a process, port, record or directory behind.
+func TestPostgresHAInterrupted(t *testing.T) {
+	inst := hostPostgresHA(t)
+	prof := Profile{BufferPoolBytes: 64 * mib, MaxConnections: 50, RedoBytes: 64 * mib}
+	dir := workDir(t, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+	_, err := StartPostgresHA(ctx, inst, prof, dir, HAOptions{Timing: testTiming})
+	cancel()
+	if err == nil {
+		t.Fatal("a cluster started within 6 s: the test needs a start that is cut short")
+	}
+	t.Logf("cut short: %v", err)
+	assertNothingLeft(t, nil, nil)
+	auxiliaries.Lock()
+	n := len(auxiliaries.procs)
+	auxiliaries.Unlock()
+	if n != 0 {
+		t.Errorf("%d etcd still registered after a failed start", n)
+	}
+
+	ctx, cancel = context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := StartPostgresHA(ctx, inst, prof, dir, HAOptions{Timing: testTiming})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	ports := []int{c.etcd.client, c.etcd.peer}
+	for _, s := range c.Nodes {
+		pids = append(pids, s.PIDs()...)
+		ports = append(ports, s.Port, s.patroni.rest)
+	}
+	pids = append(pids, c.etcd.cmd.Process.Pid)
+	if err := StopAll(); err != nil {
+		t.Errorf("StopAll: %v", err)
+	}
+	assertNothingLeft(t, pids, ports)
+}
