@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,19 +54,11 @@ const finishTimeout = 10 * time.Second
 // runMeasured runs the job with the server side watched as compare watches it: the engine's own
 // counters over a connection of the monitor's own, and the host figures from hs.
 func runMeasured(ctx context.Context, j *job.Job, cfg runner.Config, hs hostSource) (*result.Result, error) {
-	conn, err := j.Connect(ctx)
+	mon, closeConns, err := watcherFor(ctx, j, hs)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
-	mon := servermetrics.NewMonitor(conn, nil).WithNodeExporter(hs.node)
-	if hs.local != nil {
-		disk := ""
-		if d, err := cgroup.DiskOf(hs.local.DataDir); err == nil {
-			disk = d
-		}
-		mon = mon.WithCgroup(hs.local.Group, disk).WithDataDir(hs.local.DataDir)
-	}
+	defer closeConns()
 	if err := mon.Start(ctx); err != nil {
 		return nil, fmt.Errorf("reading the server's counters: %w", err)
 	}
@@ -106,6 +101,74 @@ func runMeasured(ctx context.Context, j *job.Job, cfg runner.Config, hs hostSour
 	return res, runErr
 }
 
+// watcherFor watches the target's server as compare does; a host list without --node-exporter
+// as a cluster, node by node (watchNodes).
+func watcherFor(ctx context.Context, j *job.Job, hs hostSource) (servermetrics.Watcher, func(), error) {
+	if len(j.Target.Addrs) > 1 && hs.node == nil {
+		return watchNodes(ctx, j.Target)
+	}
+	conn, err := j.Connect(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return withLocal(servermetrics.NewMonitor(conn, nil).WithNodeExporter(hs.node), hs.local), func() { conn.Close() }, nil
+}
+
+// withLocal takes a throwaway server's figures from its cgroup and data directory (l nil: none).
+func withLocal(mon *servermetrics.Monitor, l *engine.Local) *servermetrics.Monitor {
+	if l == nil {
+		return mon
+	}
+	disk := ""
+	if d, err := cgroup.DiskOf(l.DataDir); err == nil {
+		disk = d
+	}
+	return mon.WithCgroup(l.Group, disk).WithDataDir(l.DataDir)
+}
+
+// watchNodes watches each host of a host list (a cluster's nodes) as a server of its own, over a
+// connection to it alone, from its cgroup where it is a throwaway server on this machine, and
+// their replication every interval: galera's for the MySQL family, streaming for PostgreSQL.
+func watchNodes(ctx context.Context, t sqldb.Target) (servermetrics.Watcher, func(), error) {
+	method := result.ReplicationStreaming
+	if t.Kind.MySQLFamily() {
+		method = result.ReplicationGalera
+	}
+	var nodes []servermetrics.ClusterNode
+	var conns []sqldb.Conn
+	closeAll := func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	for i, addr := range t.Addrs {
+		one := nodeTarget(t, addr)
+		c, err := sqldb.Open(ctx, one)
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("node %s of the host list: %w", addr, err)
+		}
+		conns = append(conns, c)
+		mon := servermetrics.NewMonitor(c, nil)
+		if hs, err := findHostSource(ctx, one, ""); err == nil {
+			mon = withLocal(mon, hs.local)
+		}
+		nodes = append(nodes, servermetrics.ClusterNode{Name: fmt.Sprintf("node%d", i+1), Target: one, Monitor: mon})
+	}
+	return servermetrics.NewClusterMonitor(method, nodes), closeAll, nil
+}
+
+// nodeTarget is t's host addr alone. target_session_attrs is dropped: a node's own figures are
+// read whatever its role.
+func nodeTarget(t sqldb.Target, addr string) sqldb.Target {
+	host, port, _ := net.SplitHostPort(addr)
+	t.Host, t.Addrs = host, nil
+	t.Port, _ = strconv.Atoi(port)
+	t.Params = maps.Clone(t.Params)
+	t.Params.Del("target_session_attrs")
+	return t
+}
+
 // printServer adds the server side to run's summary, each figure with its source.
 func printServer(w io.Writer, s *result.Server) {
 	if s == nil {
@@ -139,5 +202,25 @@ func printServer(w io.Writer, s *result.Server) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		fmt.Fprintf(w, "    %-37s%.2f per txn\n", k+":", s.PerTxn[k])
+	}
+	printNodes(w, s)
+}
+
+// printNodes adds a cluster's nodes, one line each, and its replication over the run.
+func printNodes(w io.Writer, s *result.Server) {
+	if len(s.Nodes) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "    (%s)\n", s.Aggregate)
+	for _, n := range s.Nodes {
+		line := fmt.Sprintf("%.2fs CPU, %.2f WAL/redo bytes per txn", n.CPUUserS+n.CPUSystemS, n.PerTxn[servermetrics.KeyWALBytes])
+		if n.Error != "" {
+			line += "; " + n.Error
+		}
+		fmt.Fprintf(w, "    %-37s%s\n", fmt.Sprintf("%s %s (%s):", n.Name, n.Addr, n.Role), line)
+	}
+	if r := s.Replication; r != nil {
+		b, _ := json.Marshal(r)
+		fmt.Fprintf(w, "    %-37s%s\n", "replication:", b)
 	}
 }
