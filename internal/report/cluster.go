@@ -126,7 +126,7 @@ func (m *model) nodeTable() *table {
 	if len(t.Rows) == 0 {
 		return nil
 	}
-	t.Foot = []string{"Each node measured as a single server is: its own cgroup, its engine counters over a connection to it alone; the Server side section's figures for a cluster are the sum of its nodes. Role is the node's at the run's start, and → the one it ended with where a failover changed it. Replay lag is the leader's view of each replica."}
+	t.Foot = []string{"Each node is measured as a single server is: its own cgroup, its engine counters over a connection to it alone; the Server side section's figures for a cluster are the sum of its nodes. Role is the node's at the run's start, and → the one it ended with where a failover changed it. Replay lag is the leader's view of each replica."}
 	return t
 }
 
