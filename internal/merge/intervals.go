@@ -48,6 +48,7 @@ func addInterval(m *result.Interval, iv result.Interval) {
 	m.QPS += iv.QPS
 	m.Errors += iv.Errors
 	m.Retries += iv.Retries
+	m.Reconnects += iv.Reconnects
 	m.P95MS = max(m.P95MS, iv.P95MS)
 	m.P99MS = max(m.P99MS, iv.P99MS)
 	// The server is one for all shards: its figures are the same load seen from each.

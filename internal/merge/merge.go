@@ -56,6 +56,7 @@ func Merge(shards []Shard) (*result.Result, error) {
 		return nil, err
 	}
 	m.Intervals = alignIntervals(shards)
+	mergeAvailability(m, shards)
 	finish(m)
 	return m, nil
 }

@@ -57,3 +57,18 @@ type AckCheck struct {
 	// Setting names what allowed a loss, where the engine says (e.g. asynchronous replication).
 	Setting string `json:"setting,omitempty"`
 }
+
+// SpreadOutages adds to each interval's DowntimeS the part of the outages inside it (an interval
+// ends at T and begins where the one before ended; times in seconds from the same start).
+func SpreadOutages(ivs []Interval, outages []Outage) {
+	from := 0.0
+	for i := range ivs {
+		to := ivs[i].T
+		for _, g := range outages {
+			if overlap := min(to, g.ToS) - max(from, g.FromS); overlap > 0 {
+				ivs[i].DowntimeS += overlap
+			}
+		}
+		from = to
+	}
+}

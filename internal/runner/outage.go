@@ -87,21 +87,6 @@ func secsSince(start time.Time, ns int64) float64 {
 	return float64(ns-start.UnixNano()) / 1e9
 }
 
-// spreadOutages adds to each interval the part of the outages inside it (an interval ends at T
-// and begins where the one before ended).
-func spreadOutages(ivs []result.Interval, list []result.Outage) {
-	from := 0.0
-	for i := range ivs {
-		to := ivs[i].T
-		for _, g := range list {
-			if overlap := min(to, g.ToS) - max(from, g.FromS); overlap > 0 {
-				ivs[i].DowntimeS += overlap
-			}
-		}
-		from = to
-	}
-}
-
 // availability records the run's reconnections, in-doubt commits and downtime in res, per
 // interval and in total. A run with none of them and no outage still gets the record, so a
 // reader sees that nothing went away rather than that nothing was measured.
@@ -113,7 +98,7 @@ func (m *measurement) availability(res *result.Result) {
 		sum.add(&t.total)
 		t.mu.Unlock()
 	}
-	spreadOutages(res.Intervals, list)
+	result.SpreadOutages(res.Intervals, list)
 	a := res.Availability
 	if a == nil {
 		a = &result.Availability{}

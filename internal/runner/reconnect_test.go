@@ -133,7 +133,7 @@ func checkNoOutage(t *testing.T, res *result.Result) {
 
 func TestSpreadOutages(t *testing.T) {
 	ivs := []result.Interval{{T: 1}, {T: 2}, {T: 3}}
-	spreadOutages(ivs, []result.Outage{{FromS: 0.5, ToS: 1.5}, {FromS: 2.9, ToS: 3}})
+	result.SpreadOutages(ivs, []result.Outage{{FromS: 0.5, ToS: 1.5}, {FromS: 2.9, ToS: 3}})
 	want := []float64{0.5, 0.5, 0.1}
 	for i, iv := range ivs {
 		if d := iv.DowntimeS - want[i]; d > 1e-9 || d < -1e-9 {
