@@ -166,12 +166,7 @@ func faultMarks(gs []*group, spec lineSpec) []markerPoint {
 				if !strings.HasPrefix(s.Name, g.V.Name) {
 					continue
 				}
-				for i, x := range s.X {
-					if x >= f.AtS {
-						y = s.Y[i]
-						break
-					}
-				}
+				y = lineAt(s.X, s.Y, f.AtS)
 			}
 			out = append(out, markerPoint{X: f.AtS, Y: y, Color: colorOf(g.V)})
 		}
@@ -187,4 +182,23 @@ func (fg *figGroup) add(notes *[]string, title string, svg template.HTML, err er
 	case svg != "":
 		fg.Figures = append(fg.Figures, figure{Title: title, SVG: svg})
 	}
+}
+
+// lineAt is the line through (xs, ys) at x, interpolated between the points around it, so a
+// ring sits on the line it marks.
+func lineAt(xs, ys []float64, x float64) float64 {
+	for i := range xs {
+		if xs[i] < x {
+			continue
+		}
+		if i == 0 || xs[i] == xs[i-1] {
+			return ys[i]
+		}
+		f := (x - xs[i-1]) / (xs[i] - xs[i-1])
+		return ys[i-1] + f*(ys[i]-ys[i-1])
+	}
+	if len(ys) == 0 {
+		return 0
+	}
+	return ys[len(ys)-1]
 }

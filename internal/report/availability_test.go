@@ -66,3 +66,15 @@ func TestAvailabilitySection(t *testing.T) {
 		t.Errorf("a run with no fault, reconnection or outage got an availability section (%v)", err)
 	}
 }
+
+func TestLineAt(t *testing.T) {
+	xs, ys := []float64{1, 2, 3}, []float64{10, 20, 0}
+	for x, want := range map[float64]float64{0.5: 10, 1: 10, 1.5: 15, 2.75: 5, 9: 0} {
+		if got := lineAt(xs, ys, x); got != want {
+			t.Errorf("at %v: %v, want %v", x, got, want)
+		}
+	}
+	if lineAt(nil, nil, 1) != 0 {
+		t.Error("an empty line is not at 0")
+	}
+}
