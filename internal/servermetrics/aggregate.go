@@ -2,6 +2,7 @@ package servermetrics
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/fairbench/fairbench/internal/result"
 )
@@ -35,6 +36,15 @@ func Aggregate(nodes []result.Node, transactions int64) *result.Server {
 	srv.Aggregate = fmt.Sprintf("sum of %d nodes", summed)
 	if summed < len(nodes) {
 		srv.Aggregate += fmt.Sprintf(" (%d of %d could not be measured)", len(nodes)-summed, len(nodes))
+	}
+	var partly []string
+	for _, n := range nodes {
+		if n.Error != "" && (n.CPUSource != "" || n.Counters != nil) {
+			partly = append(partly, n.Name)
+		}
+	}
+	if len(partly) > 0 {
+		srv.Aggregate += fmt.Sprintf(" (%s measured in part: see its error)", strings.Join(partly, ", "))
 	}
 	if srv.Counters != nil {
 		srv.PerTxn = PerTransaction(srv.Counters, transactions)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -117,7 +118,8 @@ func (c *ClusterMonitor) Finish(ctx context.Context, transactions int64) (*resul
 			nodes[i].Server = *srv
 		}
 		if err != nil {
-			nodes[i].Error = err.Error()
+			// One line: errors.Join puts each of a dead node's failed reads on its own.
+			nodes[i].Error = strings.ReplaceAll(err.Error(), "\n", "; ")
 		}
 		return err
 	})

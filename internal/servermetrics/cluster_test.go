@@ -25,6 +25,11 @@ func TestAggregate(t *testing.T) {
 		{"three nodes", []result.Node{node(1.5, 100, 8192, 300, 2), node(1, 90, 4096, 200, 5), node(0.5, 80, 4096, 100, 0)}, 3, 270, 600, 5, "sum of 3 nodes"},
 		{"one node gone", []result.Node{node(1.5, 100, 8192, 300, 2), {Name: "node2", Error: "connection refused"}, node(0.5, 80, 4096, 100, 0)},
 			2, 180, 400, 2, "sum of 2 nodes (1 of 3 could not be measured)"},
+		{"one node killed during the run", []result.Node{node(1.5, 100, 8192, 300, 2), func() result.Node {
+			n := node(1, 90, 4096, 0, 0)
+			n.Name, n.Error, n.Counters = "node2", "reading SHOW GLOBAL STATUS: connection refused", nil
+			return n
+		}(), node(0.5, 80, 4096, 100, 0)}, 3, 270, 400, 2, "sum of 3 nodes (node2 measured in part: see its error)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := Aggregate(tc.nodes, 100)
@@ -90,6 +95,12 @@ func TestReplWatchStreaming(t *testing.T) {
 	w.fill(nodes, []nodeReading{{ok: true, role: result.RoleReplica}, leader, {ok: true, role: result.RoleReplica}}, time.Now())
 	if n := nodes[2]; n.ReplayLagS == nil || *n.ReplayLagS != 0 || *n.ReplayLagBytes != 0 {
 		t.Errorf("caught-up replica: %+v", n)
+	}
+	// The leader killed: down, with no role any more, and no lag to read for the replicas.
+	nodes = []result.NodeInterval{{Role: result.RoleReplica}, {Role: result.RoleLeader}, {Role: result.RoleReplica}}
+	w.fill(nodes, []nodeReading{{ok: true, role: result.RoleReplica}, {}, {ok: true, role: result.RoleReplica}}, time.Now())
+	if n := nodes[1]; !n.Down || n.Role != "" || nodes[2].ReplayLagBytes != nil {
+		t.Errorf("after the leader's death: %+v", nodes)
 	}
 }
 

@@ -235,7 +235,7 @@ func (w *replWatch) fill(nodes []result.NodeInterval, rs []nodeReading, now time
 		nodes[i].Node = w.nodes[i].Name
 		r := rs[i]
 		if !r.ok {
-			nodes[i].Down = true
+			nodes[i].Down, nodes[i].Role = true, "" // what it is now, nobody can say
 			continue
 		}
 		nodes[i].Role, nodes[i].State = r.role, r.state
