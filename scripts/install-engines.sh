@@ -129,7 +129,8 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || want+=(maria
 [ -e /usr/lib/galera/libgalera_smm.so ] || want+=(galera-4)
 command -v rsync >/dev/null 2>&1 || want+=(rsync)
 # The postgres-ha engine: three host PostgreSQL nodes under Patroni, which keeps its leader lock in etcd.
-[ -x /usr/bin/patroni ] || want+=(patroni)
+# python3-etcd named too: patroni's etcd3 store imports it, and it is only the first of patroni's alternatives.
+[ -x /usr/bin/patroni ] && [ -e /usr/lib/python3/dist-packages/etcd/__init__.py ] || want+=(patroni python3-etcd)
 [ -x /usr/bin/etcd ] || want+=(etcd-server)
 # compare --clients/--network make network namespaces, veths and a bridge with ip and tc.
 command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || want+=(iproute2)
