@@ -17,6 +17,11 @@ var installedHere = []Installation{
 	{Kind: MySQL, Version: "9.7.4", Origin: "sid root"},
 }
 
+// withClusters adds what DiscoverWithClusters finds beside the host's PostgreSQL and MariaDB.
+var withClusters = append(installedHere[:len(installedHere):len(installedHere)],
+	Installation{Kind: Galera, Version: "10.11.19", Origin: "host"},
+	Installation{Kind: PostgresHA, Version: "15.18", Origin: "host"})
+
 func names(insts []Installation) string {
 	var out []string
 	for _, in := range insts {
@@ -39,6 +44,9 @@ func TestSelect(t *testing.T) {
 		{"postgres@15.18", "postgres@15", installedHere},
 		{"Postgres@18, mysql@9.7", "postgres@18,mysql@9.7", installedHere},
 		{"all", "postgres@15", installedHere[:1]},
+		// Clusters are named explicitly, never by all; postgres-ha names its release as postgres does.
+		{"postgres@15,postgres-ha,galera", "postgres@15,postgres-ha@15,galera@10.11", withClusters},
+		{"all", "postgres@18,mariadb@11.8,mysql@9.7", withClusters},
 	} {
 		if c.in == "postgres,mariadb" {
 			c.installed = []Installation{installedHere[0], installedHere[3]}
