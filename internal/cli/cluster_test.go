@@ -57,8 +57,14 @@ func TestRunByHostListMeasuresNodes(t *testing.T) {
 			t.Errorf("%s: error %q, CPU from %q, redo %d: want its own cgroup and counters", n.Name, n.Error, n.CPUSource, n.Counters["wal_bytes"])
 		}
 	}
-	if len(r.Intervals) == 0 || len(r.Intervals[0].Nodes) != engine.GaleraNodes || r.Intervals[0].Nodes[0].ClusterSize == nil {
-		t.Errorf("intervals lack the nodes' samples: %+v", r.Intervals)
+	sampled := 0 // a sample over 2 s on a starved machine reads as down; most must not
+	for _, iv := range r.Intervals {
+		if len(iv.Nodes) == engine.GaleraNodes && iv.Nodes[0].ClusterSize != nil {
+			sampled++
+		}
+	}
+	if sampled == 0 || sampled*2 < len(r.Intervals) {
+		t.Errorf("%d of %d intervals have the nodes' samples: %+v", sampled, len(r.Intervals), r.Intervals)
 	}
 	if !strings.Contains(stdout, "node3 127.0.0.1:") || !strings.Contains(stdout, `"method":"galera"`) {
 		t.Errorf("run's summary does not list the nodes and replication:\n%s", stdout)
