@@ -149,20 +149,7 @@ func (p *payments) Cleanup(ctx context.Context, env *workload.Env) error {
 		return err
 	}
 	defer c.Close()
-	st, err := routineState(ctx, c)
-	if err != nil {
-		return err
-	}
-	if st == workload.Ours {
-		if err := dropRoutine(ctx, c); err != nil {
-			return err
-		}
-	}
-	err = workload.DropOwned(ctx, c, tableNames)
-	if st == workload.Foreign {
-		err = errors.Join(err, workload.Refusef("left routine %s in place: not created by fairbench", routineName))
-	}
-	return err
+	return errors.Join(workload.DropOwnedRoutines(ctx, c, []string{routineName}), workload.DropOwned(ctx, c, tableNames))
 }
 
 // cents parses a DECIMAL(15,2) as the server prints it ("-12.5", "1000.00", "7") into cents.

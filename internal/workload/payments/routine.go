@@ -38,7 +38,7 @@ END
 $$`
 
 const routineMySQL = `CREATE PROCEDURE transfer_funds(IN p_from integer, IN p_to integer, IN p_amount decimal(15,2))
-COMMENT '` + workload.Marker + `'
+` + workload.RoutineComment + `
 BEGIN
   DECLARE v_lo decimal(15,2);
   DECLARE v_hi decimal(15,2);
@@ -66,56 +66,25 @@ func routineCall(kind sqldb.Kind) workload.ValueQuery {
 	return workload.NewValueQuery("SELECT transfer_funds(?, ?, CAST(? AS DECIMAL(15,2)))")
 }
 
-// routineState says whether transfer_funds exists, and whether fairbench created it (its comment
-// is workload.Marker), as workload.StateOf does for tables.
+// routineState says whether transfer_funds exists, and whether fairbench created it.
 func routineState(ctx context.Context, c sqldb.Conn) (workload.TableState, error) {
-	q := "SELECT coalesce(obj_description(p.oid, 'pg_proc'), '') FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace " +
-		"WHERE n.nspname = current_schema() AND p.proname = ?"
-	if c.Kind().MySQLFamily() {
-		q = "SELECT routine_comment FROM information_schema.routines WHERE routine_schema = DATABASE() AND routine_name = ?"
-	}
-	rows, err := c.Query(ctx, q, routineName)
-	switch {
-	case err != nil:
-		return workload.Absent, err
-	case len(rows) == 0:
-		return workload.Absent, nil
-	case len(rows) == 1 && rows[0][0] == workload.Marker:
-		return workload.Ours, nil
-	}
-	return workload.Foreign, nil
+	return workload.RoutineState(ctx, c, routineName)
 }
 
 // claimRoutine refuses a transfer_funds fairbench did not create and drops fairbench's own, which
 // ClaimTables has already allowed (force).
 func claimRoutine(ctx context.Context, c sqldb.Conn) error {
-	st, err := routineState(ctx, c)
-	if err != nil {
+	if err := workload.RefuseForeignRoutines(ctx, c, []string{routineName}); err != nil {
 		return err
 	}
-	switch st {
-	case workload.Foreign:
-		return workload.Refusef("a routine %s exists and was not created by fairbench: it will not be touched; use another database or drop it yourself", routineName)
-	case workload.Ours:
-		return dropRoutine(ctx, c)
-	}
-	return nil
-}
-
-func dropRoutine(ctx context.Context, c sqldb.Conn) error {
-	if c.Kind().MySQLFamily() {
-		return c.Exec(ctx, "DROP PROCEDURE "+routineName)
-	}
-	return c.Exec(ctx, "DROP FUNCTION "+routineName+"(integer, integer, decimal)")
+	return workload.DropOwnedRoutines(ctx, c, []string{routineName})
 }
 
 // createRoutine creates transfer_funds and marks it as fairbench's.
 func createRoutine(ctx context.Context, c sqldb.Conn) error {
+	sql := routinePostgres
 	if c.Kind().MySQLFamily() {
-		return c.Exec(ctx, routineMySQL)
+		sql = routineMySQL
 	}
-	if err := c.Exec(ctx, routinePostgres); err != nil {
-		return err
-	}
-	return c.Exec(ctx, "COMMENT ON FUNCTION "+routineName+"(integer, integer, decimal) IS '"+workload.Marker+"'")
+	return workload.CreateOwnedRoutine(ctx, c, routineName, sql)
 }

@@ -34,7 +34,13 @@ func (t *tpcc) Prepare(ctx context.Context, env *workload.Env) error {
 		return err
 	}
 	defer c.Close()
+	if err := workload.RefuseForeignRoutines(ctx, c, routineNames); err != nil {
+		return err
+	}
 	if err := workload.ClaimTables(ctx, c, name, tableNames, env.Force); err != nil {
+		return err
+	}
+	if err := workload.DropOwnedRoutines(ctx, c, routineNames); err != nil {
 		return err
 	}
 	for _, td := range schema {
@@ -86,6 +92,11 @@ func (t *tpcc) Prepare(ctx context.Context, env *workload.Env) error {
 	}
 	loaded := time.Now()
 	if err := parallel(ctx, env, threads, t.afterLoad(ctx, c.Kind())); err != nil {
+		return err
+	}
+	// --style routines' procedures are part of the data set whatever style a run uses, so one
+	// prepare serves every style.
+	if err := createRoutines(ctx, c); err != nil {
 		return err
 	}
 	if env.Log != nil {

@@ -7,6 +7,7 @@ package tpcc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -48,7 +49,8 @@ func init() {
 		Options: []workload.Option{
 			{Name: "warehouses", Default: "1", Help: "TPC-C warehouses (about 100 MB of data each); each thread works for warehouse thread % warehouses + 1", Max: workload.MaxInt},
 			{Name: "style", Default: styleStatements, Help: "how the client sends each transaction, the same on every engine: statements (one statement per " +
-				"row, as the spec's pseudo-code), batched (go-tpc's multi-row statements for items, stock and order lines, about a third of the round trips)"},
+				"row, as the spec's pseudo-code), batched (go-tpc's multi-row statements for items, stock and order lines, about half the round trips), " +
+				"routines (HammerDB's: each transaction one CALL of a stored procedure that commits itself, one round trip)"},
 			{Name: "think", Default: "off", Help: "on: sleep the spec's keying and think times before every transaction (terminal emulation, ~20 s a transaction per thread; latencies leave them out)"},
 		},
 		Dataset:     name,
@@ -63,8 +65,8 @@ func init() {
 				return nil, err
 			}
 			style := o["style"]
-			if style != styleStatements && style != styleBatched {
-				return nil, fmt.Errorf("--style must be statements or batched, got %q", style)
+			if style != styleStatements && style != styleBatched && style != styleRoutines {
+				return nil, fmt.Errorf("--style must be statements, batched or routines, got %q", style)
 			}
 			return &tpcc{warehouses: w, think: think, style: style}, nil
 		},
@@ -75,6 +77,7 @@ func init() {
 const (
 	styleStatements = "statements"
 	styleBatched    = "batched"
+	styleRoutines   = "routines"
 )
 
 type tpcc struct {
@@ -203,14 +206,15 @@ func createSQL(kind sqldb.Kind, t tableDDL) string {
 	return fmt.Sprintf("CREATE TABLE %s (\n  %s\n)", t.name, cols)
 }
 
-// Cleanup drops the nine tables where fairbench created them and says which it left alone.
+// Cleanup drops the nine tables and the five routines of --style routines where fairbench
+// created them and says which it left alone.
 func (t *tpcc) Cleanup(ctx context.Context, env *workload.Env) error {
 	c, err := env.Connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	return workload.DropOwned(ctx, c, tableNames)
+	return errors.Join(workload.DropOwnedRoutines(ctx, c, routineNames), workload.DropOwned(ctx, c, tableNames))
 }
 
 // Check runs the twelve consistency conditions and fails naming each one that does not hold.

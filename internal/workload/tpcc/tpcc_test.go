@@ -2,11 +2,13 @@ package tpcc
 
 import (
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
 
@@ -220,11 +222,39 @@ func TestStyleOption(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ style, wantErr string }{
-		{"statements", ""}, {"batched", ""}, {"routines", "--style must be statements or batched"}, {"", "--style must be"},
+		{"statements", ""}, {"batched", ""}, {"routines", ""}, {"procedures", "--style must be statements, batched or routines, got \"procedures\""},
+		{"", "--style must be"},
 	} {
 		_, err := spec.New(spec.WithDefaults(map[string]string{"style": tc.style}))
 		if (err == nil) != (tc.wantErr == "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
 			t.Errorf("--style %q: %v, want %q", tc.style, err, tc.wantErr)
+		}
+	}
+}
+
+// Each dialect's routines: five CREATE PROCEDUREs of the names cleanup drops, in kinds' order,
+// templates filled, the MySQL family's marked as fairbench's in the statement itself; each CALL
+// passes as many arguments as the procedure takes (OUT ones too, on PostgreSQL).
+func TestRoutineSQL(t *testing.T) {
+	param := regexp.MustCompile(`\b(?:p|out)_[a-z_]+ `)
+	for _, kind := range []sqldb.Kind{sqldb.Postgres, sqldb.MySQL, sqldb.MariaDB} {
+		sqls, calls := routineSQL(kind), callSQL(kind)
+		if len(sqls) != len(kinds) || len(routineNames) != len(kinds) || len(calls) != len(kinds) {
+			t.Fatalf("%s: %d routines, %d calls for %d kinds", kind, len(sqls), len(calls), len(kinds))
+		}
+		for i, sql := range sqls {
+			n := routineNames[i]
+			if !strings.HasPrefix(sql, "CREATE PROCEDURE "+n+"(") || strings.Contains(sql, "{") {
+				t.Errorf("%s %s: %.60q...", kind, n, sql)
+			}
+			if kind.MySQLFamily() != strings.Contains(sql, workload.RoutineComment) {
+				t.Errorf("%s %s: marker in the CREATE is %v", kind, n, !kind.MySQLFamily())
+			}
+			header := sql[:strings.Index(sql, ")\n")]
+			want := len(param.FindAllString(header, -1))
+			if got := strings.Count(calls[i], "?") + strings.Count(calls[i], "NULL"); got != want || !strings.HasPrefix(calls[i], "CALL "+n+"(") {
+				t.Errorf("%s: %q passes %d arguments, %s takes %d", kind, calls[i], got, n, want)
+			}
 		}
 	}
 }

@@ -70,7 +70,8 @@ type worker struct {
 	acks  workload.Acks
 
 	lit, buf []byte
-	batch    batchSQL // --style batched's statements, built once per size
+	batch    batchSQL      // --style batched's statements, built once per size
+	calls    [5]valueQuery // --style routines' CALLs, by kind
 	// total is NewOrder's computed total amount: the terminal's output, kept so the arithmetic
 	// the spec asks of the client is done.
 	total float64
@@ -84,6 +85,11 @@ func (t *tpcc) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.Rand
 		if err := t.checkPrepared(ctx, conn); err != nil {
 			return nil, err
 		}
+		if t.style == styleRoutines {
+			if err := ensureRoutines(ctx, conn); err != nil {
+				return nil, err
+			}
+		}
 	}
 	g := gen{rng}
 	t.mu.Lock()
@@ -94,6 +100,10 @@ func (t *tpcc) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.Rand
 	t.mu.Unlock()
 	w := &worker{t: t, conn: conn, mysql: conn.Kind().MySQLFamily(), g: g, rc: rc, w: thread%t.warehouses + 1,
 		ol: make([]olInput, 0, 15), batch: batchSQL{}}
+	if t.style == styleRoutines {
+		w.calls = routineCalls(conn.Kind())
+		return w, nil // the routines hold the statements
+	}
 	for _, p := range []struct {
 		dst *sqldb.Stmt
 		sql string
@@ -134,6 +144,9 @@ func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 		}
 	}
 	q.Kind = w.kind
+	if w.t.style == styleRoutines {
+		return w.callRoutine(ctx, q)
+	}
 	q.Other++
 	w.order = 0
 	if err := w.conn.Exec(ctx, "BEGIN"); err != nil {
