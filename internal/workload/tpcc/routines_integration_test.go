@@ -13,46 +13,34 @@ import (
 	"github.com/fairbench/fairbench/internal/workload/workloadtest"
 )
 
-// --style routines on each engine: prepare creates the five procedures as fairbench's, a run of
-// the whole mix calls them (every kind runs, NewOrder's 1% rolls back and is counted as one),
-// the twelve conditions hold afterwards, a NewOrder takes one round trip where the statements
-// style takes dozens, a routine dropped by hand is created again by the next run, and cleanup
-// drops them all.
-func TestRoutinesOnRealServers(t *testing.T) {
-	for _, kind := range testserver.Kinds() {
-		t.Run(kind, func(t *testing.T) {
-			tg := testserver.Database(t, kind)
-			ctx := context.Background()
-			j := workloadtest.Job(t, tg, name, map[string]string{"warehouses": "1", "style": styleRoutines}, 9)
-			workloadtest.Prepare(t, j, 2)
-			c := workloadtest.Conn(t, tg)
-			requireRoutines(t, c, workload.Ours)
-
-			res := runMix(t, j)
-			if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); err != nil {
-				t.Fatalf("check after the routines run: %v", err)
-			}
-			if res.Wire == nil || res.Wire.RoundTripsPerTxn > 1.5 {
-				t.Errorf("routines: wire counters %+v, want about one round trip per transaction", res.Wire)
-			}
-
-			stmts := newOrderRoundTrips(t, tg, styleStatements)
-			routines := newOrderRoundTrips(t, tg, styleRoutines)
-			t.Logf("round trips per NewOrder: statements %.1f, routines %.2f", stmts, routines)
-			if routines > 1.1 || stmts < 20 {
-				t.Errorf("round trips per NewOrder: statements %.1f, routines %.2f: want 1 for a routine, dozens for statements", stmts, routines)
-			}
-
-			// A routine missing at run time (dropped by hand here) is created by the run.
-			workloadtest.Exec(t, c, "DROP PROCEDURE tpcc_stock_level")
-			workloadtest.Run(t, j, 2, time.Second)
-			requireRoutines(t, c, workload.Ours)
-			requireAllHold(t, Conditions(ctx, c, 1), "after the second routines run")
-
-			workloadtest.Cleanup(t, j, c, tableNames...)
-			requireRoutines(t, c, workload.Absent)
-		})
+// checkRoutines runs --style routines on tables prepare loaded (which created the five
+// procedures as fairbench's): a run of the whole mix calls them (every kind runs, NewOrder's 1%
+// rolls back and is counted as one), the twelve conditions hold afterwards, a NewOrder takes one
+// round trip where the statements style takes dozens, and a routine dropped by hand is created
+// again by the next run.
+func checkRoutines(t *testing.T, tg sqldb.Target, c sqldb.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	requireRoutines(t, c, workload.Ours)
+	j := workloadtest.Job(t, tg, name, map[string]string{"warehouses": "1", "style": styleRoutines}, 9)
+	res := runMix(t, j)
+	if err := j.Workload.Check(ctx, j.Env(1, false, nil, nil)); err != nil {
+		t.Fatalf("check after the routines run: %v", err)
 	}
+	if res.Wire == nil || res.Wire.RoundTripsPerTxn > 1.5 {
+		t.Errorf("routines: wire counters %+v, want about one round trip per transaction", res.Wire)
+	}
+	stmts := newOrderRoundTrips(t, tg, styleStatements)
+	routines := newOrderRoundTrips(t, tg, styleRoutines)
+	t.Logf("round trips per NewOrder: statements %.1f, routines %.2f", stmts, routines)
+	if routines > 1.1 || stmts < 20 {
+		t.Errorf("round trips per NewOrder: statements %.1f, routines %.2f: want 1 for a routine, dozens for statements", stmts, routines)
+	}
+
+	workloadtest.Exec(t, c, "DROP PROCEDURE tpcc_stock_level")
+	workloadtest.Run(t, j, 2, time.Second)
+	requireRoutines(t, c, workload.Ours)
+	requireAllHold(t, Conditions(ctx, c, 1), "after the second routines run")
 }
 
 // A routine of one of the five names that fairbench did not create is never called, replaced

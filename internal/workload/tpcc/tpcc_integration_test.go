@@ -51,7 +51,8 @@ func requireAllHold(t *testing.T, vs []Verdict, when string) {
 
 // One warehouse at the spec's full scale on each engine: the population of clause 4.3.3, all
 // twelve consistency conditions right after the load and after a run of the full mix with
-// concurrent threads, and a database broken on purpose failing the conditions it breaks.
+// concurrent threads in each --style (statements, batched, routines), cleanup dropping the
+// routines with the tables, and a database broken on purpose failing the conditions it breaks.
 func TestTPCCOnRealServers(t *testing.T) {
 	for _, kind := range testserver.Kinds() {
 		t.Run(kind, func(t *testing.T) {
@@ -89,9 +90,13 @@ func TestTPCCOnRealServers(t *testing.T) {
 				t.Errorf("round trips per transaction: statements %.1f, batched %.1f: want batched well under statements", rs, rb)
 			}
 
+			// The same transactions as HammerDB's stored procedures, one round trip each.
+			checkRoutines(t, tg, c)
+
 			breakAndCheck(t, c, j)
 
 			workloadtest.Cleanup(t, j, c, tableNames...)
+			requireRoutines(t, c, workload.Absent)
 		})
 	}
 }
