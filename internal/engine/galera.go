@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // Galera is the engine name of a MariaDB Galera cluster: GaleraNodes host MariaDB servers joined
@@ -235,6 +238,25 @@ func (s *Server) waitWsrepReady(ctx context.Context) error {
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("node on port %d not ready for statements within %s (wsrep_ready %q, %v)", s.Port, ReadyTimeout, st["wsrep_ready"], err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// execWsrep runs a statement, retrying it on a cluster node while the node answers error 1047
+// ("WSREP has not yet prepared node for application use"): on a busy machine a bootstrapped node
+// can say wsrep_ready=ON a moment before it takes statements. On a single server it just runs.
+func (s *Server) execWsrep(ctx context.Context, db *sql.DB, stmt string) error {
+	deadline := time.Now().Add(ReadyTimeout)
+	for {
+		_, err := db.ExecContext(ctx, stmt)
+		var me *mysql.MySQLError
+		if err == nil || s.node == nil || !errors.As(err, &me) || me.Number != 1047 || time.Now().After(deadline) {
+			return err
 		}
 		select {
 		case <-ctx.Done():

@@ -127,7 +127,7 @@ func (s *Server) setupMySQL(ctx context.Context) error {
 	}
 	// A joining cluster node received the database from the first node.
 	if s.node == nil || !s.node.joiner {
-		if _, err := db.ExecContext(ctx, "CREATE DATABASE fairbench CHARACTER SET utf8mb4"); err != nil {
+		if err := s.execWsrep(ctx, db, "CREATE DATABASE fairbench CHARACTER SET utf8mb4"); err != nil {
 			return fmt.Errorf("create database fairbench: %w", err)
 		}
 	}
