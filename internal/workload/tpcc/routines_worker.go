@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
 
@@ -32,6 +33,12 @@ func (w *worker) callRoutine(ctx context.Context, q *workload.Queries) error {
 		args = []any{w.w, w.d, w.thresh}
 	}
 	rows, err := w.rows(ctx, w.calls[w.kind], args...)
+	if sqldb.IsConnectionLost(err) {
+		// The CALL holds the COMMIT: with no answer the transaction may have committed, so it is
+		// in doubt, not to be run again. A NewOrder's order number is the routine's to choose,
+		// so an in-doubt one cannot be recorded by key (acks.go); an acknowledged one is.
+		return workload.CommitInDoubt(err)
+	}
 	if err != nil {
 		return err
 	}
@@ -60,7 +67,8 @@ func (w *worker) newOrderArgs() []any {
 }
 
 // newOrderOutcome reads the routine's row: order id 0 is the unused item's rollback, which the
-// routine has done; otherwise the order's id and total amount, the terminal's output.
+// routine has done; otherwise the order's id and total amount, the terminal's output, and the
+// order is recorded as acknowledged (acks.go).
 func (w *worker) newOrderOutcome(row []string) error {
 	oID, err := strconv.Atoi(row[0])
 	if err != nil {
@@ -70,6 +78,7 @@ func (w *worker) newOrderOutcome(row []string) error {
 		return workload.ErrRolledBack
 	}
 	w.total, _ = strconv.ParseFloat(row[1], 64)
+	w.acks.Committed = append(w.acks.Committed, orderKey(w.w, w.d, oID))
 	return nil
 }
 
