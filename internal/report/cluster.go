@@ -267,11 +267,10 @@ func (m *model) nodeLineChart(gs []*group, c nodeChart) (template.HTML, error) {
 		if g == nil || g.Rep == nil || g.Rep.Server == nil {
 			continue
 		}
-		for i, n := range g.Rep.Server.Nodes {
-			s := lineSeries{Name: g.V.Name + " " + n.Name, Color: colorOf(g.V)}
-			if i > 0 {
-				s.Color = palette[(g.V.Index+i)%len(palette)]
-			}
+		for _, n := range g.Rep.Server.Nodes {
+			// One colour per line of the chart (two clusters' nodes share it), by the
+			// line's place: the engines' own colours would give every node of one the same.
+			s := lineSeries{Name: g.V.Name + " " + n.Name, Color: palette[len(spec.Series)%len(palette)]}
 			for _, iv := range g.Rep.Intervals {
 				for _, ni := range iv.Nodes {
 					if y, ok := c.f(ni); ok && ni.Node == n.Name {
