@@ -27,6 +27,10 @@ var (
 	lostMySQL = map[uint16]bool{
 		1047: true, // ER_UNKNOWN_COM_ERROR: Galera's "WSREP has not yet prepared node for application use"
 		1053: true, // ER_SERVER_SHUTDOWN
+		// ER_ERROR_DURING_COMMIT: a Galera node that left the primary component fails a COMMIT in
+		// flight with it ("Not connected to Primary Component"); the client moves to another node,
+		// and the runner counts that COMMIT as in doubt, never as acknowledged.
+		1180: true,
 		1077: true, // ER_NORMAL_SHUTDOWN
 		1927: true, // ER_CONNECTION_KILLED
 		2006: true, // CR_SERVER_GONE_ERROR

@@ -28,6 +28,7 @@ func TestIsConnectionLost(t *testing.T) {
 		{"connection exception", &pgconn.PgError{Code: "08006"}, true},
 		{"read-only replica", fmt.Errorf("commit: %w", &pgconn.PgError{Code: "25006"}), true},
 		{"galera non-primary", &mysql.MySQLError{Number: 1047}, true},
+		{"galera commit outside the primary component", &mysql.MySQLError{Number: 1180}, true},
 		{"server shutdown", &mysql.MySQLError{Number: 1053}, true},
 		{"bad conn", driver.ErrBadConn, true},
 		{"invalid conn", fmt.Errorf("x: %w", mysql.ErrInvalidConn), true},
