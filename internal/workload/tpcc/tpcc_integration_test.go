@@ -194,7 +194,11 @@ func runMix(t *testing.T, j *job.Job) *result.Result {
 	// (not counted) add at most one per thread.
 	if a := res.Availability; a == nil || a.Acks == nil || a.Acks.Lost != 0 || a.Acks.Acknowledged < no.Transactions-no.Rollbacks ||
 		a.Acks.Acknowledged > no.Transactions-no.Rollbacks+8 {
-		t.Errorf("acknowledged NewOrders: %+v for %d committed", a, no.Transactions-no.Rollbacks)
+		var acks any = a
+		if a != nil && a.Acks != nil {
+			acks = *a.Acks
+		}
+		t.Errorf("acknowledged NewOrders: %+v for %d committed", acks, no.Transactions-no.Rollbacks)
 	}
 	if res.Rollbacks != no.Rollbacks {
 		t.Errorf("%d rollbacks in all, %d of them NewOrders: only NewOrder rolls back", res.Rollbacks, no.Rollbacks)
