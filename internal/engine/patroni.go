@@ -157,8 +157,27 @@ func (c *Cluster) waitStreaming(ctx context.Context) error {
 		if streaming < len(c.Nodes)-1 || (c.Synchronous && sync < 1) {
 			return fmt.Errorf("leader %s: %d of %d replicas streaming, %d synchronous", leader.patroni.name, streaming, len(c.Nodes)-1, sync)
 		}
+		if c.Synchronous && !c.patroniNamesSyncStandby(ctx) {
+			return fmt.Errorf("leader %s: Patroni names no sync_standby yet", leader.patroni.name)
+		}
 		return nil
 	})
+}
+
+// patroniNamesSyncStandby reports whether Patroni's own view has a sync_standby. PostgreSQL shows
+// a replica as sync a loop before Patroni records it in its /sync key, and until then Patroni
+// would promote no one if the leader died: a cluster is ready only once both agree.
+func (c *Cluster) patroniNamesSyncStandby(ctx context.Context) bool {
+	members, err := c.clusterView(ctx)
+	if err != nil {
+		return false
+	}
+	for _, m := range members {
+		if m["role"] == "sync_standby" {
+			return true
+		}
+	}
+	return false
 }
 
 // waitFor polls check until it succeeds, ReadyTimeout passes or ctx ends.
