@@ -92,6 +92,19 @@ type Explainer interface {
 	Verdicts(ctx context.Context, env *Env) ([]Verdict, error)
 }
 
+// ReadOnly is implemented by workloads that can say whether their measured transactions only
+// read: compare --read-replicas sends only those to a cluster's replicas, since a replica
+// refuses writes and a mixed transaction cannot be split.
+type ReadOnly interface {
+	ReadOnly() bool
+}
+
+// IsReadOnly says whether w declares that its measured transactions never write.
+func IsReadOnly(w Workload) bool {
+	ro, ok := w.(ReadOnly)
+	return ok && ro.ReadOnly()
+}
+
 // AutoChecked is implemented by workloads whose data check runs after every run (TPC-C).
 type AutoChecked interface {
 	CheckAfterRun() bool
