@@ -44,11 +44,29 @@ type Stmt interface {
 // For a host list (a cluster's nodes) successive calls start at successive hosts, so one
 // connection per client thread spreads the threads evenly; a host that refuses is skipped for
 // the next one, as an application with a node list fails over.
+//
+// target_session_attrs=prefer-standby (compare --read-replicas) first looks for a standby from
+// that host on, and takes the primary only when no standby answers: pgconn, given one host at a
+// time, would take the primary whenever a connection's turn started there.
 func Open(ctx context.Context, t Target) (Conn, error) {
 	if len(t.Addrs) < 2 {
 		return openOne(ctx, t)
 	}
-	first := int(nextHost.Add(1)-1) % len(t.Addrs)
+	if t.Params.Get("target_session_attrs") == "prefer-standby" {
+		if c, err := openList(ctx, t.WithSessionAttrs("standby"), true); err == nil {
+			return c, nil
+		}
+	}
+	return openList(ctx, t, false)
+}
+
+// openList opens the first host of t's list that answers, starting at the next position. With
+// moveOn, a host skipped (the primary, for standby) moves the next start past the one taken, so
+// that the connections spread evenly over the hosts that take them, not twice on the one after
+// the primary.
+func openList(ctx context.Context, t Target, moveOn bool) (Conn, error) {
+	start := nextHost.Add(1) - 1
+	first := int(start % uint64(len(t.Addrs)))
 	var last error
 	for i := range t.Addrs {
 		one := t
@@ -57,6 +75,9 @@ func Open(ctx context.Context, t Target) (Conn, error) {
 		one.Port, _ = strconv.Atoi(port)
 		c, err := openOne(ctx, one)
 		if err == nil {
+			if moveOn && i > 0 {
+				nextHost.CompareAndSwap(start+1, start+1+uint64(i))
+			}
 			return c, nil
 		}
 		last = err

@@ -55,7 +55,8 @@ type Target struct {
 var (
 	commonOptions   = []string{"connect_timeout", "password", "password_file"}
 	postgresOptions = []string{"sslmode", "sslrootcert", "sslcert", "sslkey", "sslsni", "passfile", "application_name",
-		// read-write: of a host list, only the node that takes writes (pgconn checks each one).
+		// read-write: of a host list, only the node that takes writes (pgconn checks each one);
+		// prefer-standby: a replica where one answers (compare --read-replicas).
 		"target_session_attrs"}
 	mysqlOptions = []string{"tls", "ssl-mode", "ssl-ca", "ssl-cert", "ssl-key"}
 )
@@ -253,4 +254,16 @@ func (t Target) Redacted() string {
 		u.RawQuery = t.Params.Encode()
 	}
 	return u.String()
+}
+
+// WithSessionAttrs is t with target_session_attrs set to attrs (read-write, prefer-standby,
+// standby...), its other options untouched.
+func (t Target) WithSessionAttrs(attrs string) Target {
+	params := url.Values{}
+	for k, v := range t.Params {
+		params[k] = append([]string(nil), v...)
+	}
+	params.Set("target_session_attrs", attrs)
+	t.Params = params
+	return t
 }
