@@ -44,7 +44,7 @@ func newCompareCmd() *cobra.Command {
 		run                                                     runFlags
 		clients                                                 clientFlags
 		repeat                                                  int
-		binlog, force, verbose, noJournal                       bool
+		binlog, force, verbose, noJournal, readReplicas         bool
 		seed                                                    uint64
 	)
 	cmd := &cobra.Command{
@@ -95,7 +95,7 @@ func newCompareCmd() *cobra.Command {
 				return err
 			}
 			opts := &compare.Options{Engines: []string{engines}, Suite: s, OutDir: out, Profile: prof, Explain: knobs, MySQLRoot: mysqlRoot, ServerCPUs: cpus,
-				WorkDir: workDir, DeviceBytes: deviceBytes, DeviceNoJournal: noJournal, Seed: seed, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}
+				WorkDir: workDir, DeviceBytes: deviceBytes, DeviceNoJournal: noJournal, Seed: seed, ReadReplicas: readReplicas, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}
 			if opts.Faults, err = runspec.ParseFaults("--fault", faults); err != nil {
 				return err
 			}
@@ -144,6 +144,8 @@ func newCompareCmd() *cobra.Command {
 	f.BoolVar(&verbose, "verbose", false, "print the per-second interval lines too")
 	f.StringArrayVar(&faults, "fault", nil, "inject a fault into a cluster engine during each step's measured window, e.g. kill-node@30s[,node=node2], "+
 		"kill-leader@30s, stop-node@30s,for=10s (SIGSTOP/SIGCONT), partition-node@30s,for=10s; repeat the flag for several")
+	f.BoolVar(&readReplicas, "read-replicas", false, "postgres-ha: run read-only workloads (oltp_read_only, oltp_point_select, select_random_*) on the replicas "+
+		"(target_session_attrs=prefer-standby); mixed workloads stay on the leader; no effect on galera, whose every node takes reads and writes, or on single servers")
 	addMetricsFlag(f, &metricsAddr)
 	clients.register(f)
 	return cmd

@@ -43,6 +43,9 @@ func checkClientHosts(o *Options, steps []suite.Resolved) error {
 	if o.Clients == 0 && o.Network == nil {
 		return nil
 	}
+	if o.ReadReplicas {
+		return errors.New("--read-replicas does not apply to client hosts (--clients, --network), whose clients connect to the leader: drop one of them")
+	}
 	for _, st := range steps {
 		spec, err := workload.Lookup(st.Workload)
 		if err != nil {

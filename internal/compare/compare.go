@@ -75,6 +75,10 @@ type Options struct {
 	// Faults are injected into each cluster engine during every step's measured window
 	// (--fault); every engine must then be a cluster.
 	Faults []runspec.Fault
+	// ReadReplicas sends the measured clients of read-only workloads (workload.ReadOnly) on
+	// postgres-ha to its replicas (--read-replicas); mixed workloads and other engines are
+	// unchanged.
+	ReadReplicas bool
 	// beforeStep, when set, is called before each step with the number of steps done; an error
 	// from it fails the comparison there. The test that no server or data directory outlives a
 	// failure injects one; unexported, so only this package's tests can.
@@ -472,6 +476,7 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 			}
 		}}
 	j.PIDs = srv.PIDs
+	routing := c.route(j, srv)
 	j.Faults, j.Cluster = o.Faults, srv.FaultCluster()
 	// After a fault the data must still hold together (money conserved, TPC-C's conditions):
 	// checked on the survivors after every step, whatever the workload's own habit.
@@ -489,6 +494,7 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 		return runErr
 	}
 	res.Engine.Kind = srv.Kind
+	res.Routing = routing
 	res.Profile = run.prof.Name()
 	res.Flipped = run.prof.Flip
 	res.Dataset = run.dataset
@@ -614,4 +620,20 @@ func onOff(b bool) string {
 		return "on"
 	}
 	return "off"
+}
+
+// route points j's measured clients at postgres-ha's replicas when --read-replicas asks and the
+// workload only reads (prefer-standby: a replica where one answers), and says where they ran;
+// "" for engines without a leader (galera's nodes all take writes, single servers).
+func (c *comparison) route(j *job.Job, srv *throwaway.Server) string {
+	j.ReadTarget = nil
+	if srv.Kind != engine.PostgresHA {
+		return ""
+	}
+	if !c.opts.ReadReplicas || !workload.IsReadOnly(j.Workload) {
+		return "leader"
+	}
+	rt := srv.Target.WithSessionAttrs("prefer-standby")
+	j.ReadTarget = &rt
+	return "replicas"
 }

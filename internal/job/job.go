@@ -46,6 +46,9 @@ type Job struct {
 	NoFlush bool
 	// Live, when set, receives every measured interval (--metrics-addr).
 	Live *livemetrics.Exporter
+	// ReadTarget, when set, is where the measured clients connect instead of Target (a cluster's
+	// replicas, compare --read-replicas); guard, settle, checks and acknowledged ids stay on Target.
+	ReadTarget *sqldb.Target
 	// OnSettled, when set, is called after the flush and before the workload starts: a server
 	// monitor started earlier takes its baseline there, so the flush's writes are not counted
 	// as the run's.
@@ -90,6 +93,14 @@ func explicit(set map[string]string) map[string]string {
 
 // Connect opens one connection to the job's target.
 func (j *Job) Connect(ctx context.Context) (sqldb.Conn, error) { return sqldb.Open(ctx, j.Target) }
+
+// clientConnect opens a measured client's connection: on ReadTarget when one is set.
+func (j *Job) clientConnect(ctx context.Context) (sqldb.Conn, error) {
+	if j.ReadTarget != nil {
+		return sqldb.Open(ctx, *j.ReadTarget)
+	}
+	return j.Connect(ctx)
+}
 
 // Env is the environment given to the workload's Prepare, Cleanup and Check.
 func (j *Job) Env(loadThreads int, force bool, progress func(done, total int64), log io.Writer) *workload.Env {
@@ -198,7 +209,9 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 	var runErr error
 	var acks []*workload.Acks
 	if st, ok := j.Workload.(workload.SelfTimed); ok {
-		res, runErr = st.Measure(ctx, j.Env(cfg.Threads, false, nil, cfg.Progress),
+		env := j.Env(cfg.Threads, false, nil, cfg.Progress)
+		env.Connect = j.clientConnect
+		res, runErr = st.Measure(ctx, env,
 			workload.RunSettings{Threads: cfg.Threads, Duration: cfg.Duration, Progress: cfg.Progress, PIDs: j.PIDs})
 	} else {
 		var tally wireTally
@@ -206,7 +219,7 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 		cfg.OnAcks = func(a []*workload.Acks) { acks = a }
 		faults := j.scheduleFaults(ctx, &cfg)
 		done := j.feedLive(&cfg, ver)
-		res, runErr = runner.Run(ctx, cfg, tally.connector(j.Connect), j.Workload)
+		res, runErr = runner.Run(ctx, cfg, tally.connector(j.clientConnect), j.Workload)
 		done()
 		events := faults()
 		if res != nil {

@@ -105,6 +105,9 @@ type Result struct {
 	// Availability is the faults injected, reconnections, downtime and the acknowledged-
 	// transaction check (availability.go); absent when there is nothing to say.
 	Availability *Availability `json:"availability,omitempty"`
+	// Routing is where a cluster's measured clients ran: "leader", or "replicas" (compare
+	// --read-replicas with a read-only workload on postgres-ha); absent for other targets.
+	Routing string `json:"routing,omitempty"`
 }
 
 // Wire is the client side of the parity audit: statements and round trips counted on the wire by
