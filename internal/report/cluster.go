@@ -98,7 +98,7 @@ func (m *model) clusterSection() *section {
 		"Galera: certification failures and brute-force aborts are transactions that lost to a conflicting write set from another node, summed over the nodes (the client sees a deadlock and retries); flow control paused is the most any node's replication was paused, as a share of the measured time; receive queue is the most write sets a node held unapplied at a sample; commit lag is the most write sets a node had committed fewer than the most advanced one (wsrep_last_committed, nodes read at once each interval).",
 		"PostgreSQL streaming: write, flush and replay lag from the leader's pg_stat_replication, and replay lag in bytes as pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn), over every replica and interval sample. Lower is better in every row; — means the engine has no such figure.",
 	}
-	s := &section{ID: "cluster", Heading: "Clusters: replication and nodes", Tables: []*table{t}}
+	s := &section{ID: "cluster", Heading: "Clusters: replication and nodes", Tables: []*table{t}, Paras: m.routingNotes()}
 	if nt := m.nodeTable(); nt != nil {
 		s.Tables = append(s.Tables, nt)
 	}
@@ -299,4 +299,23 @@ func (m *model) aggregates() string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// routingNotes say where each postgres-ha headline run's clients ran: on the leader, or on the
+// replicas (compare --read-replicas, read-only workloads only).
+func (m *model) routingNotes() []string {
+	var out []string
+	for _, w := range m.Workloads {
+		for _, g := range m.headlineGroups(w) {
+			if g == nil || g.Rep == nil || g.Rep.Routing == "" {
+				continue
+			}
+			where := "the leader"
+			if g.Rep.Routing == "replicas" {
+				where = "the replicas (--read-replicas: target_session_attrs=prefer-standby, the leader only when no replica answers)"
+			}
+			out = append(out, fmt.Sprintf("%s, %s: the clients ran on %s.", m.variantOf(g.Rep).Name, w, where))
+		}
+	}
+	return out
 }

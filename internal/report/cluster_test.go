@@ -38,6 +38,7 @@ func clusterFixture(t testing.TB) *Input {
 			makeCluster(r, result.ReplicationGalera, []string{result.RolePrimary, result.RolePrimary, result.RolePrimary})
 		case "postgres-ha":
 			makeCluster(r, result.ReplicationStreaming, []string{result.RoleLeader, result.RoleReplica, result.RoleReplica})
+			r.Routing = "leader" // a mixed workload: on the leader, --read-replicas or not
 		}
 		in.Results = append(in.Results, r)
 	}
@@ -108,6 +109,7 @@ func TestClusterSection(t *testing.T) {
 		"postgres-ha: sum of 3 nodes; galera: sum of 3 nodes",
 		"| postgres-ha | oltp_read_write | node2 (127.0.0.1:40002) | replica → leader |",
 		"did not answer 4 interval samples; sampling the server: connection refused",
+		"postgres-ha, oltp_read_write: the clients ran on the leader.",
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q", want)
