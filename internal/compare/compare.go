@@ -121,6 +121,9 @@ func Plan(o *Options) ([]engine.Installation, error) {
 	if err := checkSuiteOptions(o.Suite); err != nil {
 		return nil, err
 	}
+	if err := checkResultNames(o.Suite.Name, steps); err != nil {
+		return nil, err
+	}
 	if err := checkClientHosts(o, steps); err != nil {
 		return nil, err
 	}
@@ -147,6 +150,23 @@ func checkSuiteOptions(s *suite.Suite) error {
 		if !known[name] {
 			valid := slices.Sorted(maps.Keys(known))
 			return fmt.Errorf("suite %s: option %q belongs to none of its steps' workloads: use one of %s", s.Name, name, strings.Join(valid, ", "))
+		}
+	}
+	return nil
+}
+
+// checkResultNames refuses a suite two of whose steps would write the same results file (the
+// same workload at the same thread count, e.g. tpcc twice with different styles): the second
+// would overwrite the first, and the report would show one of them as if it were both.
+func checkResultNames(suiteName string, steps []suite.Resolved) error {
+	first := map[string]int{}
+	for i, st := range steps {
+		for _, th := range st.Threads {
+			name := resultName("ENGINE", st, stepRun{threads: th}, 1)
+			if j, ok := first[name]; ok && j != i {
+				return fmt.Errorf("suite %s: steps %d and %d both run %s and would write the same results file, the second overwriting the first: run them as two suites, or as one step with a list of thread counts", suiteName, j+1, i+1, st.Workload)
+			}
+			first[name] = i
 		}
 	}
 	return nil
