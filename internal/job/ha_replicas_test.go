@@ -1,6 +1,3 @@
-// Named to sort before job_integration_test.go: startHA checks that no server is left running
-// when its cluster stops, which the shared single servers started there would break.
-
 package job_test
 
 import (
