@@ -1,10 +1,13 @@
 package sqldb_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -44,7 +47,40 @@ func freeze(t *testing.T, srv *engine.Server) func() {
 			t.Fatalf("SIGSTOP %d: %v", pid, err)
 		}
 	}
+	// kill returns before the stop takes effect: a thread busy on the other CPU can still answer
+	// a statement (MySQL once did, in 2 ms). Wait until every thread is seen stopped.
+	deadline := time.Now().Add(2 * time.Second)
+	for !allStopped(pids) {
+		if time.Now().After(deadline) {
+			thaw()
+			t.Fatalf("the server's threads were not all stopped 2 s after SIGSTOP")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	return thaw
+}
+
+// allStopped reports whether every thread of every live process in pids is in state T (stopped),
+// as /proc/PID/task/TID/stat says (a zombie or dead thread runs nothing either).
+func allStopped(pids []int) bool {
+	for _, pid := range pids {
+		stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		for _, path := range stats {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				continue // the thread ended
+			}
+			// The state follows the command name's closing parenthesis: "pid (comm) S ...".
+			i := bytes.LastIndexByte(b, ')')
+			if i < 0 || i+2 >= len(b) {
+				continue
+			}
+			if st := b[i+2]; st != 'T' && st != 't' && st != 'Z' && st != 'X' {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // withOption returns tg with one more DSN option, parsed as a user's DSN would be.
