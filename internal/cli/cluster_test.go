@@ -2,15 +2,14 @@ package cli
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/testserver"
 	"github.com/fairbench/fairbench/internal/throwaway"
 )
 
@@ -18,18 +17,7 @@ import (
 // node's own figures from its cgroup (the nodes are throwaway servers of this process), their sum,
 // and the replication sampled every interval.
 func TestRunByHostListMeasuresNodes(t *testing.T) {
-	var inst engine.Installation
-	for _, in := range engine.DiscoverWithClusters("") {
-		if in.Kind == engine.Galera {
-			inst = in
-		}
-	}
-	if inst.Kind == "" {
-		if slices.Contains(strings.Split(os.Getenv("FAIRBENCH_REQUIRE_ENGINES"), ","), engine.Galera) {
-			t.Fatal("galera required but not installed: run scripts/install-engines.sh")
-		}
-		t.Skip("galera not installed")
-	}
+	inst := testserver.Installation(t, engine.Galera)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srv, err := throwaway.Start(ctx, inst, engine.Profile{BufferPoolBytes: 64 << 20, MaxConnections: 50, RedoBytes: 64 << 20}, "")

@@ -2,7 +2,6 @@ package job_test
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -14,6 +13,7 @@ import (
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/testserver"
 	"github.com/fairbench/fairbench/internal/workload/workloadtest"
 )
 
@@ -24,18 +24,7 @@ var haTiming = engine.PatroniTiming{TTL: 8, LoopWait: 1, RetryTimeout: 3}
 // and removed when it ends; it skips where patroni or etcd is not installed, unless required.
 func startHA(t *testing.T, opts engine.HAOptions) (*engine.Cluster, sqldb.Target) {
 	t.Helper()
-	var inst engine.Installation
-	for _, in := range engine.DiscoverWithClusters("") {
-		if in.Kind == engine.PostgresHA {
-			inst = in
-		}
-	}
-	if inst.Kind == "" {
-		if slices.Contains(strings.Split(os.Getenv("FAIRBENCH_REQUIRE_ENGINES"), ","), engine.PostgresHA) {
-			t.Fatal("postgres-ha required but not installed: run scripts/install-engines.sh")
-		}
-		t.Skip("postgres-ha not installed")
-	}
+	inst := testserver.Installation(t, engine.PostgresHA)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	opts.Timing = haTiming

@@ -140,7 +140,8 @@ func OnDevice(t testing.TB, kind string) (*engine.Server, *throttle.Device) {
 // asked for ("postgres@18").
 func find(kind string) (engine.Installation, error) {
 	if !strings.Contains(kind, "@") {
-		for _, inst := range engine.Discover("") {
+		// With the clusters (galera, postgres-ha), which are built of the host's servers.
+		for _, inst := range engine.DiscoverWithClusters("") {
 			if inst.Kind == kind && inst.Root == "" {
 				return inst, nil
 			}

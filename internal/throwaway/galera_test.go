@@ -2,10 +2,7 @@ package throwaway
 
 import (
 	"context"
-	"os"
-	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -13,29 +10,14 @@ import (
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/servermetrics"
 	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/testserver"
 )
-
-// clusterInstallation is the installation of a cluster kind; the test skips where it is not
-// installed, unless FAIRBENCH_REQUIRE_ENGINES names it.
-func clusterInstallation(t *testing.T, kind string) engine.Installation {
-	t.Helper()
-	for _, in := range engine.DiscoverWithClusters("") {
-		if in.Kind == kind {
-			return in
-		}
-	}
-	if slices.Contains(strings.Split(os.Getenv("FAIRBENCH_REQUIRE_ENGINES"), ","), kind) {
-		t.Fatalf("%s required but not installed: run scripts/install-engines.sh", kind)
-	}
-	t.Skipf("%s not installed", kind)
-	return engine.Installation{}
-}
 
 // TestGaleraSpreadAndFailover starts a real galera cluster the way compare does, checks that
 // connections opened through its host-list target spread over all nodes, and that with one node
 // killed every new connection still lands on a survivor.
 func TestGaleraSpreadAndFailover(t *testing.T) {
-	inst := clusterInstallation(t, engine.Galera)
+	inst := testserver.Installation(t, engine.Galera)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srv, err := Start(ctx, inst, engine.Profile{BufferPoolBytes: 128 << 20, MaxConnections: 50, RedoBytes: 64 << 20}, "")

@@ -10,13 +10,14 @@ import (
 
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/testserver"
 )
 
 // TestPostgresHAFollowsLeader starts a real postgres-ha cluster the way compare does and checks
 // that every connection opened through its host-list target lands on the leader, also after the
 // leader's host crashed and Patroni promoted a replica: a client reconnecting reaches the new one.
 func TestPostgresHAFollowsLeader(t *testing.T) {
-	inst := clusterInstallation(t, engine.PostgresHA)
+	inst := testserver.Installation(t, engine.PostgresHA)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	srv, err := Start(ctx, inst, engine.Profile{BufferPoolBytes: 64 << 20, MaxConnections: 50, RedoBytes: 64 << 20}, "")
