@@ -44,7 +44,12 @@ func TestPostgresHACluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Stop() })
-	t.Logf("postgres-ha %s: %d nodes streaming in %s, DSN %s", c.Version, len(c.Nodes), time.Since(t0).Round(time.Millisecond), c.DSN)
+	// The DSN carries the throwaway cluster's password: name the nodes' ports instead.
+	var nodePorts []int
+	for _, n := range c.Nodes {
+		nodePorts = append(nodePorts, n.Port)
+	}
+	t.Logf("postgres-ha %s: %d nodes streaming in %s, ports %v", c.Version, len(c.Nodes), time.Since(t0).Round(time.Millisecond), nodePorts)
 
 	leader, err := c.LeaderNode(ctx)
 	if err != nil {
