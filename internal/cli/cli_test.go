@@ -65,6 +65,8 @@ func TestBadInput(t *testing.T) {
 		{"bad version", []string{"serve", "--engine", "postgres@latest"}, "a version is a number"},
 		{"version twice", []string{"compare", "--engines", "postgres,postgres"}, "chosen twice"},
 		{"study, uninstalled version", []string{"study", "mvcc", "--engines", "postgres@16"}, "is not installed"},
+		{"reproduction, two releases", []string{"reproduce", "shootout", "--engines", "postgres@15,postgres", "--out", t.TempDir()}, "one release of each engine (postgres twice)"},
+		{"reproduction, uninstalled version", []string{"reproduce", "shootout", "--engines", "postgres@16", "--out", t.TempDir()}, "postgres@16 is not installed"},
 		{"report of an empty dir", []string{"report", t.TempDir()}, "no results"},
 	}
 	for _, c := range cases {

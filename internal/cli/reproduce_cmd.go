@@ -83,7 +83,7 @@ func newReproduceCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.BoolVar(&list, "list", false, "list the studies fairbench reproduces")
 	f.StringVar(&scale, "scale", "small", "small (data and time shrunk by the study's rule) or full (the study's own size)")
-	f.StringVar(&engines, "engines", "", "only these of the study's engines (default: those of them installed here)")
+	f.StringVar(&engines, "engines", "", "only these of the study's engines, each optionally at a release (postgres@17; default: those of them installed here, newest each)")
 	f.StringVar(&out, "out", "", "output directory (default out/reproduce-STUDY-TIME)")
 	f.BoolVar(&force, "force", false, "replace the results of an earlier reproduction in --out")
 	f.BoolVar(&again, "report-only", false, "run nothing: judge the results already in --out again and render its report")
@@ -101,15 +101,21 @@ func studyEngines(s *reproduce.Study, engines, mysqlRoot string) ([]string, erro
 		if err != nil {
 			return nil, badInput(err)
 		}
-		// A study names engines by kind, and its runs start each kind's newest installed version.
-		var kinds []string
+		// A study judges its rows by engine kind, so one release per kind: a bare kind is its
+		// newest installed release, KIND@RELEASE that release (the one a study published, say).
+		var kinds, names []string
 		for _, in := range insts {
-			if newest, _ := engine.Find(in.Kind, mysqlRoot); newest.Name() != in.Name() || slices.Contains(kinds, in.Kind) {
-				return nil, badInputf("--engines %s: a reproduction runs the newest installed version of each engine (%s for %s)", engines, newest.Name(), in.Kind)
+			if slices.Contains(kinds, in.Kind) {
+				return nil, badInputf("--engines %s: a reproduction runs one release of each engine (%s twice)", engines, in.Kind)
 			}
 			kinds = append(kinds, in.Kind)
+			name := in.Kind
+			if newest, _ := engine.Find(in.Kind, mysqlRoot); newest.Name() != in.Name() {
+				name = in.Name()
+			}
+			names = append(names, name)
 		}
-		return kinds, nil
+		return names, nil
 	}
 	var kinds []string
 	for _, k := range s.Engines {

@@ -334,3 +334,23 @@ func TestIngestClientBoundIsNotComparable(t *testing.T) {
 		}
 	}
 }
+
+// The user's choice narrows a run's engines by kind; KIND@RELEASE runs that release in its place.
+func TestPickNarrowsByKind(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		run, study, user []string
+		want             string
+	}{
+		{"study's engines", nil, []string{"postgres", "mysql"}, nil, "postgres,mysql"},
+		{"run's own engines", []string{"mysql"}, []string{"postgres", "mysql"}, nil, "mysql"},
+		{"bare kinds", nil, []string{"postgres", "mysql", "mariadb"}, []string{"mariadb", "postgres"}, "postgres,mariadb"},
+		{"a release", nil, []string{"postgres", "mysql"}, []string{"postgres@17", "mysql"}, "postgres@17,mysql"},
+		{"a release outside the run", []string{"mysql"}, []string{"postgres", "mysql"}, []string{"postgres@17"}, ""},
+		{"a prefix is not a kind", nil, []string{"postgres"}, []string{"postgres-ha"}, ""},
+	} {
+		if got := strings.Join(pick(tc.run, tc.study, tc.user), ","); got != tc.want {
+			t.Errorf("%s: pick = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

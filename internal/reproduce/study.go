@@ -167,7 +167,7 @@ type Executor func(ctx context.Context, run Run, engines []string, dir string) e
 // Options are one reproduction.
 type Options struct {
 	Scale   Scale
-	Engines []string // restrict to these kinds; nil = the study's engines that are installed
+	Engines []string // restrict to these kinds (or KIND@RELEASE, one per kind); nil = the study's engines that are installed
 	OutDir  string
 	Log     io.Writer
 	Cores   int
@@ -205,7 +205,9 @@ func Reproduce(ctx context.Context, s *Study, o Options) ([]Row, error) {
 	return rows, writeReport(o.OutDir, s, o.Scale, rows, got, pub)
 }
 
-// pick is the run's engines, else the study's, narrowed to the user's choice.
+// pick is the run's engines, else the study's, narrowed to the user's choice. A user's
+// KIND@RELEASE takes the place of its kind, so that a study can run on the release it published
+// (postgres@17) rather than the newest installed.
 func pick(run, study, user []string) []string {
 	want := run
 	if want == nil {
@@ -217,8 +219,8 @@ func pick(run, study, user []string) []string {
 	var out []string
 	for _, k := range want {
 		for _, u := range user {
-			if u == k {
-				out = append(out, k)
+			if kind, _, _ := strings.Cut(u, "@"); kind == k {
+				out = append(out, u)
 			}
 		}
 	}
