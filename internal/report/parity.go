@@ -734,7 +734,7 @@ func (m *model) paritySection() *section {
 		}
 		s.Tables = append(s.Tables, t)
 	}
-	for _, t := range []*table{a.settings, a.data, a.statements} {
+	for _, t := range []*table{a.settings, m.translationsTable(), a.data, a.statements} {
 		if t != nil {
 			s.Tables = append(s.Tables, t)
 		}
