@@ -88,6 +88,8 @@ func sameRun(shards []Shard) error {
 			return errorf("%s measured %s %s but %s measured %s %s: merge only shards of one server", s.Name, r.Engine.Kind, r.Engine.Version, first.Name, a.Engine.Kind, a.Engine.Version)
 		case (r.Rate > 0) != (a.Rate > 0):
 			return errorf("%s and %s mix open and closed loop: merge only shards of one run", s.Name, first.Name)
+		case !sameData(r.Prepared, a.Prepared):
+			return errorf("%s ran on another data set than %s (%s): merge only shards that ran on one prepared data set", s.Name, first.Name, dataDiff(a.Prepared, r.Prepared))
 		}
 		if r.Shard != nil {
 			if other, dup := seen[r.Shard.Index]; dup {
@@ -97,6 +99,26 @@ func sameRun(shards []Shard) error {
 		}
 	}
 	return nil
+}
+
+// sameData says whether two shards ran on one data set: the same prepare record (the target's
+// fairbench_dataset row), which every shard reads from the server it measures. A shard without
+// the record (the workload keeps none) is not held against one with it.
+func sameData(a, b *result.Prepared) bool {
+	if a == nil || b == nil {
+		return true
+	}
+	return a.Name == b.Name && maps.Equal(a.Params, b.Params) && a.StartedAt == b.StartedAt
+}
+
+func dataDiff(a, b *result.Prepared) string {
+	if a.Name != b.Name {
+		return fmt.Sprintf("%s vs %s", a.Name, b.Name)
+	}
+	if !maps.Equal(a.Params, b.Params) {
+		return optionDiff(a.Params, b.Params)
+	}
+	return fmt.Sprintf("prepared at %s vs %s", a.StartedAt, b.StartedAt)
 }
 
 func optionDiff(a, b map[string]string) string {
@@ -155,6 +177,9 @@ func base(r *result.Result) *result.Result {
 		Engine: r.Engine, Workload: r.Workload, Label: r.Label, WarmupS: r.WarmupS,
 		ClientScheduling: r.ClientScheduling, Server: r.Server,
 		Measured: &result.Window{From: r.Measured.From, To: r.Measured.To},
+		// One server and one data set for all shards (sameRun): any shard's record is theirs.
+		Prepared: r.Prepared, Dataset: r.Dataset, StartState: r.StartState, Profile: r.Profile, Flipped: r.Flipped,
+		Routing: r.Routing, Network: r.Network,
 	}
 	if r.Server != nil {
 		// The engine's counters cover the whole server, so any one shard's are the load of all of

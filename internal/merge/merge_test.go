@@ -77,6 +77,11 @@ func TestMergeRefuses(t *testing.T) {
 	opts.Result.Workload.Options = map[string]string{"tables": "8"}
 	noWindow := mk(2, t0)
 	noWindow.Result.Measured = nil
+	data := func(i int, tableSize, at string) Shard {
+		s := mk(i, t0)
+		s.Result.Prepared = &result.Prepared{Name: "sbtest", Params: map[string]string{"table-size": tableSize}, StartedAt: at}
+		return s
+	}
 	longer := mk(2, t0)
 	longer.Result.Measured.To = t0.Add(15 * time.Second)
 	tests := []struct {
@@ -87,6 +92,8 @@ func TestMergeRefuses(t *testing.T) {
 		{"one shard", []Shard{mk(1, t0)}, "two or more"},
 		{"another workload", []Shard{mk(1, t0), other}, "ran oltp_read_only but"},
 		{"other options", []Shard{mk(1, t0), opts}, `--tables "4" vs "8"`},
+		{"other data set", []Shard{data(1, "1000", "02:00"), data(2, "9000", "02:00")}, `another data set than host1.json (--table-size "1000" vs "9000")`},
+		{"data prepared again", []Shard{data(1, "1000", "02:00"), data(2, "1000", "03:00")}, "prepared at 02:00 vs 03:00"},
 		{"not a shard", []Shard{mk(1, t0), noWindow}, "no measured window"},
 		{"same shard twice", []Shard{mk(1, t0), mk(1, t0)}, "both shard 1"},
 		{"windows apart", []Shard{mk(1, t0), mk(2, t0.Add(5*time.Second))}, "began measuring 5s after"},
