@@ -194,11 +194,12 @@ func profileFromFlags(bufferPool string, binlog bool, mode string) (engine.Profi
 func newReportCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "report DIR",
-		Short: "Render DIR/report.md and DIR/report.html again from DIR/results/*.json",
+		Short: "Render DIR/report.md and DIR/report.html again from DIR/results/*.json, or from the shard results in DIR (merged, a row per shard)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			noResults := badInputf("%s has no results files under results/: run 'fairbench compare --out %s' first", args[0], args[0])
-			if files, _ := filepath.Glob(filepath.Join(args[0], "results", "*.json")); len(files) == 0 {
+			noResults := badInputf("%s has no results files under results/ and no shard results: run 'fairbench compare --out %s' first, or put the shards' results (run --shard) in it", args[0], args[0])
+			files, _ := filepath.Glob(filepath.Join(args[0], "results", "*.json"))
+			if shardFiles, _ := filepath.Glob(filepath.Join(args[0], "*.json")); len(files)+len(shardFiles) == 0 {
 				return noResults
 			}
 			in, err := report.Load(args[0])

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -86,6 +87,22 @@ func TestExportAndHistoryCommands(t *testing.T) {
 	}
 }
 
+// fakeShard writes shard i of 2 of a run of workload whose 20 s window opens at from.
+func fakeShard(t *testing.T, path string, i int, workload string, from time.Time) {
+	t.Helper()
+	fakeRun(t, path, 1000, uint64(i))
+	r, err := result.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Workload.Name = workload
+	r.Shard = &result.Shard{Index: i, Count: 2, Host: fmt.Sprintf("client%d", i)}
+	r.Measured = &result.Window{From: from, To: from.Add(20 * time.Second)}
+	if err := result.Write(path, r); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestMergeCommandErrors(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "a.json")
@@ -95,6 +112,11 @@ func TestMergeCommandErrors(t *testing.T) {
 	if err := os.WriteFile(truncated, data[:len(data)/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
+	t0 := time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)
+	shard1, otherWorkload, late := filepath.Join(dir, "s1.json"), filepath.Join(dir, "s2-other.json"), filepath.Join(dir, "s2-late.json")
+	fakeShard(t, shard1, 1, "oltp_read_write", t0)
+	fakeShard(t, otherWorkload, 2, "oltp_read_only", t0)
+	fakeShard(t, late, 2, "oltp_read_write", t0.Add(25*time.Second))
 	cases := []struct {
 		name string
 		args []string
@@ -103,6 +125,8 @@ func TestMergeCommandErrors(t *testing.T) {
 		{"no --out", []string{"merge", good, good}, "--out"},
 		{"truncated file", []string{"merge", "--out", filepath.Join(dir, "m.json"), good, truncated}, "not a fairbench results file"},
 		{"not shards", []string{"merge", "--out", filepath.Join(dir, "m.json"), good, good}, "no measured window"},
+		{"another workload", []string{"merge", "--out", filepath.Join(dir, "m.json"), shard1, otherWorkload}, "ran oltp_read_only but"},
+		{"no overlap", []string{"merge", "--out", filepath.Join(dir, "m.json"), shard1, late}, "began measuring 25s after"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -111,6 +135,30 @@ func TestMergeCommandErrors(t *testing.T) {
 				t.Errorf("exit %d, want 2 and one line containing %q: %s", code, c.want, stderr)
 			}
 		})
+	}
+}
+
+// The shards' results copied into one directory: merge joins them there, and report renders
+// them merged, a row per shard, without counting the merged file beside them again.
+func TestMergeAndReportAShardDirectory(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)
+	fakeShard(t, filepath.Join(dir, "shard-1.json"), 1, "oltp_read_write", t0)
+	fakeShard(t, filepath.Join(dir, "shard-2.json"), 2, "oltp_read_write", t0.Add(30*time.Millisecond))
+	if code, out, errOut := run("merge", "--out", filepath.Join(dir, "merged.json"), dir); code != 0 || !strings.Contains(out, "merged 2 shards: 40000 transactions") {
+		t.Fatalf("merge: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := run("report", dir); code != 0 {
+		t.Fatalf("report: exit %d\n%s%s", code, out, errOut)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	for _, want := range []string{"## Client shards", "| 1 of 2 | client1 |", "| 2 of 2 | client2 |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if code, _, errOut := run("report", t.TempDir()); code != 2 || !strings.Contains(errOut, "no shard results") {
+		t.Errorf("report over an empty directory: exit %d %s", code, errOut)
 	}
 }
 

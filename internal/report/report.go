@@ -20,14 +20,12 @@ type Input struct {
 	Environment *result.Environment // may be nil
 }
 
-// Load reads DIR/results/*.json and DIR/environment.json if present.
+// Load reads DIR/results/*.json (or, without results/, the shard results in DIR itself) and
+// DIR/environment.json if present.
 func Load(dir string) (*Input, error) {
-	results, err := result.ReadDir(filepath.Join(dir, "results"))
+	results, err := readResults(dir)
 	if err != nil {
 		return nil, err
-	}
-	if len(results) == 0 {
-		return nil, fmt.Errorf("no results files in %s", filepath.Join(dir, "results"))
 	}
 	if results, err = mergeShards(results); err != nil {
 		return nil, err

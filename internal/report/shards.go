@@ -2,10 +2,41 @@ package report
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/fairbench/fairbench/internal/merge"
 	"github.com/fairbench/fairbench/internal/result"
 )
+
+// readResults reads a compare directory's results/, or a directory of shard results (run
+// --shard I/N --out DIR/shard-I.json on each host, copied together): there a merged result written
+// beside the shards (fairbench merge --out DIR/merged.json DIR) is left out, as merge leaves it
+// out, or its transactions would count twice.
+func readResults(dir string) ([]*result.Result, error) {
+	sub := filepath.Join(dir, "results")
+	if st, err := os.Stat(sub); err == nil && st.IsDir() {
+		rs, err := result.ReadDir(sub)
+		if err == nil && len(rs) == 0 {
+			err = fmt.Errorf("no results files in %s", sub)
+		}
+		return rs, err
+	}
+	rs, err := result.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var shards []*result.Result
+	for _, r := range rs {
+		if r.Shard != nil {
+			shards = append(shards, r)
+		}
+	}
+	if len(shards) == 0 {
+		return nil, fmt.Errorf("no results files in %s and no shard results in %s", sub, dir)
+	}
+	return shards, nil
+}
 
 // mergeShards replaces the shards of each multi-host run (results with a shard set) by their
 // merge, so a report over a directory of shard results shows the load the server saw; the
