@@ -92,6 +92,7 @@ func TestShardsMergeExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("merged %d transactions (shards' sum %d) on %d threads, p99 %.3f ms (pooled %.3f ms)", m.Transactions, sum, m.Threads, m.LatencyMS.P99, pooled.Latency().P99)
 	if m.Transactions != sum || m.Threads != 6 || m.LatencyMS != pooled.Latency() {
 		t.Errorf("merged %d transactions on %d threads, p99 %.3f; want %d on 6, p99 %.3f", m.Transactions, m.Threads, m.LatencyMS.P99, sum, pooled.Latency().P99)
 	}
@@ -112,6 +113,7 @@ func TestShardsOpenLoopRate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("3 shards at 1,000/s each: merged %d transactions, %.1f TPS", m.Transactions, m.TPS)
 	if math.Abs(m.TPS-3000)/3000 > 0.03 || m.ScheduleLagMS == nil {
 		t.Errorf("merged %.0f TPS (want 3000 ± 3%%), lag %+v", m.TPS, m.ScheduleLagMS)
 	}

@@ -137,8 +137,8 @@ func TestThreeClientHostsMergeExactly(t *testing.T) {
 	}
 	pooled := histogram.New()
 	var sum int64
-	var first, last time.Time
-	for i, f := range shardFiles {
+	var windows []result.Window
+	for _, f := range shardFiles {
 		s, err := result.Read(f)
 		if err != nil {
 			t.Fatal(err)
@@ -149,12 +149,9 @@ func TestThreeClientHostsMergeExactly(t *testing.T) {
 			t.Fatal(err)
 		}
 		pooled.Merge(h)
-		if i == 0 || s.Measured.From.Before(first) {
-			first = s.Measured.From
-		}
-		if s.Measured.From.After(last) {
-			last = s.Measured.From
-		}
+		windows = append(windows, *s.Measured)
+		t.Logf("%s: %d transactions, p99 %.3f ms, window %s to %s", filepath.Base(f), s.Transactions, s.LatencyMS.P99,
+			s.Measured.From.Format("15:04:05.000"), s.Measured.To.Format("15:04:05.000"))
 	}
 	if m.Transactions != sum || sum == 0 {
 		t.Errorf("merged transactions %d, shards' sum %d", m.Transactions, sum)
@@ -162,8 +159,11 @@ func TestThreeClientHostsMergeExactly(t *testing.T) {
 	if p := pooled.PercentileMS(99); m.LatencyMS.P99 != p {
 		t.Errorf("merged p99 %v ms, pooled p99 %v ms", m.LatencyMS.P99, p)
 	}
-	if skew := last.Sub(first); skew > 100*time.Millisecond {
-		t.Errorf("the shards began measuring %v apart, want within 100 ms", skew)
+	startSkew, endSkew, overlap := windowSkew(windows)
+	t.Logf("merged %d transactions (shards' sum %d), p99 %.3f ms (pooled %.3f ms); windows began %s apart, ended %s apart, overlap %s",
+		m.Transactions, sum, m.LatencyMS.P99, pooled.PercentileMS(99), startSkew, endSkew, overlap)
+	if startSkew > 100*time.Millisecond || endSkew > 100*time.Millisecond {
+		t.Errorf("the shards' windows began %v and ended %v apart, want both within 100 ms", startSkew, endSkew)
 	}
 	for _, s := range m.Shards {
 		if !strings.HasPrefix(s.Shard.Host, "fbns") {
@@ -174,6 +174,30 @@ func TestThreeClientHostsMergeExactly(t *testing.T) {
 	if !strings.Contains(string(report), "## Client shards") || !strings.Contains(string(report), "3 of 3") {
 		t.Error("the report has no per-shard rows")
 	}
+}
+
+// windowSkew is how far apart the windows began and ended, and how long all of them overlap.
+func windowSkew(ws []result.Window) (startSkew, endSkew, overlap time.Duration) {
+	firstFrom, lastFrom, firstTo, lastTo := ws[0].From, ws[0].From, ws[0].To, ws[0].To
+	for _, w := range ws[1:] {
+		firstFrom, lastFrom = minTime(firstFrom, w.From), maxTime(lastFrom, w.From)
+		firstTo, lastTo = minTime(firstTo, w.To), maxTime(lastTo, w.To)
+	}
+	return lastFrom.Sub(firstFrom), lastTo.Sub(firstTo), firstTo.Sub(lastFrom)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // Ctrl-C while the client hosts run: they stop, the partial result is kept, and no
