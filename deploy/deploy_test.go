@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fairbench/fairbench/internal/cli"
+	"github.com/fairbench/fairbench/internal/runspec"
 )
 
 type container struct {
@@ -107,6 +108,19 @@ func TestShardsJob(t *testing.T) {
 	}
 	if len(c.Env) == 0 || c.Env[0].Name != "FAIRBENCH_PASSWORD" || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.SecretKeyRef == nil {
 		t.Error("FAIRBENCH_PASSWORD must come from a Secret")
+	}
+	// Pod k (completion index k, from 0) is shard k+1 of N: every shard once.
+	i := slices.IndexFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--shard=") })
+	if i < 0 {
+		t.Fatal("no --shard")
+	}
+	shardArg := strings.TrimPrefix(c.Args[i], "--shard=")
+	for k := range s.Completions {
+		t.Setenv(runspec.IndexedJobEnv, itoa(k))
+		sh, err := runspec.ParseShard("--shard", shardArg)
+		if err != nil || sh.Index != k+1 || sh.Count != s.Completions {
+			t.Errorf("pod %d: --shard=%s reads as %+v (%v), want shard %d of %d", k, shardArg, sh, err, k+1, s.Completions)
+		}
 	}
 	// Every flag is one the run command knows (--help stops before connecting).
 	args := append(slices.Clone(c.Args), "--help")
