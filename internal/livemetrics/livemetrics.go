@@ -23,9 +23,13 @@ import (
 )
 
 // Labels name one series: the engine and its version (two versions of one engine can run in one
-// comparison), the workload, and the transaction kind ("all": the runner counts kinds apart
-// only in the final result, so live series are per workload).
+// comparison), the workload, and the transaction kind: AllKinds for the workload as a whole, or
+// one of its transaction types (TPC-C's new_order, payment...) for workloads that have them.
 type Labels struct{ Engine, Version, Workload, Kind string }
+
+// AllKinds is the kind label of a workload's whole series. Only it carries active clients and
+// the server's figures, which belong to no one transaction type.
+const AllKinds = "all"
 
 // Sample is what one report interval adds.
 type Sample struct {
@@ -174,8 +178,11 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descTxns, prometheus.CounterValue, sr.txns, lv...)
 		ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, sr.errors, lv...)
 		ch <- prometheus.MustNewConstMetric(descRetries, prometheus.CounterValue, sr.retries, lv...)
-		ch <- prometheus.MustNewConstMetric(descClients, prometheus.GaugeValue, sr.clients, lv...)
 		ch <- e.constHistogram(descLatency, sr.latency, lv)
+		if l.Kind != AllKinds {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(descClients, prometheus.GaugeValue, sr.clients, lv...)
 		if sr.lag.Count() > 0 {
 			ch <- e.constHistogram(descLag, sr.lag, lv)
 		}

@@ -69,6 +69,47 @@ func TestExporterCountsAndBuckets(t *testing.T) {
 	}
 }
 
+// A transaction type's series carries its counters and latency; active clients and the server's
+// figures belong to the workload's whole series only.
+func TestKindSeries(t *testing.T) {
+	e, err := Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	all := Labels{Engine: "mariadb", Version: "10.11.14", Workload: "tpcc", Kind: AllKinds}
+	kind := all
+	kind.Kind = "new_order"
+	e.Add(all, Sample{Transactions: 10, Clients: 4, Latency: hist(1000), ServerCPUPct: 50})
+	e.Add(kind, Sample{Transactions: 4, Errors: 1, Retries: 2, Latency: hist(2000, 3000)})
+	byKind := func(fam string) map[string]*dto.Metric {
+		out := map[string]*dto.Metric{}
+		for _, m := range Scrape(t, e.Addr())[fam].GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "kind" {
+					out[lp.GetValue()] = m
+				}
+			}
+		}
+		return out
+	}
+	tx := byKind("fairbench_transactions_total")
+	if tx["new_order"].GetCounter().GetValue() != 4 || tx["all"].GetCounter().GetValue() != 10 {
+		t.Errorf("transactions by kind: %v", tx)
+	}
+	if got := byKind("fairbench_errors_total")["new_order"].GetCounter().GetValue(); got != 1 {
+		t.Errorf("new_order errors %v, want 1", got)
+	}
+	if got := byKind("fairbench_transaction_latency_seconds")["new_order"].GetHistogram().GetSampleCount(); got != 2 {
+		t.Errorf("new_order latency count %d, want 2", got)
+	}
+	for _, fam := range []string{"fairbench_active_clients", "fairbench_server_cpu_percent"} {
+		if m := byKind(fam); len(m) != 1 || m["all"] == nil {
+			t.Errorf("%s by kind: %v, want the workload's series only", fam, m)
+		}
+	}
+}
+
 func TestStartRefusesABusyAddress(t *testing.T) {
 	e, err := Start("127.0.0.1:0")
 	if err != nil {

@@ -25,6 +25,7 @@ func endGrace(d time.Duration) time.Duration {
 type measurement struct {
 	cfg      *Config
 	cs       *clients
+	kinds    []string // the workload's transaction types, if it has them
 	ramp     *rampState
 	rampStop string
 	active   int // clients let in so far
@@ -111,7 +112,7 @@ func (m *measurement) begin() {
 	if m.ramp != nil {
 		m.ramp.stepStart = m.start
 	}
-	m.ivs = newIntervals(m.tallies(), m.start, m.cfg.OnInterval, m.cfg.OnIntervalDetail)
+	m.ivs = newIntervals(m.tallies(), m.start, m.cfg.OnInterval, m.cfg.OnIntervalDetail, m.kinds)
 }
 
 // window cuts an interval every ReportInterval until Duration is over (the last interval is cut

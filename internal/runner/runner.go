@@ -138,7 +138,7 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 		cfg.Warmup = cfg.StartAt.Sub(start)
 	}
 	cs.pace = newPacer(&cfg, start, &cs.stop)
-	m := &measurement{cfg: &cfg, cs: cs, active: cfg.Threads}
+	m := &measurement{cfg: &cfg, cs: cs, active: cfg.Threads, kinds: kinds}
 	if cfg.Ramp != nil {
 		m.ramp = newRampState(*cfg.Ramp, start)
 		m.active = m.ramp.level

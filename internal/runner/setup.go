@@ -60,7 +60,7 @@ func openClients(ctx context.Context, cfg *Config, connect Connector, wl workloa
 		if err != nil {
 			return list, err
 		}
-		cl := &client{id: i, conn: c, tally: newTally(kinds), done: make(chan struct{}),
+		cl := &client{id: i, conn: c, tally: newTally(kinds, cfg.OnIntervalDetail != nil), done: make(chan struct{}),
 			rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))}
 		list = append(list, cl)
 		if cl.worker, err = wl.NewWorker(ctx, c, workerRand(cfg, i), i, cfg.Threads); err != nil {
@@ -96,7 +96,7 @@ func openPool(ctx context.Context, cfg *Config, connect Connector, wl workload.W
 func poolClients(cfg *Config, kinds int) []*client {
 	list := make([]*client, cfg.Threads)
 	for i := range list {
-		list[i] = &client{id: i, tally: newTally(kinds), done: make(chan struct{}),
+		list[i] = &client{id: i, tally: newTally(kinds, cfg.OnIntervalDetail != nil), done: make(chan struct{}),
 			rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))}
 	}
 	return list

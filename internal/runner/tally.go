@@ -52,6 +52,10 @@ type tally struct {
 	lagHist   *histogram.Histogram
 	// byKind holds per-transaction-type totals for Typed workloads.
 	byKind []kindTotals
+	// ivKinds is this interval's part of byKind, kept only when live metrics are served: they
+	// are the one reader of interval figures per kind, and without them a transaction costs no
+	// third histogram record.
+	ivKinds []kindTotals
 	// maxPause is the longest on-purpose pause (TPC-C's think times) of one transaction: the end
 	// of a run waits that long for a client before it counts it as stuck.
 	maxPause time.Duration
@@ -63,12 +67,41 @@ type kindTotals struct {
 	hist *histogram.Histogram
 }
 
-func newTally(kinds int) *tally {
+// newTally makes a client's tally for a workload of kinds transaction types; live keeps each
+// interval's figures per type too.
+func newTally(kinds int, live bool) *tally {
 	t := &tally{ivHist: histogram.New(), ivLag: histogram.New(), totalHist: histogram.New(), lagHist: histogram.New()}
-	for range kinds {
-		t.byKind = append(t.byKind, kindTotals{hist: histogram.New()})
+	t.byKind = newKindTotals(kinds)
+	if live {
+		t.ivKinds = newKindTotals(kinds)
 	}
 	return t
+}
+
+func newKindTotals(n int) []kindTotals {
+	var ks []kindTotals
+	for range n {
+		ks = append(ks, kindTotals{hist: histogram.New()})
+	}
+	return ks
+}
+
+// add records one transaction of this kind.
+func (k *kindTotals) add(n *counts, micros int64) {
+	k.n.add(n)
+	if n.txns > 0 {
+		k.hist.Record(micros)
+	}
+}
+
+// takeKinds adds ks to into (as long as both are) and empties ks.
+func takeKinds(ks, into []kindTotals) {
+	for i := range min(len(ks), len(into)) {
+		into[i].n.add(&ks[i].n)
+		into[i].hist.Merge(ks[i].hist)
+		ks[i].n = counts{}
+		ks[i].hist.Reset()
+	}
 }
 
 // record adds one transaction that took latency from its due time, having started lag after
@@ -87,9 +120,9 @@ func (t *tally) record(n *counts, latency, lag time.Duration, open bool) bool {
 		t.ivLag.Record(lag.Microseconds())
 	}
 	if k := n.q.Kind; k >= 0 && k < len(t.byKind) {
-		t.byKind[k].n.add(n)
-		if n.txns > 0 {
-			t.byKind[k].hist.Record(micros)
+		t.byKind[k].add(n, micros)
+		if k < len(t.ivKinds) {
+			t.ivKinds[k].add(n, micros)
 		}
 	}
 	t.maxPause = max(t.maxPause, n.q.Paused)
@@ -99,10 +132,11 @@ func (t *tally) record(n *counts, latency, lag time.Duration, open bool) bool {
 	return true
 }
 
-// takeInterval adds the interval's counts, latencies and lags to sum, merged and lag, and
-// starts the next.
-func (t *tally) takeInterval(sum *counts, merged, lag *histogram.Histogram) {
+// takeInterval adds the interval's counts, latencies and lags to sum, merged and lag, its
+// figures per transaction type to kinds (live metrics only), and starts the next.
+func (t *tally) takeInterval(sum *counts, merged, lag *histogram.Histogram, kinds []kindTotals) {
 	t.mu.Lock()
+	takeKinds(t.ivKinds, kinds)
 	sum.add(&t.interval)
 	t.interval = counts{}
 	merged.Merge(t.ivHist)
@@ -143,6 +177,9 @@ type intervals struct {
 	onCut   func(iv *result.Interval)
 	// onDetail, when set, is given each interval's raw counts and histograms after onCut.
 	onDetail func(IntervalDetail)
+	// kindNames and kinds: the last part's figures per transaction type, for onDetail.
+	kindNames []string
+	kinds     []kindTotals
 }
 
 // IntervalDetail is one interval as the live metrics need it: its record (server figures
@@ -152,17 +189,45 @@ type IntervalDetail struct {
 	Interval                      *result.Interval
 	Transactions, Errors, Retries int64
 	Latency, Lag                  *histogram.Histogram
+	// Kinds splits the interval by transaction type, for workloads that have types (TPC-C's
+	// new_order, payment...); nil for others.
+	Kinds []KindDetail
 }
 
-func newIntervals(tallies []*tally, start time.Time, onCut func(iv *result.Interval), onDetail func(IntervalDetail)) *intervals {
-	return &intervals{tallies: tallies, merged: histogram.New(), lag: histogram.New(), start: start, last: start,
+// KindDetail is one transaction type's part of an interval.
+type KindDetail struct {
+	Kind                          string
+	Transactions, Errors, Retries int64
+	Latency                       *histogram.Histogram
+}
+
+func newIntervals(tallies []*tally, start time.Time, onCut func(iv *result.Interval), onDetail func(IntervalDetail), kinds []string) *intervals {
+	s := &intervals{tallies: tallies, merged: histogram.New(), lag: histogram.New(), start: start, last: start,
 		onCut: onCut, onDetail: onDetail}
+	if onDetail != nil {
+		s.kindNames, s.kinds = kinds, newKindTotals(len(kinds))
+	}
+	return s
+}
+
+// resetKinds empties the per-type figures before a part's slots are taken.
+func (s *intervals) resetKinds() {
+	for i := range s.kinds {
+		s.kinds[i].n = counts{}
+		s.kinds[i].hist.Reset()
+	}
 }
 
 func (s *intervals) detail(iv *result.Interval, sum counts, lat *histogram.Histogram) {
-	if s.onDetail != nil {
-		s.onDetail(IntervalDetail{Interval: iv, Transactions: sum.txns, Errors: sum.errors, Retries: sum.retries, Latency: lat, Lag: s.lag})
+	if s.onDetail == nil {
+		return
 	}
+	d := IntervalDetail{Interval: iv, Transactions: sum.txns, Errors: sum.errors, Retries: sum.retries, Latency: lat, Lag: s.lag}
+	for i, name := range s.kindNames {
+		k := &s.kinds[i]
+		d.Kinds = append(d.Kinds, KindDetail{Kind: name, Transactions: k.n.txns, Errors: k.n.errors, Retries: k.n.retries, Latency: k.hist})
+	}
+	s.onDetail(d)
 }
 
 // cut closes the interval that ends now, with active clients running, and returns its counts,
@@ -173,10 +238,11 @@ func (s *intervals) detail(iv *result.Interval, sum counts, lat *histogram.Histo
 func (s *intervals) cut(active int) (counts, time.Duration, *result.Interval) {
 	s.merged.Reset()
 	s.lag.Reset()
+	s.resetKinds()
 	var sum counts
 	var offsets time.Duration
 	for _, t := range s.tallies {
-		t.takeInterval(&sum, s.merged, s.lag)
+		t.takeInterval(&sum, s.merged, s.lag, s.kinds)
 		offsets += time.Since(s.start)
 	}
 	return s.close(active, s.start.Add(offsets/time.Duration(max(len(s.tallies), 1))), sum)
@@ -214,8 +280,9 @@ func (s *intervals) cutLast(active int, end time.Time, sliver time.Duration) (co
 	var tail counts
 	tailHist := histogram.New()
 	s.lag.Reset()
+	s.resetKinds()
 	for _, t := range s.tallies {
-		t.takeInterval(&tail, tailHist, s.lag)
+		t.takeInterval(&tail, tailHist, s.lag, s.kinds)
 	}
 	if len(s.list) == 0 || end.Sub(s.last) >= sliver {
 		s.merged.Reset()
