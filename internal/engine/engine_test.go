@@ -52,8 +52,12 @@ func TestDefaultProfile(t *testing.T) {
 	if got := (Profile{BufferPoolBytes: 128 * mib}).withDefaults(); got.MaxConnections != 200 || got.RedoBytes != gib || got.BufferPoolBytes != 128*mib {
 		t.Errorf("withDefaults = %+v", got)
 	}
+	if err := (Profile{BufferPoolBytes: 16 * mib, MaxConnections: 10, RedoBytes: gib}).validate(); err != nil {
+		t.Errorf("a 16 MiB buffer pool (the smallest allowed) does not validate: %v", err)
+	}
 	for _, bad := range []Profile{
 		{BufferPoolBytes: 1000, MaxConnections: 10, RedoBytes: gib},
+		{BufferPoolBytes: 8 * mib, MaxConnections: 10, RedoBytes: gib},
 		{BufferPoolBytes: gib, MaxConnections: 10, RedoBytes: 16 * mib},
 		{BufferPoolBytes: gib, MaxConnections: -1, RedoBytes: gib},
 	} {
