@@ -27,8 +27,11 @@ import (
 	"github.com/fairbench/fairbench/internal/result"
 )
 
-// MinRepeats is how many repeats per side make repeats, not intervals, the samples.
-const MinRepeats = 3
+// MinRepeats is how many repeats per side make repeats, not intervals, the samples. Four is the
+// fewest with which the test can reach p < 0.05 at all (3+3 samples give at least p = 0.1, so
+// `--repeat 3` would always read "no significant change"); with fewer, the repeats' intervals
+// pooled are the samples.
+const MinRepeats = 4
 
 // Verdicts.
 const (

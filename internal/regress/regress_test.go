@@ -40,6 +40,8 @@ func TestDiffVerdicts(t *testing.T) {
 		{"20% more transactions", []*result.Result{run("mariadb", 1000, 5, 20, 1)}, []*result.Result{run("mariadb", 1200, 5, 20, 2)}, Faster, "intervals"},
 		{"repeats are the samples", []*result.Result{run("mysql", 1000, 5, 5, 1), run("mysql", 1010, 5, 5, 2), run("mysql", 990, 5, 5, 3), run("mysql", 1000, 5, 5, 4)},
 			[]*result.Result{run("mysql", 500, 5, 5, 5), run("mysql", 505, 5, 5, 6), run("mysql", 495, 5, 5, 7), run("mysql", 500, 5, 5, 8)}, Slower, "repeats"},
+		{"three repeats pool their intervals", []*result.Result{run("mysql", 1000, 5, 5, 1), run("mysql", 1010, 5, 5, 2), run("mysql", 990, 5, 5, 3)},
+			[]*result.Result{run("mysql", 500, 5, 5, 5), run("mysql", 505, 5, 5, 6), run("mysql", 495, 5, 5, 7)}, Slower, "intervals"},
 		{"two intervals cannot decide", []*result.Result{run("postgres", 1000, 5, 2, 1)}, []*result.Result{run("postgres", 500, 5, 2, 2)}, NoChange, "intervals"},
 	}
 	for _, tc := range tests {
