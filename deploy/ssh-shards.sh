@@ -9,21 +9,39 @@
 #
 # fairbench must be on each host's PATH; the password travels in FAIRBENCH_PASSWORD (set it
 # here; ssh passes it with SendEnv/AcceptEnv, or put a password_file= in the DSN on each host).
-set -euo pipefail
-hosts=($1); out=$2; shift 2
+# LEAD_SECONDS (default 30) is how far ahead the common start lies: time for every host to
+# connect and warm up (--warmup is counted inside it, so give more when the warm-up is longer).
+set -uo pipefail
+if [ $# -lt 3 ]; then
+  echo "usage: $0 \"HOST1 HOST2 ...\" OUTDIR -- RUN-ARGS... (the arguments of fairbench run, --threads and --rate as totals)" >&2
+  exit 2
+fi
+read -r -a hosts <<<"$1"
+out=$2
+shift 2
 [ "${1:-}" = "--" ] && shift
 n=${#hosts[@]}
 start=$(date -u -d "+${LEAD_SECONDS:-30} seconds" +%Y-%m-%dT%H:%M:%SZ)
-mkdir -p "$out"
+mkdir -p "$out" || exit 2
+# ssh hands the remote shell one string: quote each argument so none is split or expanded there.
+args=$(printf '%q ' "$@")
 pids=()
 for i in "${!hosts[@]}"; do
   shard=$((i + 1))
   ssh -o SendEnv=FAIRBENCH_PASSWORD "${hosts[$i]}" \
-    fairbench run "$@" --shard "$shard/$n" --start-at "$start" --out "/tmp/fairbench-shard-$shard.json" &
+    "fairbench run $args --shard $shard/$n --start-at $start --out /tmp/fairbench-shard-$shard.json" &
   pids+=($!)
 done
-for p in "${pids[@]}"; do wait "$p"; done
-for i in "${!hosts[@]}"; do
-  scp -q "${hosts[$i]}:/tmp/fairbench-shard-$((i + 1)).json" "$out/"
+failed=0
+for i in "${!pids[@]}"; do
+  if ! wait "${pids[$i]}"; then
+    echo "shard $((i + 1)) on ${hosts[$i]} failed" >&2
+    failed=1
+  fi
 done
-fairbench merge --out "$out/merged.json" "$out"/fairbench-shard-*.json
+# A failed shard still writes what it measured (marked incomplete): fetch every result there is.
+for i in "${!hosts[@]}"; do
+  scp -q "${hosts[$i]}:/tmp/fairbench-shard-$((i + 1)).json" "$out/" || echo "no result from ${hosts[$i]}" >&2
+done
+fairbench merge --out "$out/merged.json" "$out"/fairbench-shard-*.json || exit $?
+exit "$failed"
