@@ -35,120 +35,152 @@ func newEnginesCmd() *cobra.Command {
 	return cmd
 }
 
+// compareFlags are compare's settings as the command line gives them.
+type compareFlags struct {
+	engines, suiteName, out, mysqlRoot, workDir, bufferPool string
+	profileName, explain, metricsAddr, serverCPUs           string
+	device                                                  string
+	faults                                                  []string
+	run                                                     runFlags
+	clients                                                 clientFlags
+	repeat                                                  int
+	binlog, force, verbose, noJournal, readReplicas         bool
+	seed                                                    uint64
+}
+
 func newCompareCmd() *cobra.Command {
-	var (
-		engines, suiteName, out, mysqlRoot, workDir, bufferPool string
-		profileName, explain, metricsAddr, serverCPUs           string
-		device                                                  string
-		faults                                                  []string
-		run                                                     runFlags
-		clients                                                 clientFlags
-		repeat                                                  int
-		binlog, force, verbose, noJournal, readReplicas         bool
-		seed                                                    uint64
-	)
+	var c compareFlags
 	cmd := &cobra.Command{
 		Use:   "compare [--engines postgres,mariadb,mysql] [--suite quick|standard|FILE.yaml] [--out DIR]",
 		Short: "Start each engine with the same tuning, run the suite on it, and write a comparison report",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := suite.Load(suiteName)
-			if err != nil {
-				return badInput(err)
-			}
-			fs := cmd.Flags()
-			if s.Override, err = run.layer(fs); err != nil {
-				return err
-			}
-			if fs.Changed("repeat") {
-				if err := runspec.CheckRepeat("--repeat", repeat); err != nil {
-					return err
-				}
-				s.Repeat = repeat
-			}
-			if _, err := s.Resolve(); err != nil {
-				return err
-			}
-			if _, err := engine.Select(engines, mysqlRoot); err != nil {
-				return badInput(err)
-			}
-			prof, err := profileFromFlags(bufferPool, binlog, profileName)
+			opts, err := c.options(cmd)
 			if err != nil {
 				return err
 			}
-			knobs, err := compare.ParseExplain(explain)
-			if err != nil {
-				return badInput(err)
-			}
-			cpus, err := parseServerCPUs(serverCPUs, len(engine.ServerCPUs(1<<20)), os.Geteuid() == 0)
-			if err != nil {
-				return err
-			}
-			deviceBytes, err := parseDevice(device)
-			if err != nil {
-				return err
-			}
-			if out == "" {
-				out = filepath.Join("out", "compare-"+time.Now().Format("20060102-150405"))
-			}
-			if err := checkOutDir(out, force); err != nil {
-				return err
-			}
-			opts := &compare.Options{Engines: []string{engines}, Suite: s, OutDir: out, Profile: prof, Explain: knobs, MySQLRoot: mysqlRoot, ServerCPUs: cpus,
-				WorkDir: workDir, DeviceBytes: deviceBytes, DeviceNoJournal: noJournal, Seed: seed, ReadReplicas: readReplicas, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}
-			if opts.Faults, err = runspec.ParseFaults("--fault", faults); err != nil {
-				return err
-			}
-			if verbose {
-				opts.IntervalLog = cmd.ErrOrStderr()
-			}
-			if err := clients.apply(opts); err != nil {
-				return err
-			}
-			if _, err := compare.Plan(opts); err != nil {
-				return badInput(err)
-			}
-			live, stopLive, err := startLive(metricsAddr)
+			live, stopLive, err := startLive(c.metricsAddr)
 			if err != nil {
 				return err
 			}
 			defer stopLive()
 			opts.Live = live
 			runErr := compare.Run(cmd.Context(), opts)
-			if _, err := os.Stat(filepath.Join(out, "report.md")); err == nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "report: %s and %s\n", filepath.Join(out, "report.md"), filepath.Join(out, "report.html"))
+			if _, err := os.Stat(filepath.Join(opts.OutDir, "report.md")); err == nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "report: %s and %s\n", filepath.Join(opts.OutDir, "report.md"), filepath.Join(opts.OutDir, "report.html"))
 			}
 			if runErr != nil {
-				return fmt.Errorf("compare did not finish (what was measured is in %s, marked incomplete): %w", out, runErr)
+				return fmt.Errorf("compare did not finish (what was measured is in %s, marked incomplete): %w", opts.OutDir, runErr)
 			}
 			return nil
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&engines, "engines", "all", "engines to compare, e.g. postgres,mariadb,mysql or postgres@17,postgres@15 (a bare name = its newest installed version; all = every installed engine, newest each)")
-	f.StringVar(&suiteName, "suite", "quick", "suite: "+strings.Join(suite.Builtin(), ", ")+", or a YAML file (docs/suites.md)")
-	run.registerOverrides(f)
-	f.IntVar(&repeat, "repeat", runspec.DefaultRepeat, "run the suite this many times per engine, alternating the engine order")
-	f.StringVar(&out, "out", "", "output directory (default out/compare-TIMESTAMP)")
-	f.BoolVar(&force, "force", false, "replace results already in --out")
-	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
-	f.StringVar(&workDir, "workdir", "", "where the servers' throwaway data directories go (default the system temp dir)")
-	f.StringVar(&device, "device", "", "put each server's data directory on a loop device of its own of this size (e.g. 8G; root): disk figures then come from the device's own counters, every write included")
-	f.BoolVar(&noJournal, "device-no-journal", false, "make the --device filesystems without ext4's journal")
-	f.StringVar(&bufferPool, "buffer-pool", "", "buffer pool of every engine (default 25% of RAM, at most 2G)")
-	f.BoolVar(&binlog, "binlog", false, "turn the binary log on for MySQL and MariaDB (sync_binlog=1)")
-	addProfileFlag(f, &profileName)
-	f.StringVar(&explain, "explain", "", "run each engine again with one knob flipped, per knob, and report each knob's effect: "+knobList())
-	f.StringVar(&serverCPUs, "server-cpus", "", "confine each server to this many CPUs (cgroup cpuset; root), the client to the others; a list such as 1,2 runs the suite once per count")
-	f.Uint64Var(&seed, "rand-seed", 0, "random seed; 0 = from the clock")
-	f.BoolVar(&verbose, "verbose", false, "print the per-second interval lines too")
-	f.StringArrayVar(&faults, "fault", nil, "inject a fault into a cluster engine during each step's measured window, e.g. kill-node@30s[,node=node2], "+
-		"kill-leader@30s, stop-node@30s,for=10s (SIGSTOP/SIGCONT), partition-node@30s,for=10s; repeat the flag for several")
-	f.BoolVar(&readReplicas, "read-replicas", false, "postgres-ha: run read-only workloads (oltp_read_only, oltp_point_select, select_random_*) on the replicas "+
-		"(target_session_attrs=prefer-standby); mixed workloads stay on the leader; no effect on galera, whose every node takes reads and writes, or on single servers")
-	addMetricsFlag(f, &metricsAddr)
-	clients.register(f)
+	c.register(cmd.Flags())
 	return cmd
+}
+
+// register declares compare's flags: what to compare and where the results go, then how the
+// servers are set up, then what is injected or watched during the run.
+func (c *compareFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&c.engines, "engines", "all", "engines to compare, e.g. postgres,mariadb,mysql or postgres@17,postgres@15 (a bare name = its newest installed version; all = every installed engine, newest each)")
+	f.StringVar(&c.suiteName, "suite", "quick", "suite: "+strings.Join(suite.Builtin(), ", ")+", or a YAML file (docs/suites.md)")
+	c.run.registerOverrides(f)
+	f.IntVar(&c.repeat, "repeat", runspec.DefaultRepeat, "run the suite this many times per engine, alternating the engine order")
+	f.StringVar(&c.out, "out", "", "output directory (default out/compare-TIMESTAMP)")
+	f.BoolVar(&c.force, "force", false, "replace results already in --out")
+	c.registerServer(f)
+	f.Uint64Var(&c.seed, "rand-seed", 0, "random seed; 0 = from the clock")
+	f.BoolVar(&c.verbose, "verbose", false, "print the per-second interval lines too")
+	f.StringArrayVar(&c.faults, "fault", nil, "inject a fault into a cluster engine during each step's measured window, e.g. kill-node@30s[,node=node2], "+
+		"kill-leader@30s, stop-node@30s,for=10s (SIGSTOP/SIGCONT), partition-node@30s,for=10s; repeat the flag for several")
+	f.BoolVar(&c.readReplicas, "read-replicas", false, "postgres-ha: run read-only workloads (oltp_read_only, oltp_point_select, select_random_*) on the replicas "+
+		"(target_session_attrs=prefer-standby); mixed workloads stay on the leader; no effect on galera, whose every node takes reads and writes, or on single servers")
+	addMetricsFlag(f, &c.metricsAddr)
+	c.clients.register(f)
+}
+
+// registerServer declares the flags that say how each server is installed, tuned and confined.
+func (c *compareFlags) registerServer(f *pflag.FlagSet) {
+	f.StringVar(&c.mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
+	f.StringVar(&c.workDir, "workdir", "", "where the servers' throwaway data directories go (default the system temp dir)")
+	f.StringVar(&c.device, "device", "", "put each server's data directory on a loop device of its own of this size (e.g. 8G; root): disk figures then come from the device's own counters, every write included")
+	f.BoolVar(&c.noJournal, "device-no-journal", false, "make the --device filesystems without ext4's journal")
+	f.StringVar(&c.bufferPool, "buffer-pool", "", "buffer pool of every engine (default 25% of RAM, at most 2G)")
+	f.BoolVar(&c.binlog, "binlog", false, "turn the binary log on for MySQL and MariaDB (sync_binlog=1)")
+	addProfileFlag(f, &c.profileName)
+	f.StringVar(&c.explain, "explain", "", "run each engine again with one knob flipped, per knob, and report each knob's effect: "+knobList())
+	f.StringVar(&c.serverCPUs, "server-cpus", "", "confine each server to this many CPUs (cgroup cpuset; root), the client to the others; a list such as 1,2 runs the suite once per count")
+}
+
+// options checks every flag and builds the comparison's options, planning it once so that a
+// suite that cannot run fails here, before any server starts.
+func (c *compareFlags) options(cmd *cobra.Command) (*compare.Options, error) {
+	s, err := c.suite(cmd.Flags())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := engine.Select(c.engines, c.mysqlRoot); err != nil {
+		return nil, badInput(err)
+	}
+	prof, err := profileFromFlags(c.bufferPool, c.binlog, c.profileName)
+	if err != nil {
+		return nil, err
+	}
+	knobs, err := compare.ParseExplain(c.explain)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	cpus, err := parseServerCPUs(c.serverCPUs, len(engine.ServerCPUs(1<<20)), os.Geteuid() == 0)
+	if err != nil {
+		return nil, err
+	}
+	deviceBytes, err := parseDevice(c.device)
+	if err != nil {
+		return nil, err
+	}
+	out := c.out
+	if out == "" {
+		out = filepath.Join("out", "compare-"+time.Now().Format("20060102-150405"))
+	}
+	if err := checkOutDir(out, c.force); err != nil {
+		return nil, err
+	}
+	opts := &compare.Options{Engines: []string{c.engines}, Suite: s, OutDir: out, Profile: prof, Explain: knobs, MySQLRoot: c.mysqlRoot, ServerCPUs: cpus,
+		WorkDir: c.workDir, DeviceBytes: deviceBytes, DeviceNoJournal: c.noJournal, Seed: c.seed, ReadReplicas: c.readReplicas, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}
+	if opts.Faults, err = runspec.ParseFaults("--fault", c.faults); err != nil {
+		return nil, err
+	}
+	if c.verbose {
+		opts.IntervalLog = cmd.ErrOrStderr()
+	}
+	if err := c.clients.apply(opts); err != nil {
+		return nil, err
+	}
+	if _, err := compare.Plan(opts); err != nil {
+		return nil, badInput(err)
+	}
+	return opts, nil
+}
+
+// suite loads --suite with the run settings the command line overrides laid over it.
+func (c *compareFlags) suite(fs *pflag.FlagSet) (*suite.Suite, error) {
+	s, err := suite.Load(c.suiteName)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	if s.Override, err = c.run.layer(fs); err != nil {
+		return nil, err
+	}
+	if fs.Changed("repeat") {
+		if err := runspec.CheckRepeat("--repeat", c.repeat); err != nil {
+			return nil, err
+		}
+		s.Repeat = c.repeat
+	}
+	if _, err := s.Resolve(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // checkOutDir refuses to mix a new comparison's results with an old one's unless told to.

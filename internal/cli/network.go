@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/spf13/pflag"
+
 	"github.com/fairbench/fairbench/internal/compare"
 	"github.com/fairbench/fairbench/internal/netsim"
-	"github.com/spf13/pflag"
 )
 
 // clientFlags are compare's and reproduce's simulated client hosts: --clients N and --network.

@@ -458,22 +458,8 @@ func newRunCmd() *cobra.Command {
 					res.Shard = sh.record()
 				}
 				if res != nil {
-					if res.Ramp != nil {
-						printRamp(cmd.OutOrStdout(), res)
-					}
-					if len(threads) > 1 {
-						res.Label = fmt.Sprintf("threads=%d", n)
-					}
-					printSummary(cmd.OutOrStdout(), res)
-					printServer(cmd.OutOrStdout(), res.Server)
-					if res.DataCheck != nil {
-						printVerdicts(cmd.OutOrStdout(), j.Spec.Name, res.DataCheck)
-					}
-					if path := outPath(r.out, n, len(threads) > 1); path != "" {
-						if err := result.Write(path, res); err != nil {
-							return fmt.Errorf("writing %s: %w", path, err)
-						}
-						fmt.Fprintf(cmd.ErrOrStderr(), "result written to %s\n", path)
+					if err := showRun(cmd, j.Spec.Name, res, r.out, n, len(threads) > 1); err != nil {
+						return err
 					}
 				}
 				if runErr != nil {
@@ -497,6 +483,30 @@ func newRunCmd() *cobra.Command {
 }
 
 // printSummary is sysbench's end-of-run report, so its users read it without a guide.
+// showRun prints one run's result and writes it under out (a sweep labels each run by its
+// thread count and writes a file per count).
+func showRun(cmd *cobra.Command, workloadName string, res *result.Result, out string, threads int, sweep bool) error {
+	w := cmd.OutOrStdout()
+	if res.Ramp != nil {
+		printRamp(w, res)
+	}
+	if sweep {
+		res.Label = fmt.Sprintf("threads=%d", threads)
+	}
+	printSummary(w, res)
+	printServer(w, res.Server)
+	if res.DataCheck != nil {
+		printVerdicts(w, workloadName, res.DataCheck)
+	}
+	if path := outPath(out, threads, sweep); path != "" {
+		if err := result.Write(path, res); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "result written to %s\n", path)
+	}
+	return nil
+}
+
 func printSummary(w io.Writer, r *result.Result) {
 	if r.TPCH != nil {
 		printTPCH(w, r)
