@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/fairbench/fairbench/internal/result"
 )
 
