@@ -291,55 +291,11 @@ func (m *Monitor) Finish(ctx context.Context, transactions int64) (*result.Serve
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	srv := &result.Server{Local: m.local, Settings: m.settings}
-	var gotCPU, gotMem, gotDisk bool
-	if m.group != nil {
-		var err error
-		if gotCPU, gotMem, gotDisk, err = m.group.finish(srv); err != nil {
-			errs = append(errs, fmt.Errorf("reading the server's cgroup: %w", err))
-		}
-	}
-	if m.device != nil {
-		if err := m.device.finish(srv); err != nil {
-			errs = append(errs, err)
-		} else {
-			gotDisk = true
-		}
-	}
-	if m.host != nil {
-		if err := m.host.finish(srv); err != nil {
-			errs = append(errs, err)
-		} else if transactions > 0 {
-			srv.HostPerTxn = hostPerTxn(srv, transactions)
-		}
-	}
+	got, serrs := m.finishOwnCounters(srv, transactions)
+	errs = append(errs, serrs...)
 	if m.sampler != nil {
-		// The run's end is when caches are fullest; a PSS figure rationed away there would miss
-		// the peak.
-		m.sampler.forcePSS()
-		if s, err := m.sampler.Sample(); err != nil {
-			errs = append(errs, fmt.Errorf("sampling server processes: %w", err))
-		} else {
-			m.last = s
-			m.track(s)
-		}
-		end := m.last
-		if !gotCPU {
-			srv.CPUUserS = round(end.CPUUser-m.base.CPUUser, 100)
-			srv.CPUSystemS = round(end.CPUSystem-m.base.CPUSystem, 100)
-			srv.CPUPct = round(CPUPercent(m.base, end), 100)
-			srv.CPUSource = SourceProc
-		}
-		if !gotMem {
-			srv.RSSIdleMB = round(float64(m.idleRSS)/mib, 10)
-			srv.RSSPeakMB = round(float64(m.peakRSS)/mib, 10)
-			srv.PSSPeakMB = round(float64(m.peakPSS)/mib, 10)
-			srv.MemorySource = SourceProc
-		}
-		// Undercounted disk figures would be compared as if they were whole; better none.
-		if !m.diskPartial && !gotDisk {
-			srv.DiskReadBytes = end.ReadBytes - m.base.ReadBytes
-			srv.DiskWriteBytes = end.WriteBytes - m.base.WriteBytes
-			srv.DiskSource = DiskSourceProcIO
+		if err := m.finishFromProc(srv, got); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if m.sampleErr != nil {
@@ -369,6 +325,73 @@ func (m *Monitor) Finish(ctx context.Context, transactions int64) (*result.Serve
 		srv.DataSizeBytes = size
 	}
 	return srv, errors.Join(errs...)
+}
+
+// measured says which of a run's figures a source of the server's own gave (its cgroup, its loop
+// device), so that the sampled /proc figures fill only the rest.
+type measured struct{ cpu, mem, disk bool }
+
+// finishOwnCounters reads the run's figures from the server's cgroup, its loop device and
+// node_exporter, where the monitor has them, each failure an error of its own.
+func (m *Monitor) finishOwnCounters(srv *result.Server, transactions int64) (measured, []error) {
+	var got measured
+	var errs []error
+	if m.group != nil {
+		var err error
+		if got.cpu, got.mem, got.disk, err = m.group.finish(srv); err != nil {
+			errs = append(errs, fmt.Errorf("reading the server's cgroup: %w", err))
+		}
+	}
+	if m.device != nil {
+		if err := m.device.finish(srv); err != nil {
+			errs = append(errs, err)
+		} else {
+			got.disk = true
+		}
+	}
+	if m.host != nil {
+		if err := m.host.finish(srv); err != nil {
+			errs = append(errs, err)
+		} else if transactions > 0 {
+			srv.HostPerTxn = hostPerTxn(srv, transactions)
+		}
+	}
+	return got, errs
+}
+
+// finishFromProc takes a last sample of the server's processes and fills the figures no source
+// of its own gave.
+func (m *Monitor) finishFromProc(srv *result.Server, got measured) error {
+	// The run's end is when caches are fullest; a PSS figure rationed away there would miss
+	// the peak.
+	m.sampler.forcePSS()
+	s, err := m.sampler.Sample()
+	if err != nil {
+		err = fmt.Errorf("sampling server processes: %w", err)
+	} else {
+		m.last = s
+		m.track(s)
+	}
+	end := m.last
+	if !got.cpu {
+		srv.CPUUserS = round(end.CPUUser-m.base.CPUUser, 100)
+		srv.CPUSystemS = round(end.CPUSystem-m.base.CPUSystem, 100)
+		srv.CPUPct = round(CPUPercent(m.base, end), 100)
+		srv.CPUSource = SourceProc
+	}
+	if !got.mem {
+		srv.RSSIdleMB = round(float64(m.idleRSS)/mib, 10)
+		srv.RSSPeakMB = round(float64(m.peakRSS)/mib, 10)
+		srv.PSSPeakMB = round(float64(m.peakPSS)/mib, 10)
+		srv.MemorySource = SourceProc
+	}
+	// Undercounted disk figures would be compared as if they were whole; better none.
+	if !m.diskPartial && !got.disk {
+		srv.DiskReadBytes = end.ReadBytes - m.base.ReadBytes
+		srv.DiskWriteBytes = end.WriteBytes - m.base.WriteBytes
+		srv.DiskSource = DiskSourceProcIO
+	}
+	return err
 }
 
 // waitRunBackendsExit waits until the client backends that appeared since Start have exited:

@@ -133,12 +133,8 @@ func (s *ProcessSampler) Sample() (Sample, error) {
 	now := time.Now()
 	s.gen++
 	out := Sample{At: now}
-	pssDue := s.hasRollup && !now.Before(s.nextPSS)
-	var pssSum int64
-	var pssCost time.Duration
-	pssPartial := false
+	pss := pssRound{due: s.hasRollup && !now.Before(s.nextPSS)}
 	var statErr error
-
 	for _, pid := range s.pids() {
 		if e := s.live[pid]; e != nil && e.gen == s.gen {
 			continue // listed twice
@@ -154,64 +150,105 @@ func (s *ProcessSampler) Sample() (Sample, error) {
 		if !ok {
 			continue
 		}
-		e := s.live[pid]
-		fresh := false // first seen now: its lifetime is its starting point, not growth
-		if e != nil && e.start != st.start {
-			s.retire(pid, e)
-			e = nil
+		s.readProcess(pid, st, &out, &pss)
+	}
+	s.sweep()
+	s.total(&out)
+	if pss.due {
+		if pss.partial {
+			pss.sum = 0 // a sum missing some processes would look like a real, smaller, figure
 		}
-		if e == nil {
-			if p := s.parked[pid]; p != nil && p.start == st.start {
-				// Back in the list: resume its counters instead of counting its lifetime again.
-				delete(s.parked, pid)
-				s.goneUser -= p.user
-				s.goneSys -= p.sys
-				s.goneRead -= p.read
-				s.goneWrite -= p.write
-				e = p
-			} else {
-				// Children reaped before we first saw it are part of its starting point.
-				e = &procEntry{start: st.start, cutime: st.cutime, cstime: st.cstime}
-				fresh = true
-			}
-			s.live[pid] = e
-		}
-		e.gen = s.gen
-		e.ppid = st.ppid
-		e.childUser, e.childSys = st.cutime-min(e.cutime, st.cutime), st.cstime-min(e.cstime, st.cstime)
-		e.cutime, e.cstime = st.cutime, st.cstime
-		e.user, e.sys = st.utime+st.cutime, st.stime+st.cstime
-		out.Processes++
+		s.pss, s.pssAt = pss.sum, now
+		s.nextPSS = now.Add(pss.cost * pssCostFactor)
+	}
+	out.PSSBytes, out.PSSAt = s.pss, s.pssAt
 
-		e.grownRead, e.grownWrite = 0, 0
-		if b, err := s.read(pid, "io"); err == nil {
-			if r, w, ok := parseIO(b); ok {
-				if !fresh {
-					e.grownRead, e.grownWrite = max(r-e.read, 0), max(w-e.write, 0)
-				}
-				e.read, e.write = r, w
+	if out.Processes == 0 && statErr != nil {
+		return out, statErr
+	}
+	return out, nil
+}
+
+// pssRound is one sample's reading of smaps_rollup, when one is due: the sum, whether a
+// process could not be read, and what the reading cost (which spaces out the next).
+type pssRound struct {
+	due, partial bool
+	sum          int64
+	cost         time.Duration
+}
+
+// readProcess counts one listed process into the sample: its CPU and I/O counters, its RSS and,
+// when due, its PSS.
+func (s *ProcessSampler) readProcess(pid int, st procStat, out *Sample, pss *pssRound) {
+	e, fresh := s.entry(pid, st)
+	e.gen = s.gen
+	e.ppid = st.ppid
+	e.childUser, e.childSys = st.cutime-min(e.cutime, st.cutime), st.cstime-min(e.cstime, st.cstime)
+	e.cutime, e.cstime = st.cutime, st.cstime
+	e.user, e.sys = st.utime+st.cutime, st.stime+st.cstime
+	out.Processes++
+
+	e.grownRead, e.grownWrite = 0, 0
+	if b, err := s.read(pid, "io"); err == nil {
+		if r, w, ok := parseIO(b); ok {
+			if !fresh {
+				e.grownRead, e.grownWrite = max(r-e.read, 0), max(w-e.write, 0)
 			}
-		} else if !gone(err) {
-			out.DiskPartial = true
+			e.read, e.write = r, w
 		}
-		if b, err := s.read(pid, "status"); err == nil {
-			if rss, ok := parseStatusRSS(b); ok {
-				out.RSSBytes += rss
-			}
-		}
-		if pssDue {
-			t0 := time.Now()
-			if b, err := s.read(pid, "smaps_rollup"); err == nil {
-				if pss, ok := parseSmapsRollupPSS(b); ok {
-					pssSum += pss
-				}
-			} else if !gone(err) {
-				pssPartial = true
-			}
-			pssCost += time.Since(t0)
+	} else if !gone(err) {
+		out.DiskPartial = true
+	}
+	if b, err := s.read(pid, "status"); err == nil {
+		if rss, ok := parseStatusRSS(b); ok {
+			out.RSSBytes += rss
 		}
 	}
+	if pss.due {
+		t0 := time.Now()
+		if b, err := s.read(pid, "smaps_rollup"); err == nil {
+			if n, ok := parseSmapsRollupPSS(b); ok {
+				pss.sum += n
+			}
+		} else if !gone(err) {
+			pss.partial = true
+		}
+		pss.cost += time.Since(t0)
+	}
+}
 
+// entry is the live entry of a listed process: the one it had, one parked when it left the
+// list and now resumed, or a new one (fresh: its lifetime is its starting point, not growth).
+// A pid reused by another process retires the old entry.
+func (s *ProcessSampler) entry(pid int, st procStat) (e *procEntry, fresh bool) {
+	e = s.live[pid]
+	if e != nil && e.start != st.start {
+		s.retire(pid, e)
+		e = nil
+	}
+	if e != nil {
+		return e, false
+	}
+	if p := s.parked[pid]; p != nil && p.start == st.start {
+		// Back in the list: resume its counters instead of counting its lifetime again.
+		delete(s.parked, pid)
+		s.goneUser -= p.user
+		s.goneSys -= p.sys
+		s.goneRead -= p.read
+		s.goneWrite -= p.write
+		e = p
+	} else {
+		// Children reaped before we first saw it are part of its starting point.
+		e = &procEntry{start: st.start, cutime: st.cutime, cstime: st.cstime}
+		fresh = true
+	}
+	s.live[pid] = e
+	return e, fresh
+}
+
+// sweep retires the processes this sample no longer listed and lets go of parked ones that
+// have ended.
+func (s *ProcessSampler) sweep() {
 	for pid, e := range s.live {
 		if e.gen != s.gen {
 			s.retire(pid, e)
@@ -224,7 +261,10 @@ func (s *ProcessSampler) Sample() (Sample, error) {
 		}
 	}
 	s.transfer()
+}
 
+// total adds up the CPU and I/O of the live processes and of those gone.
+func (s *ProcessSampler) total(out *Sample) {
 	user, sys := s.goneUser, s.goneSys
 	out.ReadBytes, out.WriteBytes = s.goneRead, s.goneWrite
 	for _, e := range s.live {
@@ -235,20 +275,6 @@ func (s *ProcessSampler) Sample() (Sample, error) {
 	}
 	tck := float64(clockTicks())
 	out.CPUUser, out.CPUSystem = float64(user)/tck, float64(sys)/tck
-
-	if pssDue {
-		if pssPartial {
-			pssSum = 0 // a sum missing some processes would look like a real, smaller, figure
-		}
-		s.pss, s.pssAt = pssSum, now
-		s.nextPSS = now.Add(pssCost * pssCostFactor)
-	}
-	out.PSSBytes, out.PSSAt = s.pss, s.pssAt
-
-	if out.Processes == 0 && statErr != nil {
-		return out, statErr
-	}
-	return out, nil
 }
 
 // forcePSS makes the next Sample read PSS whatever the rationing says, for the figures that
