@@ -74,21 +74,9 @@ func NewDevice(ctx context.Context, opts DeviceOptions) (_ *Device, err error) {
 	if size <= 0 {
 		size = DefaultDeviceSize
 	}
-	work := opts.WorkDir
-	if work == "" {
-		work = os.TempDir()
-	}
-	if err := os.MkdirAll(work, 0o755); err != nil {
-		return nil, fmt.Errorf("device work dir: %w", err)
-	}
-	base, err := os.MkdirTemp(work, devicePrefix)
+	base, err := makeDeviceDir(opts.WorkDir)
 	if err != nil {
-		return nil, fmt.Errorf("device work dir: %w", err)
-	}
-	base, _ = filepath.Abs(base)
-	if err := writeOwner(base); err != nil {
-		_ = os.RemoveAll(base)
-		return nil, fmt.Errorf("device work dir: %w", err)
+		return nil, err
 	}
 	d := &Device{base: base, File: filepath.Join(base, "disk.img"), Dir: filepath.Join(base, "mnt"), failAt: opts.failAt}
 	defer func() {
@@ -102,50 +90,91 @@ func NewDevice(ctx context.Context, opts DeviceOptions) (_ *Device, err error) {
 	if err := os.Chmod(base, 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(d.File, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err := makeBackingFile(d.File, size); err != nil {
+		return nil, err
+	}
+	if err := d.attach(ctx); err != nil {
+		return nil, err
+	}
+	if err := d.mkfs(ctx, opts.NoJournal); err != nil {
+		return nil, err
+	}
+	if err := d.mount(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// makeDeviceDir creates the directory that holds a device's backing file and mount point under
+// work (or the system temp dir), with the owner file that lets a later run reap it.
+func makeDeviceDir(work string) (string, error) {
+	if work == "" {
+		work = os.TempDir()
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return "", fmt.Errorf("device work dir: %w", err)
+	}
+	base, err := os.MkdirTemp(work, devicePrefix)
 	if err != nil {
-		return nil, fmt.Errorf("backing file: %w", err)
+		return "", fmt.Errorf("device work dir: %w", err)
+	}
+	base, _ = filepath.Abs(base)
+	if err := writeOwner(base); err != nil {
+		_ = os.RemoveAll(base)
+		return "", fmt.Errorf("device work dir: %w", err)
+	}
+	return base, nil
+}
+
+// makeBackingFile creates the sparse file the loop device is backed by.
+func makeBackingFile(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("backing file: %w", err)
 	}
 	err = f.Truncate(size)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("backing file: %w", err)
+		return fmt.Errorf("backing file: %w", err)
 	}
+	return nil
+}
 
-	if err := d.attach(ctx); err != nil {
-		return nil, err
-	}
+// mkfs makes an ext4 filesystem on the attached device.
+func (d *Device) mkfs(ctx context.Context, noJournal bool) error {
 	if err := inject(d.failAt, "mkfs"); err != nil {
-		return nil, err
+		return err
 	}
 	// Inode tables and the journal are written now rather than by ext4lazyinit in the background,
 	// which would otherwise spend the cap of the first measured steps.
 	args := []string{"-q", "-F", "-m", "0", "-L", "fairbench", "-E", "lazy_itable_init=0,lazy_journal_init=0,nodiscard"}
-	if opts.NoJournal {
+	if noJournal {
 		args = append(args, "-O", "^has_journal")
 	}
 	mkfs := exec.CommandContext(ctx, "mkfs.ext4", append(args, d.Path)...)
 	if out, err := mkfs.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("mkfs.ext4 %s: %v: %s", d.Path, err, lastLine(out))
+		return fmt.Errorf("mkfs.ext4 %s: %v: %s", d.Path, err, lastLine(out))
 	}
+	return nil
+}
+
+// mount mounts the filesystem on Dir, which every user may enter.
+func (d *Device) mount() error {
 	if err := os.Mkdir(d.Dir, 0o755); err != nil {
-		return nil, err
+		return err
 	}
 	if err := inject(d.failAt, "mount"); err != nil {
-		return nil, err
+		return err
 	}
 	if err := syscall.Mount(d.Path, d.Dir, "ext4", 0, ""); err != nil {
-		return nil, fmt.Errorf("mount %s on %s: %w", d.Path, d.Dir, err)
+		return fmt.Errorf("mount %s on %s: %w", d.Path, d.Dir, err)
 	}
 	d.mu.Lock()
 	d.mounted = true
 	d.mu.Unlock()
-	if err := os.Chmod(d.Dir, 0o755); err != nil {
-		return nil, err
-	}
-	return d, nil
+	return os.Chmod(d.Dir, 0o755)
 }
 
 // attach sets up the loop device, with direct I/O to the backing file where the kernel and the
