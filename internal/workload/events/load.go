@@ -76,12 +76,23 @@ func (e *events) Prepare(ctx context.Context, env *workload.Env) error {
 		return err
 	}
 	mysql := c.Kind().MySQLFamily()
+	if err := createTables(ctx, c, mysql); err != nil {
+		return err
+	}
+	if err := e.loadRows(ctx, env, mysql); err != nil {
+		return err
+	}
+	return e.addKeys(ctx, env, c, mysql)
+}
+
+// createTables creates the three tables. The primary keys are declared up front on InnoDB,
+// where they are the clustered index, and added after the load on PostgreSQL, where building
+// them once is cheaper.
+func createTables(ctx context.Context, c sqldb.Conn, mysql bool) error {
 	ts, serial := "timestamp", "bigserial"
 	if mysql {
 		ts, serial = "datetime", "bigint NOT NULL AUTO_INCREMENT"
 	}
-	// The primary keys are declared up front on InnoDB, where they are the clustered index, and
-	// added after the load on PostgreSQL, where building them once is cheaper.
 	create := []struct{ table, cols, pk string }{
 		{"customers", "id int NOT NULL, name varchar(64) NOT NULL, address varchar(128) NOT NULL", "id"},
 		{"events", "id " + serial + ", customer_id int NOT NULL, action varchar(32) NOT NULL, created_at " + ts + " NOT NULL", "id"},
@@ -96,8 +107,11 @@ func (e *events) Prepare(ctx context.Context, env *workload.Env) error {
 			return err
 		}
 	}
+	return nil
+}
 
-	jobs := e.jobs()
+// loadRows loads customers and events over --load-threads connections.
+func (e *events) loadRows(ctx context.Context, env *workload.Env, mysql bool) error {
 	total := int64(e.customers + e.events)
 	var done atomic.Int64
 	progress := func(n int64) {
@@ -105,7 +119,7 @@ func (e *events) Prepare(ctx context.Context, env *workload.Env) error {
 			env.Progress(done.Add(n), total)
 		}
 	}
-	if err := workload.OnConnections(ctx, env, env.LoadThreads, jobs, func(conn sqldb.Conn, j loadJob) error {
+	return workload.OnConnections(ctx, env, env.LoadThreads, e.jobs(), func(conn sqldb.Conn, j loadJob) error {
 		rng := env.Rand.New(env.Seed*1000003 + uint64(j.chunk))
 		load := copyRows
 		if mysql {
@@ -115,13 +129,14 @@ func (e *events) Prepare(ctx context.Context, env *workload.Env) error {
 			return fmt.Errorf("loading %s: %w", j.table, err)
 		}
 		return nil
-	}); err != nil {
-		return err
-	}
+	})
+}
 
-	// Keys and the customer_id index table by table in parallel, then the foreign key, which
-	// needs the customers' key, then the statistics: on PostgreSQL a VACUUM ANALYZE, as pgbench
-	// -i does, so the first run does not pay for setting hint bits on freshly loaded rows.
+// addKeys adds the keys and the customer_id index table by table in parallel, then the foreign
+// key, which needs the customers' key, then the statistics: on PostgreSQL a VACUUM ANALYZE, as
+// pgbench -i does, so the first run does not pay for setting hint bits on freshly loaded rows.
+// It records the preloaded figures in events_meta for Check on the way.
+func (e *events) addKeys(ctx context.Context, env *workload.Env, c sqldb.Conn, mysql bool) error {
 	keys := [][]string{{"INSERT INTO events_meta (name, value) VALUES " +
 		fmt.Sprintf("('customers', '%d'), ('preloaded_events', '%d')", e.customers, e.events)}}
 	var fk []string

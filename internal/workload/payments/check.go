@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
 
@@ -28,98 +29,151 @@ func (p *payments) Check(ctx context.Context, env *workload.Env) error {
 	if err != nil {
 		return p.missing(err)
 	}
-	n, err := metaInt(m, "accounts")
+	f, err := readFigures(m)
 	if err != nil {
 		return err
 	}
-	banks, err := metaInt(m, "banks")
-	if err != nil {
+	k := &checker{ctx: ctx, c: c, p: p, f: f}
+	if err := k.sizes(); err != nil {
 		return err
 	}
-	initial, err := cents(m["initial_balance"])
-	if err != nil {
-		return fmt.Errorf("payments_meta initial_balance: %w", err)
+	if err := k.balances(); err != nil {
+		return err
 	}
-	total, err := cents(m["total"])
-	if err != nil {
-		return fmt.Errorf("payments_meta total: %w", err)
+	if err := k.transfers(); err != nil {
+		return err
 	}
-	if total != n*initial {
-		return fmt.Errorf("payments_meta is inconsistent: total %s is not %d accounts × %s", money(total), n, money(initial))
+	if m["transfers_deleted"] == "1" && env.Log != nil {
+		fmt.Fprintln(env.Log, "payments: a --deletes run removed transfers, so balances are checked in total, not account by account")
 	}
-	one := func(sql string) (string, error) {
-		rows, err := c.Query(ctx, sql)
-		if err != nil {
-			return "", p.missing(err)
+	if m["transfers_deleted"] != "1" {
+		if err := k.perAccount(); err != nil {
+			return err
 		}
-		return rows[0][0], nil
 	}
-	var problems []string
+	if len(k.problems) > 0 {
+		return fmt.Errorf("payments check failed: %s", strings.Join(k.problems, "; "))
+	}
+	return nil
+}
 
+// figures are what Prepare recorded in payments_meta: the accounts, the banks, each account's
+// initial balance and their total, in cents.
+type figures struct{ accounts, banks, initial, total int64 }
+
+func readFigures(m map[string]string) (figures, error) {
+	var f figures
+	var err error
+	if f.accounts, err = metaInt(m, "accounts"); err != nil {
+		return f, err
+	}
+	if f.banks, err = metaInt(m, "banks"); err != nil {
+		return f, err
+	}
+	if f.initial, err = cents(m["initial_balance"]); err != nil {
+		return f, fmt.Errorf("payments_meta initial_balance: %w", err)
+	}
+	if f.total, err = cents(m["total"]); err != nil {
+		return f, fmt.Errorf("payments_meta total: %w", err)
+	}
+	if f.total != f.accounts*f.initial {
+		return f, fmt.Errorf("payments_meta is inconsistent: total %s is not %d accounts × %s", money(f.total), f.accounts, money(f.initial))
+	}
+	return f, nil
+}
+
+// checker runs Check's queries and gathers the invariants found broken; an error is a check
+// that could not run.
+type checker struct {
+	ctx      context.Context
+	c        sqldb.Conn
+	p        *payments
+	f        figures
+	problems []string
+}
+
+func (k *checker) problem(format string, args ...any) {
+	k.problems = append(k.problems, fmt.Sprintf(format, args...))
+}
+
+// one is a query's single value.
+func (k *checker) one(sql string) (string, error) {
+	rows, err := k.c.Query(k.ctx, sql)
+	if err != nil {
+		return "", k.p.missing(err)
+	}
+	return rows[0][0], nil
+}
+
+// sizes: the tables a transfer only reads keep their sizes.
+func (k *checker) sizes() error {
+	n := k.f.accounts
 	for _, t := range []struct {
 		table string
 		want  int64
-	}{{"banks", banks}, {"users", n}, {"permissions", 2 * n}, {"auth_tokens", n}, {"accounts", n}, {"cards", n}} {
-		got, err := one("SELECT COUNT(*) FROM " + t.table)
+	}{{"banks", k.f.banks}, {"users", n}, {"permissions", 2 * n}, {"auth_tokens", n}, {"accounts", n}, {"cards", n}} {
+		got, err := k.one("SELECT COUNT(*) FROM " + t.table)
 		if err != nil {
 			return err
 		}
 		if got != strconv.FormatInt(t.want, 10) {
-			problems = append(problems, fmt.Sprintf("%s has %s rows, prepared with %d", t.table, got, t.want))
+			k.problem("%s has %s rows, prepared with %d", t.table, got, t.want)
 		}
 	}
+	return nil
+}
 
-	rows, err := c.Query(ctx, "SELECT COALESCE(SUM(balance), 0), COUNT(CASE WHEN balance < 0 THEN 1 END) FROM accounts")
+// balances: money is conserved and no balance is negative.
+func (k *checker) balances() error {
+	rows, err := k.c.Query(k.ctx, "SELECT COALESCE(SUM(balance), 0), COUNT(CASE WHEN balance < 0 THEN 1 END) FROM accounts")
 	if err != nil {
-		return p.missing(err)
+		return k.p.missing(err)
 	}
 	sum, err := cents(rows[0][0])
 	if err != nil {
 		return fmt.Errorf("sum of balances: %w", err)
 	}
-	if sum != total {
-		problems = append(problems, fmt.Sprintf("money is not conserved: the balances add up to %s, expected %s (%d accounts × %s)",
-			money(sum), money(total), n, money(initial)))
+	if f := k.f; sum != f.total {
+		k.problem("money is not conserved: the balances add up to %s, expected %s (%d accounts × %s)",
+			money(sum), money(f.total), f.accounts, money(f.initial))
 	}
 	if rows[0][1] != "0" {
-		problems = append(problems, fmt.Sprintf("%s accounts have a negative balance: a debit went through without funds", rows[0][1]))
+		k.problem("%s accounts have a negative balance: a debit went through without funds", rows[0][1])
 	}
+	return nil
+}
 
-	bad, err := one("SELECT COUNT(*) FROM transfers WHERE amount <= 0 OR from_account = to_account")
+// transfers: every transfer moved a positive amount between two different accounts.
+func (k *checker) transfers() error {
+	bad, err := k.one("SELECT COUNT(*) FROM transfers WHERE amount <= 0 OR from_account = to_account")
 	if err != nil {
 		return err
 	}
 	if bad != "0" {
-		problems = append(problems, fmt.Sprintf("%s transfers have a non-positive amount or the same sender and receiver", bad))
+		k.problem("%s transfers have a non-positive amount or the same sender and receiver", bad)
 	}
+	return nil
+}
 
-	if m["transfers_deleted"] == "1" && env.Log != nil {
-		fmt.Fprintln(env.Log, "payments: a --deletes run removed transfers, so balances are checked in total, not account by account")
+// perAccount: each account's balance is the initial balance minus its outgoing transfers plus
+// its incoming ones.
+func (k *checker) perAccount() error {
+	initial := money(k.f.initial)
+	from := fmt.Sprintf("FROM accounts a LEFT JOIN (SELECT id, SUM(d) AS net FROM ("+
+		"SELECT from_account AS id, -amount AS d FROM transfers UNION ALL SELECT to_account, amount FROM transfers) x GROUP BY id"+
+		") m ON m.id = a.id WHERE a.balance <> %s + COALESCE(m.net, 0)", initial)
+	count, err := k.one("SELECT COUNT(*) " + from)
+	if err != nil || count == "0" {
+		return err
 	}
-	if m["transfers_deleted"] != "1" {
-		// Each account's net movement from the transfers, against its balance.
-		from := fmt.Sprintf("FROM accounts a LEFT JOIN (SELECT id, SUM(d) AS net FROM ("+
-			"SELECT from_account AS id, -amount AS d FROM transfers UNION ALL SELECT to_account, amount FROM transfers) x GROUP BY id"+
-			") m ON m.id = a.id WHERE a.balance <> %s + COALESCE(m.net, 0)", money(initial))
-		count, err := one("SELECT COUNT(*) " + from)
-		if err != nil {
-			return err
-		}
-		if count != "0" {
-			ex, err := c.Query(ctx, fmt.Sprintf("SELECT a.id, a.balance, %s + COALESCE(m.net, 0) %s ORDER BY a.id LIMIT 3", money(initial), from))
-			if err != nil {
-				return err
-			}
-			var shown []string
-			for _, r := range ex {
-				shown = append(shown, fmt.Sprintf("account %s has %s, its transfers say %s", r[0], r[1], r[2]))
-			}
-			problems = append(problems, fmt.Sprintf("%s accounts do not match their transfers (initial balance − sent + received): %s",
-				count, strings.Join(shown, "; ")))
-		}
+	ex, err := k.c.Query(k.ctx, fmt.Sprintf("SELECT a.id, a.balance, %s + COALESCE(m.net, 0) %s ORDER BY a.id LIMIT 3", initial, from))
+	if err != nil {
+		return err
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("payments check failed: %s", strings.Join(problems, "; "))
+	var shown []string
+	for _, r := range ex {
+		shown = append(shown, fmt.Sprintf("account %s has %s, its transfers say %s", r[0], r[1], r[2]))
 	}
+	k.problem("%s accounts do not match their transfers (initial balance − sent + received): %s", count, strings.Join(shown, "; "))
 	return nil
 }

@@ -123,10 +123,29 @@ func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
 	}
 	mysql := c.Kind().MySQLFamily()
 	tables := p.tables(c.Kind())
-	var jobs []loadJob
-	var total int64
-	for i := range tables {
-		t := &tables[i]
+	if err := createTables(ctx, c, tables, mysql); err != nil {
+		return err
+	}
+	if err := loadRows(ctx, env, tables, mysql); err != nil {
+		return err
+	}
+	if err := addKeys(ctx, env, tables, mysql); err != nil {
+		return err
+	}
+	// The routine is part of the dataset whatever --transfer a run uses, so one prepare serves both.
+	if err := createRoutine(ctx, c); err != nil {
+		return fmt.Errorf("creating %s: %w", routineName, err)
+	}
+	meta := fmt.Sprintf("INSERT INTO payments_meta (name, value) VALUES ('accounts', '%d'), ('banks', '%d'), "+
+		"('initial_balance', '%s'), ('total', '%s'), ('transfers_deleted', '0')",
+		p.accounts, p.banks, money(initialCents), money(int64(p.accounts)*initialCents))
+	return c.Exec(ctx, meta)
+}
+
+// createTables creates the tables, with their primary keys on InnoDB, where the key is the
+// clustered index (PostgreSQL's are added after the load, where building them once is cheaper).
+func createTables(ctx context.Context, c sqldb.Conn, tables []table, mysql bool) error {
+	for _, t := range tables {
 		cols := t.cols
 		if mysql {
 			cols += ", PRIMARY KEY (" + t.pk + ")"
@@ -134,6 +153,17 @@ func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
 		if err := workload.CreateOwned(ctx, c, t.name, fmt.Sprintf("CREATE TABLE %s (%s)", t.name, cols)); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// loadRows loads every table's rows in chunks over --load-threads connections (COPY on
+// PostgreSQL, multi-row INSERTs on MySQL and MariaDB).
+func loadRows(ctx context.Context, env *workload.Env, tables []table, mysql bool) error {
+	var jobs []loadJob
+	var total int64
+	for i := range tables {
+		t := &tables[i]
 		for lo := 1; lo <= t.rows; lo += loadChunk {
 			jobs = append(jobs, loadJob{t: t, lo: lo, hi: min(lo+loadChunk-1, t.rows)})
 		}
@@ -145,7 +175,7 @@ func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
 			env.Progress(done.Add(n), total)
 		}
 	}
-	if err := workload.OnConnections(ctx, env, env.LoadThreads, jobs, func(conn sqldb.Conn, j loadJob) error {
+	return workload.OnConnections(ctx, env, env.LoadThreads, jobs, func(conn sqldb.Conn, j loadJob) error {
 		load := copyRows
 		if mysql {
 			load = insertRows
@@ -154,13 +184,13 @@ func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
 			return fmt.Errorf("loading %s: %w", j.t.name, err)
 		}
 		return nil
-	}); err != nil {
-		return err
-	}
+	})
+}
 
-	// Keys and indexes go table by table in parallel, then the foreign keys, which need their
-	// parents' keys, then the statistics: on PostgreSQL a VACUUM ANALYZE, as pgbench -i does, so
-	// the first run does not pay for setting hint bits on freshly loaded rows.
+// addKeys adds keys and indexes table by table in parallel, then the foreign keys, which need
+// their parents' keys, then the statistics: on PostgreSQL a VACUUM ANALYZE, as pgbench -i does,
+// so the first run does not pay for setting hint bits on freshly loaded rows.
+func addKeys(ctx context.Context, env *workload.Env, tables []table, mysql bool) error {
 	phases := []func(sqldb.Conn, table) error{
 		func(conn sqldb.Conn, t table) error {
 			var ddl []string
@@ -197,14 +227,7 @@ func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
 			return err
 		}
 	}
-	// The routine is part of the dataset whatever --transfer a run uses, so one prepare serves both.
-	if err := createRoutine(ctx, c); err != nil {
-		return fmt.Errorf("creating %s: %w", routineName, err)
-	}
-	meta := fmt.Sprintf("INSERT INTO payments_meta (name, value) VALUES ('accounts', '%d'), ('banks', '%d'), "+
-		"('initial_balance', '%s'), ('total', '%s'), ('transfers_deleted', '0')",
-		p.accounts, p.banks, money(initialCents), money(int64(p.accounts)*initialCents))
-	return c.Exec(ctx, meta)
+	return nil
 }
 
 func indexSuffix(cols string) string {
