@@ -3,6 +3,7 @@ package reproduce
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -112,7 +113,7 @@ func shootoutGapLines(got Measured) []gapLine {
 func knobsIn(rs []*result.Result) []string {
 	var out []string
 	for _, r := range rs {
-		if k := strings.Join(r.Flipped, ","); k != "" && !contains(out, k) {
+		if k := strings.Join(r.Flipped, ","); k != "" && !slices.Contains(out, k) {
 			out = append(out, k)
 		}
 	}
@@ -127,15 +128,6 @@ func knobRank(k string) int {
 		}
 	}
 	return len(shootoutKnobs)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // flippedSettings lists the applied settings a knob changed: "log_bin OFF → ON".

@@ -2,6 +2,7 @@ package runspec
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -70,7 +71,7 @@ func ParseFault(setting, v string) (Fault, error) {
 		return Fault{}, inputErr(setting, v, "no offset: a fault is KIND@OFFSET", faultFix)
 	}
 	f := Fault{Kind: strings.TrimSpace(kind)}
-	if !isFaultKind(f.Kind) {
+	if !slices.Contains(FaultKinds, f.Kind) {
 		return Fault{}, inputErr(setting, v, fmt.Sprintf("unknown fault %q (known: %s)", f.Kind, strings.Join(FaultKinds, ", ")), faultFix)
 	}
 	var err error
@@ -125,15 +126,6 @@ func (f *Fault) options(setting, v, opts string) error {
 		}
 	}
 	return nil
-}
-
-func isFaultKind(k string) bool {
-	for _, known := range FaultKinds {
-		if k == known {
-			return true
-		}
-	}
-	return false
 }
 
 // validNodeName accepts the names clusters give their nodes: letters, digits, '-', '_', '.'.
