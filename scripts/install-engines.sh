@@ -61,11 +61,12 @@ suite_of() {
 }
 packages_of() {
   case "$1" in
-    # mount: a private /dev/shm per server; the standalone tmpfiles/sysusers stand in for
-    # systemd, which postgresql-common would otherwise pull in.
+    # mount: every server in a root gets a private tmpfs on /dev/shm, as on the host (see
+    # privateShmCmd); the standalone tmpfiles/sysusers stand in for systemd, which
+    # postgresql-common would otherwise pull in.
     postgres@*) echo "postgresql-${1#postgres@} mount systemd-standalone-tmpfiles systemd-standalone-sysusers" ;;
-    mariadb@*) echo "mariadb-server-core mariadb-client-core" ;;
-    mysql@*) echo "mysql-server-core mysql-client" ;;
+    mariadb@*) echo "mariadb-server-core mariadb-client-core mount" ;;
+    mysql@*) echo "mysql-server-core mysql-client mount" ;;
   esac
 }
 root_of() { if [ "$1" = sid ]; then echo "$SID_ROOT"; else echo "$ROOTS/$1"; fi; }

@@ -398,6 +398,7 @@ func testServer(t *testing.T, inst Installation, prof Profile, dir string) {
 		t.Error("running server missing from Running()")
 	}
 	g := checkInOwnCgroup(t, srv, pids)
+	checkRootShm(t, srv, pids[0])
 
 	t1 := time.Now()
 	if err := srv.Stop(); err != nil {
@@ -549,5 +550,37 @@ func TestPortTakenRetry(t *testing.T) {
 	defer srv.Stop()
 	if calls != 2 || srv.Port == taken {
 		t.Errorf("port picked %d times, server on %d (taken %d)", calls, srv.Port, taken)
+	}
+}
+
+// checkRootShm: a server in a Debian root sees a tmpfs on /dev/shm, as on the host, not the
+// root's plain directory; on that directory MariaDB 11.8 took its redo log for persistent memory
+// and wrote it through a shared memory map that it never flushed, so commits did not wait for
+// the disk. No server may map its redo log writable.
+func checkRootShm(t *testing.T, srv *Server, pid int) {
+	t.Helper()
+	if srv.inst.Root == "" {
+		return
+	}
+	mounts, err := os.ReadFile(fmt.Sprintf("/proc/%d/mounts", pid))
+	if err != nil {
+		t.Fatalf("the server's mounts: %v", err)
+	}
+	shm := false
+	for _, line := range strings.Split(string(mounts), "\n") {
+		f := strings.Fields(line)
+		shm = shm || len(f) > 2 && f[1] == "/dev/shm" && f[2] == "tmpfs"
+	}
+	if !shm {
+		t.Errorf("/dev/shm is no tmpfs for %s in %s:\n%s", srv.Kind, srv.inst.Root, mounts)
+	}
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		t.Fatalf("the server's memory maps: %v", err)
+	}
+	for _, line := range strings.Split(string(maps), "\n") {
+		if f := strings.Fields(line); len(f) > 5 && strings.HasPrefix(f[1], "rw") && strings.Contains(f[5], "ib_logfile") {
+			t.Errorf("%s maps its redo log writable (%s): its commits would not wait for the disk", srv.Kind, line)
+		}
 	}
 }

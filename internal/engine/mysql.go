@@ -97,6 +97,9 @@ func (s *Server) mysqlCmd() *exec.Cmd {
 			args = append(args, "--mysqlx=OFF")
 		}
 	}
+	if s.inst.Root != "" {
+		return privateShmCmd("", s.inst.pathInRoot(), args)
+	}
 	return exec.Command(s.inst.pathInRoot(), args...)
 }
 

@@ -433,7 +433,7 @@ func (s *Server) prepare(cmd *exec.Cmd, cred *syscall.Credential, logName string
 	cmd.Env = serverEnv()
 	attr := &syscall.SysProcAttr{Setpgid: true, Credential: cred}
 	if cmd.SysProcAttr != nil {
-		// A private mount namespace that the command asked for (chrootPostgresCmd).
+		// A private mount namespace that the command asked for (privateShmCmd).
 		attr.Unshareflags = cmd.SysProcAttr.Unshareflags
 	}
 	if s.inst.Root != "" {
