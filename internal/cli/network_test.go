@@ -8,26 +8,25 @@ import (
 
 // --network and --clients: bad values are one line and exit 2, before any server starts.
 func TestNetworkFlagsBadInput(t *testing.T) {
-	cases := []struct {
-		name string
-		args []string
-		want string
-	}{
-		{"no rtt", []string{"compare", "--engines", "postgres", "--network", "bandwidth=1gbit"}, "no rtt"},
-		{"bad rtt", []string{"compare", "--engines", "postgres", "--network", "rtt=far"}, "not a duration"},
-		{"bandwidth without unit", []string{"compare", "--engines", "postgres", "--network", "rtt=1ms,bandwidth=5"}, "no unit"},
-		{"unknown key", []string{"reproduce", "payments", "--network", "rtt=1ms,jitter=1ms"}, "unknown key"},
-		{"negative clients", []string{"compare", "--engines", "postgres", "--clients", "-1"}, "bad --clients"},
-		{"too many clients", []string{"compare", "--engines", "postgres", "--clients", "1000"}, "bad --clients"},
-		{"fewer threads than clients", []string{"compare", "--engines", "postgres", "--clients", "4", "--threads", "2"}, "fewer than the hosts"},
-		{"a ramp from client hosts", []string{"compare", "--engines", "postgres", "--suite", "saturation", "--clients", "1"}, "ramps its clients"},
+	type flagCase struct {
+		name, want string
+		args       []string
 	}
-	if os.Geteuid() != 0 {
-		cases = append(cases, struct {
-			name string
-			args []string
-			want string
-		}{"without root", []string{"compare", "--engines", "postgres", "--network", "rtt=1ms"}, "need root"})
+	cases := []flagCase{
+		{name: "no rtt", args: []string{"compare", "--engines", "postgres", "--network", "bandwidth=1gbit"}, want: "no rtt"},
+		{name: "bad rtt", args: []string{"compare", "--engines", "postgres", "--network", "rtt=far"}, want: "not a duration"},
+		{name: "bandwidth without unit", args: []string{"compare", "--engines", "postgres", "--network", "rtt=1ms,bandwidth=5"}, want: "no unit"},
+		{name: "unknown key", args: []string{"reproduce", "payments", "--network", "rtt=1ms,jitter=1ms"}, want: "unknown key"},
+		{name: "negative clients", args: []string{"compare", "--engines", "postgres", "--clients", "-1"}, want: "bad --clients"},
+		{name: "too many clients", args: []string{"compare", "--engines", "postgres", "--clients", "1000"}, want: "bad --clients"},
+		{name: "fewer threads than clients", args: []string{"compare", "--engines", "postgres", "--clients", "4", "--threads", "2"}, want: "fewer than the hosts"},
+		{name: "a ramp from client hosts", args: []string{"compare", "--engines", "postgres", "--suite", "saturation", "--clients", "1"}, want: "ramps its clients"},
+	}
+	if os.Geteuid() == 0 { // without root, --clients is refused first
+		cases = append(cases, flagCase{name: "bandwidth study from client hosts", args: []string{"reproduce", "bandwidth", "--clients", "2", "--out", t.TempDir()}, want: "storage-bandwidth study"},
+			flagCase{name: "ramped study from client hosts", args: []string{"reproduce", "ingest", "--clients", "2", "--out", t.TempDir()}, want: "ramps its clients"})
+	} else {
+		cases = append(cases, flagCase{name: "without root", args: []string{"compare", "--engines", "postgres", "--network", "rtt=1ms"}, want: "need root"})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

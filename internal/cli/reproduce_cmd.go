@@ -15,6 +15,7 @@ import (
 	"github.com/fairbench/fairbench/internal/compare"
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/reproduce"
+	"github.com/fairbench/fairbench/internal/suite"
 )
 
 func newReproduceCmd() *cobra.Command {
@@ -61,6 +62,9 @@ func newReproduceCmd() *cobra.Command {
 			if err := clients.apply(&hosts); err != nil {
 				return err
 			}
+			if err := checkStudyClientHosts(s, sc, hosts); err != nil {
+				return err
+			}
 			live, stopLive, err := startLive(metricsAddr)
 			if err != nil {
 				return err
@@ -92,6 +96,31 @@ func newReproduceCmd() *cobra.Command {
 	addMetricsFlag(f, &metricsAddr)
 	clients.register(f)
 	return cmd
+}
+
+// checkStudyClientHosts refuses --clients/--network before anything runs when one of the study's
+// runs cannot take its load from client hosts: the storage-bandwidth study runs its own clients
+// on this machine (the option would be silently ignored), and a ramped or self-timed step would
+// fail its run and leave the study's rows empty.
+func checkStudyClientHosts(s *reproduce.Study, sc reproduce.Scale, hosts compare.Options) error {
+	if hosts.Clients == 0 && hosts.Network == nil {
+		return nil
+	}
+	for _, run := range s.Runs(sc) {
+		if run.Bandwidth != nil {
+			return badInputf("--clients/--network: the %s study's run %s is the storage-bandwidth study, which cannot run its clients from client hosts: drop the option", s.Name, run.Name)
+		}
+		st, err := suite.Parse([]byte(run.Suite), "study "+run.Name)
+		if err != nil {
+			return err
+		}
+		o := hosts
+		o.Suite = st
+		if err := compare.CheckClientHosts(&o); err != nil {
+			return badInputf("the %s study's run %s: %v", s.Name, run.Name, err)
+		}
+	}
+	return nil
 }
 
 // studyEngines is the user's --engines, else the study's engines that are installed here.

@@ -70,6 +70,16 @@ func checkClientHosts(o *Options, steps []suite.Resolved) error {
 	return nil
 }
 
+// CheckClientHosts is checkClientHosts for a caller that holds only the options (reproduce,
+// checking each of a study's runs before the first starts).
+func CheckClientHosts(o *Options) error {
+	steps, err := o.Suite.Resolve()
+	if err != nil {
+		return err
+	}
+	return checkClientHosts(o, steps)
+}
+
 // startClientHosts makes the simulated hosts, or returns nil when none are asked for.
 func startClientHosts(o *Options) (*clientHosts, error) {
 	if o.Clients == 0 && o.Network == nil {
