@@ -2,9 +2,9 @@ package report
 
 import (
 	"fmt"
-	"html/template"
 	"strings"
 
+	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -66,13 +66,13 @@ func (m *model) hasAvailability() bool {
 // availabilitySection shows what the faults cost each engine: downtime, reconnections, errors,
 // and whether anything acknowledged was lost. Nil when no run had a fault, a reconnection or an
 // outage.
-func (m *model) availabilitySection() *section {
+func (m *model) availabilitySection() *document.Section {
 	if !m.hasAvailability() {
 		return nil
 	}
 	h, num := m.engineHeader("Workload", "Metric")
 	num[0], num[1] = false, false
-	t := &table{Caption: "Faults, downtime and acknowledged transactions", Header: h, Numeric: num}
+	t := &document.Table{Caption: "Faults, downtime and acknowledged transactions", Header: h, Numeric: num}
 	for _, w := range m.Workloads {
 		t.Rows = append(t.Rows, m.blockRows(w+", "+threadsText(m.Headline[w]), m.headlineGroups(w), availabilityRows, false)...)
 	}
@@ -80,7 +80,7 @@ func (m *model) availabilitySection() *section {
 		"Downtime is time in which no client committed anything, in gaps of at least 0.1 s (an open loop: twenty mean arrival gaps); clients reconnect after a lost connection with a wait from 50 ms doubling to 1 s and run the transaction again, unless its COMMIT got no answer (in doubt: counted as an error, never repeated).",
 		"Acknowledged transactions are those whose COMMIT the client saw succeed, each looked up by id on the surviving nodes after the run; lost ones are counted, never hidden (a loss may be what asynchronous replication allows). — means not checked.",
 	}
-	s := &section{ID: "availability", Heading: "Faults and availability", Tables: []*table{t}}
+	s := &document.Section{ID: "availability", Heading: "Faults and availability", Tables: []*document.Table{t}}
 	for _, r := range m.Results {
 		if a := r.Availability; a != nil {
 			for _, f := range a.Faults {
@@ -127,10 +127,10 @@ func availabilityText(r *result.Result) string {
 }
 
 // availabilityCharts draws downtime and reconnections per interval, with the faults ringed.
-func (m *model) availabilityCharts(notes *[]string) []figGroup {
-	var out []figGroup
+func (m *model) availabilityCharts(notes *[]string) []document.FigGroup {
+	var out []document.FigGroup
 	for _, w := range m.Workloads {
-		fg := figGroup{Title: w + ", " + threadsText(m.Headline[w]) + ": availability"}
+		fg := document.FigGroup{Title: w + ", " + threadsText(m.Headline[w]) + ": availability"}
 		gs := m.headlineGroups(w)
 		for _, c := range []struct {
 			title, y string
@@ -142,8 +142,8 @@ func (m *model) availabilityCharts(notes *[]string) []figGroup {
 			spec := intervalSpec(gs, c.y, c.f, false)
 			spec.Title = c.title
 			spec.Markers, spec.MarkerName = faultMarks(gs, spec), "fault"
-			svg, err := lineChart(spec)
-			fg.add(notes, c.title, svg, err)
+			svg, err := spec.SVG()
+			fg.Add(notes, c.title, svg, err)
 		}
 		if len(fg.Figures) > 0 {
 			out = append(out, fg)
@@ -154,8 +154,8 @@ func (m *model) availabilityCharts(notes *[]string) []figGroup {
 
 // faultMarks rings each fault of the groups' representative runs on its engine's line, at the
 // interval it fired in.
-func faultMarks(gs []*group, spec lineSpec) []markerPoint {
-	var out []markerPoint
+func faultMarks(gs []*group, spec document.LineChart) []document.Marker {
+	var out []document.Marker
 	for _, g := range gs {
 		if g == nil || g.Rep == nil || g.Rep.Availability == nil {
 			continue
@@ -168,20 +168,10 @@ func faultMarks(gs []*group, spec lineSpec) []markerPoint {
 				}
 				y = lineAt(s.X, s.Y, f.AtS)
 			}
-			out = append(out, markerPoint{X: f.AtS, Y: y, Color: colorOf(g.V)})
+			out = append(out, document.Marker{X: f.AtS, Y: y, Color: colorOf(g.V)})
 		}
 	}
 	return out
-}
-
-// add puts a drawn chart in the group, or a note where it could not be drawn.
-func (fg *figGroup) add(notes *[]string, title string, svg template.HTML, err error) {
-	switch {
-	case err != nil:
-		*notes = append(*notes, fmt.Sprintf("%s: %s: chart not drawn: %v", fg.Title, title, err))
-	case svg != "":
-		fg.Figures = append(fg.Figures, figure{Title: title, SVG: svg})
-	}
 }
 
 // lineAt is the line through (xs, ys) at x, interpolated between the points around it, so a

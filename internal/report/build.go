@@ -10,64 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
-// document is the report independent of format: Markdown and HTML both render it, so they state
-// the same facts; HTML adds the figures.
-type document struct {
-	Title    string
-	Date     string
-	Summary  string
-	Variants []*variant
-	Sections []*section
-}
-
-type section struct {
-	ID       string
-	Heading  string
-	Paras    []string
-	Tables   []*table
-	Bullets  []string
-	Code     string
-	Figures  []figGroup
-	HTMLOnly bool
-}
-
-type table struct {
-	Caption string
-	Header  []string
-	Numeric []bool // per column: right-aligned
-	Rows    [][]cell
-	Foot    []string
-}
-
-type cell struct {
-	Text       string
-	Best       bool
-	Incomplete bool
-	Head       bool // row header, such as the workload name opening a block of rows
-	// Saturation marks the step of a ramp where its engine saturated: bold in Markdown, its own
-	// class in HTML.
-	Saturation bool
-	// Failed marks a figure that is not a valid measurement, such as a TPC-H query whose answer
-	// was wrong; its text says so in Markdown, HTML also colours it.
-	Failed bool
-}
-
-// figGroup is a set of figures shown side by side under an optional sub-heading.
-type figGroup struct {
-	Title   string
-	Figures []figure
-	Wide    bool // one figure across the page: too much detail for half its width
-}
-
-type figure struct {
-	Title string
-	SVG   template.HTML
-}
-
-func build(in *Input) (*document, error) {
+func build(in *Input) (*document.Doc, error) {
 	if in == nil {
 		return nil, errors.New("report: no input")
 	}
@@ -75,7 +22,10 @@ func build(in *Input) (*document, error) {
 	if len(m.Results) == 0 {
 		return nil, errors.New("report: no results to report on")
 	}
-	d := &document{Variants: m.Variants}
+	d := &document.Doc{}
+	for _, v := range m.Variants {
+		d.Legend = append(d.Legend, document.Swatch{Name: v.Name, Color: colorOf(v)})
+	}
 	names := make([]string, len(m.Variants))
 	for i, v := range m.Variants {
 		names[i] = v.Name
@@ -120,7 +70,7 @@ func build(in *Input) (*document, error) {
 		d.Sections = append(d.Sections, s)
 	}
 	d.Sections = append(d.Sections, m.fairnessSection(), m.environmentSection(), m.notesSection(), m.runsSection(), m.reproduceSection())
-	var kept []*section
+	var kept []*document.Section
 	for _, s := range d.Sections {
 		if s != nil {
 			kept = append(kept, s)
@@ -298,8 +248,8 @@ func threadsText(n int) string {
 	return fmtInt(int64(n)) + " threads"
 }
 
-func (m *model) decisionSection() *section {
-	t := &table{Header: []string{"Use case", "Best pick", "Why"}}
+func (m *model) decisionSection() *document.Section {
+	t := &document.Table{Header: []string{"Use case", "Best pick", "Why"}}
 	anyRamp, anyOLTP, anyTPCH, anyResource := false, false, false, false
 	for _, d := range m.decisions() {
 		anyRamp = anyRamp || d.Ramp
@@ -318,7 +268,7 @@ func (m *model) decisionSection() *section {
 		if d.Winner != nil || len(d.Tied) > 0 {
 			pick += m.pickCaveat()
 		}
-		t.Rows = append(t.Rows, []cell{{Text: uc, Head: true}, {Text: pick, Best: d.Winner != nil}, {Text: d.Why}})
+		t.Rows = append(t.Rows, []document.Cell{{Text: uc, Head: true}, {Text: pick, Best: d.Winner != nil}, {Text: d.Why}})
 	}
 	if anyOLTP {
 		t.Foot = append(t.Foot, fmt.Sprintf("Best pick is the highest TPS at the thread count every engine ran. A gap smaller than the larger of both engines' repeat spread and %s counts as a tie. Incomplete runs are never picked.", fmtPct(minNoise)))
@@ -332,7 +282,7 @@ func (m *model) decisionSection() *section {
 	if anyRamp {
 		t.Foot = append(t.Foot, "Rows marked (ramp) rank each engine's ramp by its throughput at its own saturation point, whatever the thread count there, with the same tie rule; ramps are never compared with fixed-thread runs.")
 	}
-	return &section{ID: "decision", Heading: "Quick decision", Tables: []*table{t}}
+	return &document.Section{ID: "decision", Heading: "Quick decision", Tables: []*document.Table{t}}
 }
 
 // metricRow describes one row of a per-workload block in a table with engines as columns.
@@ -356,8 +306,8 @@ func (m *model) engineHeader(first ...string) ([]string, []bool) {
 
 // blockRows renders the rows of one workload: one row per metric, one column per engine, the
 // best complete value in each row marked.
-func (m *model) blockRows(label string, groups []*group, rows []metricRow, markIncomplete bool) [][]cell {
-	var out [][]cell
+func (m *model) blockRows(label string, groups []*group, rows []metricRow, markIncomplete bool) [][]document.Cell {
+	var out [][]document.Cell
 	for ri, mr := range rows {
 		vals := make([]float64, len(groups))
 		ok := make([]bool, len(groups))
@@ -377,11 +327,11 @@ func (m *model) blockRows(label string, groups []*group, rows []metricRow, markI
 		if len(out) == 0 {
 			first = label
 		}
-		row := []cell{{Text: first, Head: true}, {Text: mr.Name}}
+		row := []document.Cell{{Text: first, Head: true}, {Text: mr.Name}}
 		for i, g := range groups {
-			c := cell{Text: "—"}
+			c := document.Cell{Text: "—"}
 			if ok[i] {
-				c = cell{Text: mr.Format(vals[i]), Best: best[i], Incomplete: g.Incomplete}
+				c = document.Cell{Text: mr.Format(vals[i]), Best: best[i], Incomplete: g.Incomplete}
 				if g.Incomplete && markIncomplete && ri == 0 {
 					c.Text += " (incomplete)"
 				}
@@ -475,13 +425,13 @@ func (m *model) headlineGroups(w string) []*group {
 	return gs
 }
 
-func (m *model) resultsSection() *section {
+func (m *model) resultsSection() *document.Section {
 	if len(m.Workloads) == 0 {
 		return nil // ramp runs only: the Saturation section has them
 	}
 	h, num := m.engineHeader("Workload", "Metric")
 	num[0], num[1] = false, false
-	t := &table{Header: h, Numeric: num}
+	t := &document.Table{Header: h, Numeric: num}
 	anyIncomplete, anyRepeats := false, false
 	for _, w := range m.Workloads {
 		gs := m.headlineGroups(w)
@@ -509,27 +459,27 @@ func (m *model) resultsSection() *section {
 	if len(m.RampWorkloads) > 0 {
 		t.Foot = append(t.Foot, "Ramp runs are not in this table: the Saturation (ramp) section has them.")
 	}
-	return &section{ID: "results", Heading: "Results", Tables: []*table{t}}
+	return &document.Section{ID: "results", Heading: "Results", Tables: []*document.Table{t}}
 }
 
 // clientCPUCell is the client's own CPU per transaction of a sweep point, "—" where the results
 // do not say.
-func clientCPUCell(g *group) cell {
+func clientCPUCell(g *group) document.Cell {
 	if g.Server == nil || !g.Server.ClientCPUUsPerTxn.OK {
-		return cell{Text: "—"}
+		return document.Cell{Text: "—"}
 	}
-	return cell{Text: fmtSmart(g.Server.ClientCPUUsPerTxn.V), Incomplete: g.Incomplete}
+	return document.Cell{Text: fmtSmart(g.Server.ClientCPUUsPerTxn.V), Incomplete: g.Incomplete}
 }
 
-func (m *model) scalabilitySection() *section {
-	s := &section{ID: "scalability", Heading: "Scalability"}
-	var figs []figure
+func (m *model) scalabilitySection() *document.Section {
+	s := &document.Section{ID: "scalability", Heading: "Scalability"}
+	var figs []document.Figure
 	for _, w := range m.Workloads {
 		if !m.sweep(w) {
 			continue
 		}
 		vs := m.variantsFor(w)
-		t := &table{Caption: w, Header: []string{"Threads"}, Numeric: []bool{true}}
+		t := &document.Table{Caption: w, Header: []string{"Threads"}, Numeric: []bool{true}}
 		for _, v := range vs {
 			t.Header = append(t.Header, v.Name+" TPS", v.Name+" p95 ms", v.Name+" client CPU µs/txn")
 			t.Numeric = append(t.Numeric, true, true, true)
@@ -546,17 +496,17 @@ func (m *model) scalabilitySection() *section {
 			}
 			bt := bestOf(gs, tps, ok, true)
 			bp := bestOf(gs, p95, ok, false)
-			row := []cell{{Text: fmtInt(int64(th)), Head: true}}
+			row := []document.Cell{{Text: fmtInt(int64(th)), Head: true}}
 			for i, g := range gs {
 				if g == nil {
-					row = append(row, cell{Text: "—"}, cell{Text: "—"}, cell{Text: "—"})
+					row = append(row, document.Cell{Text: "—"}, document.Cell{Text: "—"}, document.Cell{Text: "—"})
 					continue
 				}
-				tc := cell{Text: fmtRate(g.TPS), Best: bt[i], Incomplete: g.Incomplete}
+				tc := document.Cell{Text: fmtRate(g.TPS), Best: bt[i], Incomplete: g.Incomplete}
 				if g.Incomplete {
 					tc.Text += " (incomplete)"
 				}
-				row = append(row, tc, cell{Text: fmtMS(g.Lat.P95), Best: bp[i], Incomplete: g.Incomplete}, clientCPUCell(g))
+				row = append(row, tc, document.Cell{Text: fmtMS(g.Lat.P95), Best: bp[i], Incomplete: g.Incomplete}, clientCPUCell(g))
 			}
 			t.Rows = append(t.Rows, row)
 		}
@@ -567,14 +517,14 @@ func (m *model) scalabilitySection() *section {
 		case err != nil:
 			s.Paras = append(s.Paras, fmt.Sprintf("%s: TPS by thread count: chart not drawn: %v", w, err))
 		case svg != "":
-			figs = append(figs, figure{Title: w + ": TPS by thread count", SVG: svg})
+			figs = append(figs, document.Figure{Title: w + ": TPS by thread count", SVG: svg})
 		}
 	}
 	if len(s.Tables) == 0 {
 		return nil
 	}
 	if len(figs) > 0 {
-		s.Figures = []figGroup{{Figures: figs}}
+		s.Figures = []document.FigGroup{{Figures: figs}}
 	}
 	return s
 }
@@ -582,14 +532,14 @@ func (m *model) scalabilitySection() *section {
 // saturationSection shows each ramp step by step: one table per workload with a row per thread
 // count the ramps ran, each engine's saturation step marked, and a line per engine saying where
 // it saturated and why its ramp stopped.
-func (m *model) saturationSection() *section {
+func (m *model) saturationSection() *document.Section {
 	if len(m.RampWorkloads) == 0 {
 		return nil
 	}
-	s := &section{ID: "saturation", Heading: "Saturation (ramp)"}
+	s := &document.Section{ID: "saturation", Heading: "Saturation (ramp)"}
 	for _, w := range m.RampWorkloads {
 		gs := m.rampGroupsFor(w)
-		t := &table{Caption: w, Header: []string{"Threads"}, Numeric: []bool{true}}
+		t := &document.Table{Caption: w, Header: []string{"Threads"}, Numeric: []bool{true}}
 		steps := map[int]bool{}
 		anyRepeats, anyIncomplete := false, false
 		for _, g := range gs {
@@ -602,17 +552,17 @@ func (m *model) saturationSection() *section {
 			anyIncomplete = anyIncomplete || g.Incomplete
 		}
 		for _, th := range sortedKeys(steps) {
-			row := []cell{{Text: fmtInt(int64(th)), Head: true}}
+			row := []document.Cell{{Text: fmtInt(int64(th)), Head: true}}
 			for _, g := range gs {
 				st, ok := rampStep(g.Ramp, th)
 				if !ok {
-					row = append(row, cell{Text: "—"}, cell{Text: "—"})
+					row = append(row, document.Cell{Text: "—"}, document.Cell{Text: "—"})
 					continue
 				}
 				sat := th == g.Ramp.SaturationThreads
 				row = append(row,
-					cell{Text: fmtRate(st.TPS), Saturation: sat, Incomplete: g.Incomplete},
-					cell{Text: fmtMS(st.P99MS), Saturation: sat, Incomplete: g.Incomplete})
+					document.Cell{Text: fmtRate(st.TPS), Saturation: sat, Incomplete: g.Incomplete},
+					document.Cell{Text: fmtMS(st.P99MS), Saturation: sat, Incomplete: g.Incomplete})
 			}
 			t.Rows = append(t.Rows, row)
 		}
@@ -635,14 +585,14 @@ func (m *model) saturationSection() *section {
 		}
 		s.Tables = append(s.Tables, t)
 
-		fg := figGroup{Title: w}
+		fg := document.FigGroup{Title: w}
 		for _, c := range rampCharts(gs) {
 			svg, err := rampChart(gs, w+": "+c.title+" (ramp)", c.yName, c.f, c.slo)
 			switch {
 			case err != nil:
 				s.Paras = append(s.Paras, fmt.Sprintf("%s: %s: chart not drawn: %v", w, c.title, err))
 			case svg != "":
-				fg.Figures = append(fg.Figures, figure{Title: c.title + ", saturation point circled", SVG: svg})
+				fg.Figures = append(fg.Figures, document.Figure{Title: c.title + ", saturation point circled", SVG: svg})
 			}
 		}
 		if len(fg.Figures) > 0 {
@@ -759,7 +709,7 @@ func (m *model) sourcesText() string {
 	return " Sources: " + strings.Join(parts, "; ") + "."
 }
 
-func (m *model) serverSection() *section {
+func (m *model) serverSection() *document.Section {
 	opt := func(f func(a *serverAgg) optFloat) func(g *group) (float64, bool) {
 		return func(g *group) (float64, bool) {
 			o := f(g.Server)
@@ -767,7 +717,7 @@ func (m *model) serverSection() *section {
 		}
 	}
 	base := []metricRow{
-		{Name: "server CPU % (of machine)", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.CPUPct }), Format: func(v float64) string { return fmtFixed(v, 1) }},
+		{Name: "server CPU % (of machine)", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.CPUPct }), Format: func(v float64) string { return document.Fixed(v, 1) }},
 		{Name: "memory idle MB", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.MemIdleMB }), Format: fmtSmart},
 		{Name: "memory under load MB", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.MemLoadMB }), Format: fmtSmart},
 		{Name: "· anonymous MB", NoBest: true, Value: opt(func(a *serverAgg) optFloat { return a.MemAnonLoadMB }), Format: fmtSmart},
@@ -784,7 +734,7 @@ func (m *model) serverSection() *section {
 	}
 	h, num := m.engineHeader("Workload", "Metric")
 	num[0], num[1] = false, false
-	t := &table{Header: h, Numeric: num}
+	t := &document.Table{Header: h, Numeric: num}
 	hasServer, dataWritten := false, false
 	for _, w := range m.Workloads {
 		gs := m.headlineGroups(w)
@@ -827,7 +777,7 @@ func (m *model) serverSection() *section {
 	if dataWritten {
 		t.Foot = append(t.Foot, "innodb_data_written is not one figure across engines: MySQL counts its redo log writes in it, MariaDB only data-file writes (page flushes, doublewrite), which a short run may not have at all (its page cleaner stays idle below 90% dirty pages); disk write KB per txn is the comparable figure.")
 	}
-	return &section{ID: "server", Heading: "Server side", Tables: []*table{t}}
+	return &document.Section{ID: "server", Heading: "Server side", Tables: []*document.Table{t}}
 }
 
 func sortedStrings(set map[string]bool) []string {
@@ -839,11 +789,11 @@ func sortedStrings(set map[string]bool) []string {
 	return out
 }
 
-func (m *model) spreadSection() *section {
+func (m *model) spreadSection() *document.Section {
 	if !m.hasRepeats() {
 		return nil
 	}
-	t := &table{
+	t := &document.Table{
 		Header:  []string{"Workload", "Threads", "Engine", "Runs", "Median TPS", "Min TPS", "Max TPS", "Spread"},
 		Numeric: []bool{false, true, false, true, true, true, true, true},
 	}
@@ -858,7 +808,7 @@ func (m *model) spreadSection() *section {
 				if g.IncompleteRuns > 0 {
 					runs += fmt.Sprintf(" (+%d incomplete)", g.IncompleteRuns)
 				}
-				t.Rows = append(t.Rows, []cell{
+				t.Rows = append(t.Rows, []document.Cell{
 					{Text: w, Head: true}, {Text: fmtInt(int64(th))}, {Text: v.Name}, {Text: runs},
 					{Text: fmtRate(g.TPS), Incomplete: g.Incomplete}, {Text: fmtRate(g.MinTPS)}, {Text: fmtRate(g.MaxTPS)}, {Text: fmtPct(g.Spread)},
 				})
@@ -866,15 +816,15 @@ func (m *model) spreadSection() *section {
 		}
 	}
 	t.Foot = []string{"Spread is (max − min) / median TPS over complete runs; the quick decision treats gaps below it (and below 5%) as ties."}
-	return &section{ID: "spread", Heading: "Repeat spread", Tables: []*table{t}}
+	return &document.Section{ID: "spread", Heading: "Repeat spread", Tables: []*document.Table{t}}
 }
 
-func (m *model) fairnessSection() *section {
-	s := &section{ID: "fairness", Heading: "Fairness profile and server settings"}
+func (m *model) fairnessSection() *document.Section {
+	s := &document.Section{ID: "fairness", Heading: "Fairness profile and server settings"}
 	if m.Env != nil && len(m.Env.Fairness) > 0 {
-		t := &table{Caption: "Profile applied to every engine", Header: []string{"Setting", "Value"}}
+		t := &document.Table{Caption: "Profile applied to every engine", Header: []string{"Setting", "Value"}}
 		for _, k := range sortedMapKeys(m.Env.Fairness) {
-			t.Rows = append(t.Rows, []cell{{Text: k, Head: true}, {Text: m.Env.Fairness[k]}})
+			t.Rows = append(t.Rows, []document.Cell{{Text: k, Head: true}, {Text: m.Env.Fairness[k]}})
 		}
 		s.Tables = append(s.Tables, t)
 	}
@@ -897,7 +847,7 @@ func (m *model) fairnessSection() *section {
 
 // settingsTable lays settings out key by engine; engines name the same knob differently, so the
 // table is sparse, but side by side the reader sees what each engine was given.
-func (m *model) settingsTable(caption string, get func(*result.Server) map[string]string) *table {
+func (m *model) settingsTable(caption string, get func(*result.Server) map[string]string) *document.Table {
 	vals := map[string]map[*variant][]string{}
 	for _, r := range m.Results {
 		if r.Server == nil {
@@ -917,13 +867,13 @@ func (m *model) settingsTable(caption string, get func(*result.Server) map[strin
 		return nil
 	}
 	h, _ := m.engineHeader("Setting")
-	t := &table{Caption: caption, Header: h}
+	t := &document.Table{Caption: caption, Header: h}
 	keys := make(map[string]bool, len(vals))
 	for k := range vals {
 		keys[k] = true
 	}
 	for _, k := range sortedStrings(keys) {
-		row := []cell{{Text: k, Head: true}}
+		row := []document.Cell{{Text: k, Head: true}}
 		for _, v := range m.Variants {
 			txt := "—"
 			if vs := vals[k][v]; len(vs) > 0 {
@@ -931,7 +881,7 @@ func (m *model) settingsTable(caption string, get func(*result.Server) map[strin
 				// a run measured under other settings.
 				txt = strings.Join(vs, " / ")
 			}
-			row = append(row, cell{Text: txt})
+			row = append(row, document.Cell{Text: txt})
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -951,13 +901,13 @@ func containsStr(ss []string, s string) bool { return slices.Contains(ss, s) }
 
 func sortedMapKeys(mp map[string]string) []string { return slices.Sorted(maps.Keys(mp)) }
 
-func (m *model) environmentSection() *section {
-	s := &section{ID: "environment", Heading: "Environment"}
+func (m *model) environmentSection() *document.Section {
+	s := &document.Section{ID: "environment", Heading: "Environment"}
 	if e := m.Env; e != nil {
-		t := &table{Header: []string{"Item", "Value"}}
+		t := &document.Table{Header: []string{"Item", "Value"}}
 		add := func(k, v string) {
 			if v != "" {
-				t.Rows = append(t.Rows, []cell{{Text: k, Head: true}, {Text: v}})
+				t.Rows = append(t.Rows, []document.Cell{{Text: k, Head: true}, {Text: v}})
 			}
 		}
 		add("Host", e.Hostname)
@@ -982,7 +932,7 @@ func (m *model) environmentSection() *section {
 	}
 	// Versions as each server reported them, whatever environment.json says: these are what the
 	// figures were measured against.
-	t := &table{Caption: "Servers as measured", Header: []string{"Engine", "Version (SELECT version())", "Target"}}
+	t := &document.Table{Caption: "Servers as measured", Header: []string{"Engine", "Version (SELECT version())", "Target"}}
 	for _, v := range m.Variants {
 		var versions, targets []string
 		for _, r := range m.Results {
@@ -996,7 +946,7 @@ func (m *model) environmentSection() *section {
 				targets = append(targets, r.Engine.Target)
 			}
 		}
-		t.Rows = append(t.Rows, []cell{{Text: v.Name, Head: true}, {Text: orDash(strings.Join(versions, " / "))}, {Text: orDash(strings.Join(targets, " / "))}})
+		t.Rows = append(t.Rows, []document.Cell{{Text: v.Name, Head: true}, {Text: orDash(strings.Join(versions, " / "))}, {Text: orDash(strings.Join(targets, " / "))}})
 	}
 	s.Tables = append(s.Tables, t)
 	return s
@@ -1009,8 +959,8 @@ func orDash(s string) string {
 	return s
 }
 
-func (m *model) notesSection() *section {
-	s := &section{ID: "notes", Heading: "Notes"}
+func (m *model) notesSection() *document.Section {
+	s := &document.Section{ID: "notes", Heading: "Notes"}
 	if m.Env != nil {
 		s.Bullets = append(s.Bullets, m.Env.Notes...)
 	}
@@ -1075,8 +1025,8 @@ func (m *model) notesSection() *section {
 	return s
 }
 
-func (m *model) runsSection() *section {
-	t := &table{
+func (m *model) runsSection() *document.Section {
+	t := &document.Table{
 		Header:  []string{"Engine", "Workload", "Threads", "Label", "Started (UTC)", "Measured", "TPS", "Status"},
 		Numeric: []bool{false, false, true, false, false, true, true, false},
 	}
@@ -1108,18 +1058,18 @@ func (m *model) runsSection() *section {
 				if r.TPCH != nil || !r.IsMeaningful() {
 					tps = "—" // TPC-H measures query times, which its own section shows; a run too short has no rate
 				}
-				t.Rows = append(t.Rows, []cell{
+				t.Rows = append(t.Rows, []document.Cell{
 					{Text: v.Name, Head: true}, {Text: w}, {Text: threads}, {Text: orDash(r.Label)},
 					{Text: started}, {Text: fmtSeconds(r.DurationS)}, {Text: tps, Incomplete: !r.Complete || !r.IsMeaningful()}, {Text: status, Incomplete: !r.Complete || !r.IsMeaningful()},
 				})
 			}
 		}
 	}
-	return &section{ID: "runs", Heading: "Runs", Tables: []*table{t}}
+	return &document.Section{ID: "runs", Heading: "Runs", Tables: []*document.Table{t}}
 }
 
-func (m *model) reproduceSection() *section {
-	s := &section{ID: "reproduce", Heading: "Reproduce"}
+func (m *model) reproduceSection() *document.Section {
+	s := &document.Section{ID: "reproduce", Heading: "Reproduce"}
 	if m.Env != nil && m.Env.Command != "" {
 		s.Paras = []string{"On a comparable machine, run:"}
 		s.Code = m.Env.Command
@@ -1129,17 +1079,17 @@ func (m *model) reproduceSection() *section {
 	return s
 }
 
-func (m *model) chartsSection() *section {
-	s := &section{ID: "charts", Heading: "Charts", HTMLOnly: true}
+func (m *model) chartsSection() *document.Section {
+	s := &document.Section{ID: "charts", Heading: "Charts", HTMLOnly: true}
 	for _, w := range m.Workloads {
-		fg := figGroup{Title: w + ", " + threadsText(m.Headline[w])}
+		fg := document.FigGroup{Title: w + ", " + threadsText(m.Headline[w])}
 		add := func(title string, svg template.HTML, err error) {
 			if err != nil {
 				s.Paras = append(s.Paras, fmt.Sprintf("%s: %s: chart not drawn: %v", fg.Title, title, err))
 				return
 			}
 			if svg != "" {
-				fg.Figures = append(fg.Figures, figure{Title: title, SVG: svg})
+				fg.Figures = append(fg.Figures, document.Figure{Title: title, SVG: svg})
 			}
 		}
 		gs := m.headlineGroups(w)

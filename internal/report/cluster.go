@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"strings"
 
+	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -67,7 +68,7 @@ var clusterRows = []metricRow{
 	{Name: "certification failures", Format: fmtCount, Value: replFigure(intFig(func(r *result.Replication) *int64 { return r.CertFailures }, 1))},
 	{Name: "· per 1,000 txn", Format: fmtSmart, Value: replFigure(perThousandTxn(func(r *result.Replication) *int64 { return r.CertFailures }))},
 	{Name: "brute-force aborts", Format: fmtCount, Value: replFigure(intFig(func(r *result.Replication) *int64 { return r.BFAborts }, 1))},
-	{Name: "flow control paused %", Format: func(v float64) string { return fmtFixed(v, 2) }, Value: replFigure(floatFig(func(r *result.Replication) *float64 { return r.FlowControlPaused }, 100))},
+	{Name: "flow control paused %", Format: func(v float64) string { return document.Fixed(v, 2) }, Value: replFigure(floatFig(func(r *result.Replication) *float64 { return r.FlowControlPaused }, 100))},
 	{Name: "receive queue, most (write sets)", Format: fmtCount, Value: replFigure(intFig(func(r *result.Replication) *int64 { return r.RecvQueueMax }, 1))},
 	{Name: "commit lag, most (write sets)", Format: fmtCount, Value: replFigure(intFig(func(r *result.Replication) *int64 { return r.CommitLagMax }, 1))},
 	{Name: "cluster size, least", NoBest: true, Format: fmtCount, Value: replFigure(intFig(func(r *result.Replication) *int64 { return r.ClusterSizeMin }, 1))},
@@ -80,14 +81,14 @@ var clusterRows = []metricRow{
 }
 
 // fmtLagS shows a replication lag in seconds to the millisecond: most lags on loopback are a few.
-func fmtLagS(v float64) string { return fmtFixed(v, 3) }
+func fmtLagS(v float64) string { return document.Fixed(v, 3) }
 
 // clusterSection shows what replication cost the clustered engines, beside the single servers'
 // empty columns, and each node's own figures. Nil when no run was of a cluster.
-func (m *model) clusterSection() *section {
+func (m *model) clusterSection() *document.Section {
 	h, num := m.engineHeader("Workload", "Metric")
 	num[0], num[1] = false, false
-	t := &table{Caption: "Replication over the measured run", Header: h, Numeric: num}
+	t := &document.Table{Caption: "Replication over the measured run", Header: h, Numeric: num}
 	for _, w := range m.Workloads {
 		t.Rows = append(t.Rows, m.blockRows(w+", "+threadsText(m.Headline[w]), m.headlineGroups(w), clusterRows, false)...)
 	}
@@ -98,7 +99,7 @@ func (m *model) clusterSection() *section {
 		"Galera: certification failures and brute-force aborts are transactions that lost to a conflicting write set from another node, summed over the nodes (the client sees a deadlock and retries); flow control paused is the most any node's replication was paused, as a share of the measured time; receive queue is the most write sets a node held unapplied at a sample; commit lag is the most write sets a node had committed fewer than the most advanced one (wsrep_last_committed, nodes read at once each interval).",
 		"PostgreSQL streaming: write, flush and replay lag from the leader's pg_stat_replication, and replay lag in bytes as pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn), over every replica and interval sample. Lower is better in every row; — means the engine has no such figure.",
 	}
-	s := &section{ID: "cluster", Heading: "Clusters: replication and nodes", Tables: []*table{t}, Paras: m.routingNotes()}
+	s := &document.Section{ID: "cluster", Heading: "Clusters: replication and nodes", Tables: []*document.Table{t}, Paras: m.routingNotes()}
 	if nt := m.nodeTable(); nt != nil {
 		s.Tables = append(s.Tables, nt)
 	}
@@ -107,8 +108,8 @@ func (m *model) clusterSection() *section {
 }
 
 // nodeTable has one row per node of each clustered engine's headline run of each workload.
-func (m *model) nodeTable() *table {
-	t := &table{
+func (m *model) nodeTable() *document.Table {
+	t := &document.Table{
 		Caption: "Each node's own figures",
 		Header:  []string{"Engine", "Workload", "Node", "Role", "CPU %", "memory under load MB", "disk write MB", "WAL/redo KB per txn", "cert. failures", "BF aborts", "flow control paused %", "replay lag s, most", "replay lag KB, most", "note"},
 		Numeric: []bool{false, false, false, false, true, true, true, true, true, true, true, true, true, false},
@@ -132,13 +133,13 @@ func (m *model) nodeTable() *table {
 
 // nodeRow is one node's row: host figures and counters from the node's totals, replication from
 // its interval samples.
-func nodeRow(g *group, i int, n result.Node) []cell {
-	dash := cell{Text: "—"}
-	opt := func(v float64, ok bool, f func(float64) string) cell {
+func nodeRow(g *group, i int, n result.Node) []document.Cell {
+	dash := document.Cell{Text: "—"}
+	opt := func(v float64, ok bool, f func(float64) string) document.Cell {
 		if !ok {
 			return dash
 		}
-		return cell{Text: f(v), Incomplete: g.Incomplete}
+		return document.Cell{Text: f(v), Incomplete: g.Incomplete}
 	}
 	s := nodeSamples(g.Rep.Intervals, n.Name)
 	ctr := func(k string) (float64, bool) { v, ok := n.Counters[k]; return float64(v), ok }
@@ -153,14 +154,14 @@ func nodeRow(g *group, i int, n result.Node) []cell {
 	if s.lastRole != "" && s.lastRole != role {
 		role += " → " + s.lastRole
 	}
-	return []cell{
+	return []document.Cell{
 		{Text: g.V.Name, Head: true}, {Text: g.Workload}, {Text: n.Name + " (" + n.Addr + ")"}, {Text: orDash(role)},
-		opt(n.CPUPct, n.CPUSource != "", func(v float64) string { return fmtFixed(v, 1) }),
+		opt(n.CPUPct, n.CPUSource != "", func(v float64) string { return document.Fixed(v, 1) }),
 		opt(n.MemLoadMB, n.MemLoadMB > 0, fmtSmart),
 		opt(float64(n.DiskWriteBytes)/(1<<20), deviceLevel(&n.Server), fmtSmart),
 		opt(redo/1024, redoOK, fmtSmart),
 		opt(cert, certOK, fmtCount), opt(bf, bfOK, fmtCount),
-		opt(fc, fcOK && g.Rep.DurationS > 0, func(v float64) string { return fmtFixed(v, 2) }),
+		opt(fc, fcOK && g.Rep.DurationS > 0, func(v float64) string { return document.Fixed(v, 2) }),
 		opt(s.replayLagMax, s.hasLag, fmtLagS), opt(s.replayBytesMax/1024, s.hasBytes, fmtSmart),
 		{Text: nodeNote(n, s.down)},
 	}
@@ -240,10 +241,10 @@ func derefI(p *int64, scale float64) (float64, bool) {
 }
 
 // clusterCharts draws the per-node interval charts of each workload with a clustered engine.
-func (m *model) clusterCharts(notes *[]string) []figGroup {
-	var out []figGroup
+func (m *model) clusterCharts(notes *[]string) []document.FigGroup {
+	var out []document.FigGroup
 	for _, w := range m.Workloads {
-		fg := figGroup{Title: w + ", " + threadsText(m.Headline[w]) + ": per node"}
+		fg := document.FigGroup{Title: w + ", " + threadsText(m.Headline[w]) + ": per node"}
 		for _, c := range nodeCharts {
 			svg, err := m.nodeLineChart(m.headlineGroups(w), c)
 			if err != nil {
@@ -251,7 +252,7 @@ func (m *model) clusterCharts(notes *[]string) []figGroup {
 				continue
 			}
 			if svg != "" {
-				fg.Figures = append(fg.Figures, figure{Title: c.title, SVG: svg})
+				fg.Figures = append(fg.Figures, document.Figure{Title: c.title, SVG: svg})
 			}
 		}
 		if len(fg.Figures) > 0 {
@@ -262,7 +263,7 @@ func (m *model) clusterCharts(notes *[]string) []figGroup {
 }
 
 func (m *model) nodeLineChart(gs []*group, c nodeChart) (template.HTML, error) {
-	spec := lineSpec{Title: c.title, XName: "seconds", YName: c.yName, XFromZero: true}
+	spec := document.LineChart{Title: c.title, XName: "seconds", YName: c.yName, XFromZero: true}
 	for _, g := range gs {
 		if g == nil || g.Rep == nil || g.Rep.Server == nil {
 			continue
@@ -270,7 +271,7 @@ func (m *model) nodeLineChart(gs []*group, c nodeChart) (template.HTML, error) {
 		for _, n := range g.Rep.Server.Nodes {
 			// One colour per line of the chart (two clusters' nodes share it), by the
 			// line's place: the engines' own colours would give every node of one the same.
-			s := lineSeries{Name: g.V.Name + " " + n.Name, Color: palette[len(spec.Series)%len(palette)]}
+			s := document.Series{Name: g.V.Name + " " + n.Name, Color: document.Palette[len(spec.Series)%len(document.Palette)]}
 			for _, iv := range g.Rep.Intervals {
 				for _, ni := range iv.Nodes {
 					if y, ok := c.f(ni); ok && ni.Node == n.Name {
@@ -283,7 +284,7 @@ func (m *model) nodeLineChart(gs []*group, c nodeChart) (template.HTML, error) {
 			}
 		}
 	}
-	return lineChart(spec)
+	return spec.SVG()
 }
 
 // aggregates says how each clustered engine's server figures were formed ("galera: sum of 3

@@ -4,21 +4,22 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/history"
 )
 
 // HistoryMarkdown renders the lines as one table (`fairbench history`).
 func HistoryMarkdown(lines []history.Line) []byte {
-	return renderMarkdown(historyDocument(lines, false))
+	return historyDocument(lines, false).Markdown()
 }
 
 // HistoryHTML renders the same table and a chart of TPS and p99 over the runs per workload.
 func HistoryHTML(lines []history.Line) ([]byte, error) {
-	return renderHTML(historyDocument(lines, true))
+	return historyDocument(lines, true).HTML()
 }
 
-func historyDocument(lines []history.Line, charts bool) *document {
-	t := &table{
+func historyDocument(lines []history.Line, charts bool) *document.Doc {
+	t := &document.Table{
 		Header:  []string{"engine and workload", "run", "started (UTC)", "server version", "fingerprint", "TPS", "p99 ms", "from"},
 		Numeric: []bool{false, true, false, false, false, true, true, false},
 		Foot: []string{"The fingerprint hashes the workload's options, threads, rate and the server's own settings: " +
@@ -30,30 +31,30 @@ func historyDocument(lines []history.Line, charts bool) *document {
 			if i == 0 {
 				head = l.Key.String()
 			}
-			tps := cell{Text: fmtRate(p.TPS), Incomplete: !p.Complete}
+			tps := document.Cell{Text: fmtRate(p.TPS), Incomplete: !p.Complete}
 			if !p.Complete {
 				tps.Text += " (incomplete)"
 			}
-			t.Rows = append(t.Rows, []cell{{Text: head, Head: head != ""}, {Text: fmt.Sprint(i + 1)},
+			t.Rows = append(t.Rows, []document.Cell{{Text: head, Head: head != ""}, {Text: fmt.Sprint(i + 1)},
 				{Text: p.StartedAt}, {Text: p.Version}, {Text: p.Fingerprint}, tps, {Text: fmtMS(p.P99MS)}, {Text: p.Source}})
 		}
 	}
-	d := &document{
+	d := &document.Doc{
 		Title:    "fairbench history",
 		Date:     historySpan(lines),
 		Summary:  fmt.Sprintf("%d engine and workload steps across the runs given, oldest first.", len(lines)),
-		Sections: []*section{{ID: "history", Heading: "Runs over time", Tables: []*table{t}}},
+		Sections: []*document.Section{{ID: "history", Heading: "Runs over time", Tables: []*document.Table{t}}},
 	}
 	if charts {
 		if figs := historyFigures(lines); len(figs.Figures) > 0 {
-			d.Sections = append(d.Sections, &section{ID: "history-charts", Heading: "Charts", HTMLOnly: true, Figures: []figGroup{figs}})
+			d.Sections = append(d.Sections, &document.Section{ID: "history-charts", Heading: "Charts", HTMLOnly: true, Figures: []document.FigGroup{figs}})
 		}
 	}
 	return d
 }
 
 // historyFigures draws, per workload and label, TPS and p99 by run number with one line per engine.
-func historyFigures(lines []history.Line) figGroup {
+func historyFigures(lines []history.Line) document.FigGroup {
 	byWorkload := map[string][]history.Line{}
 	var names []string
 	for _, l := range lines {
@@ -67,24 +68,24 @@ func historyFigures(lines []history.Line) figGroup {
 		byWorkload[w] = append(byWorkload[w], l)
 	}
 	sort.Strings(names)
-	var g figGroup
+	var g document.FigGroup
 	for _, w := range names {
 		for _, m := range []struct {
 			y string
 			f func(history.Point) float64
 		}{{"TPS", func(p history.Point) float64 { return p.TPS }}, {"p99 ms", func(p history.Point) float64 { return p.P99MS }}} {
-			spec := lineSpec{Title: w + ": " + m.y + " by run", XName: "run", YName: m.y, Dots: true, XFromZero: false}
+			spec := document.LineChart{Title: w + ": " + m.y + " by run", XName: "run", YName: m.y, Dots: true, XFromZero: false}
 			for _, l := range byWorkload[w] {
-				s := lineSeries{Name: l.Key.Engine}
+				s := document.Series{Name: l.Key.Engine}
 				for i, p := range l.Points {
 					s.X = append(s.X, float64(i+1))
 					s.Y = append(s.Y, m.f(p))
 				}
 				spec.Series = append(spec.Series, s)
 			}
-			svg, err := lineChart(spec)
+			svg, err := spec.SVG()
 			if err == nil && svg != "" {
-				g.Figures = append(g.Figures, figure{Title: spec.Title, SVG: svg})
+				g.Figures = append(g.Figures, document.Figure{Title: spec.Title, SVG: svg})
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -17,7 +18,7 @@ type knobKey struct {
 	threads              int
 }
 
-func (m *model) knobSection() *section {
+func (m *model) knobSection() *document.Section {
 	runs := map[knobKey][]*result.Result{}
 	var keys []knobKey
 	knobOrder := map[string]int{}
@@ -47,7 +48,7 @@ func (m *model) knobSection() *section {
 		}
 		return lessWorkload(a.workload, b.workload)
 	})
-	t := &table{
+	t := &document.Table{
 		Header:  []string{"Knob", "Engine", "Settings flipped", "Workload", "Threads", "TPS as compared", "TPS flipped", "Effect"},
 		Numeric: []bool{false, false, false, false, true, true, true, true},
 	}
@@ -55,11 +56,11 @@ func (m *model) knobSection() *section {
 		t.Rows = append(t.Rows, m.knobRow(k, runs[k]))
 	}
 	t.Foot = []string{"Each row is one engine run again with that one knob flipped from the comparison's profile, everything else equal; TPS is the median of complete runs at the thread count the comparison's tables use. Effect is flipped over compared, minus one; within noise when smaller than the largest of 5% and the two repeat spreads. Each flipped run follows its engine's own run directly; an effect on a workload the knob cannot touch (the binary log on read-only work) shows how much the machine itself moved between the two."}
-	return &section{ID: "knobs", Heading: "Knob effects (--explain)", Tables: []*table{t},
+	return &document.Section{ID: "knobs", Heading: "Knob effects (--explain)", Tables: []*document.Table{t},
 		Paras: []string{"Which setting explains a gap: the headline figure of each engine with one knob flipped, beside the comparison's."}}
 }
 
-func (m *model) knobRow(k knobKey, runs []*result.Result) []cell {
+func (m *model) knobRow(k knobKey, runs []*result.Result) []document.Cell {
 	var tps []float64
 	complete := false
 	for _, r := range runs {
@@ -99,7 +100,7 @@ func (m *model) knobRow(k knobKey, runs []*result.Result) []cell {
 			changed = settingsChange(base.Rep.Server.Profile, runs[0].Server.Profile)
 		}
 	}
-	return []cell{{Text: k.knob, Head: true}, {Text: k.kind}, {Text: orDash(changed)}, {Text: k.workload},
+	return []document.Cell{{Text: k.knob, Head: true}, {Text: k.kind}, {Text: orDash(changed)}, {Text: k.workload},
 		{Text: fmtInt(int64(k.threads))}, {Text: baseTxt}, {Text: fmtRate(flipped), Incomplete: !complete}, {Text: effect}}
 }
 

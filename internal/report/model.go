@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/result"
-	"github.com/fairbench/fairbench/internal/svgchart"
 )
 
 // variant is one column of the report: an engine, told apart from other runs of the same engine
@@ -20,7 +20,7 @@ type variant struct {
 	Name    string // what the reader sees: "mysql" or "mysql (binlog-on)"
 	Version string
 	Index   int    // position in the report's engine order
-	Color   string // in every chart and swatch: its engine's own (svgchart.Colors)
+	Color   string // in every chart and swatch: its engine's own (document.Colors)
 }
 
 // group is every run that shares variant, workload and thread count: the repeats of one
@@ -265,7 +265,7 @@ func newModel(in *Input) *model {
 		v.Index = i
 		kinds[i] = v.Kind
 	}
-	for i, c := range svgchart.Colors(kinds) {
+	for i, c := range document.Colors(kinds) {
 		m.Variants[i].Color = c
 	}
 	m.Workloads = sortedWorkloads(workloads)

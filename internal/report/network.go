@@ -1,13 +1,17 @@
 package report
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/fairbench/fairbench/internal/document"
+)
 
 // networkSection shows, for runs whose clients sat at a simulated distance (compare
 // --network), how much of the latency the round trips explain: round trips per transaction
 // times the added round trip, over the average latency. Near 100% means the distance, not the
 // server, decided the figure, as in the payments study's WiFi runs.
-func (m *model) networkSection() *section {
-	t := &table{
+func (m *model) networkSection() *document.Section {
+	t := &document.Table{
 		Header:  []string{"engine", "workload", "client hosts", "added rtt ms", "delay by", "round trips / txn", "avg latency ms", "explained by round trips"},
 		Numeric: []bool{false, false, true, true, false, true, true, true},
 		Foot: []string{"Explained = round trips per transaction × added rtt / average latency: the share of each transaction's time " +
@@ -21,16 +25,16 @@ func (m *model) networkSection() *section {
 		}
 		rt, explained := "-", "-"
 		if w := r.Wire; w != nil {
-			rt = fmtFixed(w.RoundTripsPerTxn, 2)
+			rt = document.Fixed(w.RoundTripsPerTxn, 2)
 			if r.LatencyMS.Avg > 0 && n.RTTMS > 0 {
 				explained = fmtPct(w.RoundTripsPerTxn * n.RTTMS / r.LatencyMS.Avg)
 			}
 		}
-		t.Rows = append(t.Rows, []cell{{Text: r.Engine.Kind}, {Text: r.Workload.Name}, {Text: fmt.Sprint(n.Hosts)},
+		t.Rows = append(t.Rows, []document.Cell{{Text: r.Engine.Kind}, {Text: r.Workload.Name}, {Text: fmt.Sprint(n.Hosts)},
 			{Text: fmtTrim(n.RTTMS)}, {Text: n.Mechanism}, {Text: rt}, {Text: fmtMS(r.LatencyMS.Avg)}, {Text: explained}})
 	}
 	if len(t.Rows) == 0 {
 		return nil
 	}
-	return &section{ID: "network", Heading: "Network distance", Tables: []*table{t}}
+	return &document.Section{ID: "network", Heading: "Network distance", Tables: []*document.Table{t}}
 }

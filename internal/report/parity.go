@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -23,7 +24,7 @@ type parityDiff struct {
 }
 
 type parityAudit struct {
-	settings, data, statements *table
+	settings, data, statements *document.Table
 	diffs                      []parityDiff
 	defaults                   bool     // some engine ran with its package's defaults
 	unrecorded                 []string // what the results do not record, so could not be compared
@@ -302,9 +303,9 @@ func (m *model) facetValues(f facet) map[*variant]*variantValues {
 	return out
 }
 
-func (m *model) settingsAudit(a *parityAudit) *table {
+func (m *model) settingsAudit(a *parityAudit) *document.Table {
 	h, _ := m.engineHeader("Setting")
-	t := &table{Caption: "Settings, as each server reported them", Header: h}
+	t := &document.Table{Caption: "Settings, as each server reported them", Header: h}
 	profiles := map[*variant][]string{}
 	for _, r := range m.Results {
 		v := m.variantOf(r)
@@ -313,10 +314,10 @@ func (m *model) settingsAudit(a *parityAudit) *table {
 			profiles[v] = append(profiles[v], p)
 		}
 	}
-	row := []cell{{Text: "profile", Head: true}}
+	row := []document.Cell{{Text: "profile", Head: true}}
 	all := map[string]bool{}
 	for _, v := range m.Variants {
-		row = append(row, cell{Text: strings.Join(profiles[v], " / ")})
+		row = append(row, document.Cell{Text: strings.Join(profiles[v], " / ")})
 		for _, p := range profiles[v] {
 			all[p] = true
 		}
@@ -328,7 +329,7 @@ func (m *model) settingsAudit(a *parityAudit) *table {
 	m.transportRow(a, t)
 	for _, f := range facets {
 		vals := m.facetValues(f)
-		row := []cell{{Text: f.name, Head: true}}
+		row := []document.Cell{{Text: f.name, Head: true}}
 		for _, v := range m.Variants {
 			txt := "—"
 			if vv := vals[v]; vv != nil {
@@ -338,7 +339,7 @@ func (m *model) settingsAudit(a *parityAudit) *table {
 			} else if !containsStr(a.unrecorded, f.name) {
 				a.unrecorded = append(a.unrecorded, f.name)
 			}
-			row = append(row, cell{Text: txt})
+			row = append(row, document.Cell{Text: txt})
 		}
 		t.Rows = append(t.Rows, row)
 		if d, ok := m.facetDiff(f, vals, a.defaults); ok {
@@ -352,7 +353,7 @@ func (m *model) settingsAudit(a *parityAudit) *table {
 
 // transportRow shows what each server said the benchmark's connections were: plaintext or a
 // TLS version. Encryption costs CPU on both ends, so engines must agree.
-func (m *model) transportRow(a *parityAudit, t *table) {
+func (m *model) transportRow(a *parityAudit, t *document.Table) {
 	vals := map[*variant][]string{}
 	all := map[string]bool{}
 	for _, r := range m.Results {
@@ -364,7 +365,7 @@ func (m *model) transportRow(a *parityAudit, t *table) {
 			all[tr] = true
 		}
 	}
-	row := []cell{{Text: "transport (TLS)", Head: true}}
+	row := []document.Cell{{Text: "transport (TLS)", Head: true}}
 	for _, v := range m.Variants {
 		txt := strings.Join(vals[v], " / ")
 		if txt == "" {
@@ -373,7 +374,7 @@ func (m *model) transportRow(a *parityAudit, t *table) {
 				a.unrecorded = append(a.unrecorded, "transport")
 			}
 		}
-		row = append(row, cell{Text: txt})
+		row = append(row, document.Cell{Text: txt})
 	}
 	t.Rows = append(t.Rows, row)
 	if len(all) > 1 {
@@ -508,7 +509,7 @@ func factsOf(ds *result.Dataset) dataFacts {
 	return f
 }
 
-func (m *model) dataAudit(a *parityAudit) *table {
+func (m *model) dataAudit(a *parityAudit) *document.Table {
 	type key struct {
 		set string
 		v   *variant
@@ -534,7 +535,7 @@ func (m *model) dataAudit(a *parityAudit) *table {
 	}
 	h, num := m.engineHeader("Data set", "")
 	num[0], num[1] = false, false
-	t := &table{Caption: "Data, as loaded (before the first measured run)", Header: h, Numeric: num}
+	t := &document.Table{Caption: "Data, as loaded (before the first measured run)", Header: h, Numeric: num}
 	var notes []string
 	for _, set := range sortedStrings(sets) {
 		rowsDiffer := false
@@ -547,7 +548,7 @@ func (m *model) dataAudit(a *parityAudit) *table {
 			{"content checksum", func(f dataFacts) string { return f.checksum }},
 			{"indexes", func(f dataFacts) string { return f.indexes }},
 		} {
-			cells := []cell{{Text: set, Head: true}, {Text: row.name}}
+			cells := []document.Cell{{Text: set, Head: true}, {Text: row.name}}
 			seen := map[string][]string{}
 			var order []string
 			for _, v := range m.Variants {
@@ -559,7 +560,7 @@ func (m *model) dataAudit(a *parityAudit) *table {
 					}
 				}
 				txt := strings.Join(vals, " / ")
-				cells = append(cells, cell{Text: orDash(txt)})
+				cells = append(cells, document.Cell{Text: orDash(txt)})
 				if txt != "" {
 					if seen[txt] == nil {
 						order = append(order, txt)
@@ -617,10 +618,10 @@ var perTxnMetrics = []perTxnMetric{
 // statementsAudit compares what each transaction sent, per workload at its headline thread
 // count: statements and round trips counted on the wire by sqldb (statements from the runner's
 // query counts in results that predate the wire counters).
-func (m *model) statementsAudit(a *parityAudit) *table {
+func (m *model) statementsAudit(a *parityAudit) *document.Table {
 	h, num := m.engineHeader("Workload", "")
 	num[0], num[1] = false, false
-	t := &table{Caption: "Statements", Header: h, Numeric: num}
+	t := &document.Table{Caption: "Statements", Header: h, Numeric: num}
 	for _, w := range m.Workloads {
 		gs := m.headlineGroups(w)
 		for _, pm := range perTxnMetrics {
@@ -630,9 +631,9 @@ func (m *model) statementsAudit(a *parityAudit) *table {
 				a.diffs = append(a.diffs, parityDiff{what: diff})
 			}
 		}
-		row := []cell{{Text: w, Head: true}, {Text: "protocol (prepared or text)"}}
+		row := []document.Cell{{Text: w, Head: true}, {Text: "protocol (prepared or text)"}}
 		for range gs {
-			row = append(row, cell{Text: "not recorded"})
+			row = append(row, document.Cell{Text: "not recorded"})
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -645,8 +646,8 @@ func (m *model) statementsAudit(a *parityAudit) *table {
 
 // perTxnRow is one per-transaction figure for each engine, and the difference when the engines'
 // figures are more than 2% apart.
-func perTxnRow(w string, pm perTxnMetric, gs []*group) ([]cell, string) {
-	cells := []cell{{Text: w, Head: true}, {Text: pm.name}}
+func perTxnRow(w string, pm perTxnMetric, gs []*group) ([]document.Cell, string) {
+	cells := []document.Cell{{Text: w, Head: true}, {Text: pm.name}}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	var vals []string
 	for _, g := range gs {
@@ -665,12 +666,12 @@ func perTxnRow(w string, pm perTxnMetric, gs []*group) ([]cell, string) {
 				txt = "not recorded"
 			case tx > 0:
 				per := float64(n) / float64(tx)
-				txt = fmtFixed(per, 2)
+				txt = document.Fixed(per, 2)
 				lo, hi = math.Min(lo, per), math.Max(hi, per)
 				vals = append(vals, txt+" on "+g.V.Name)
 			}
 		}
-		cells = append(cells, cell{Text: txt})
+		cells = append(cells, document.Cell{Text: txt})
 	}
 	if hi > lo*1.02 {
 		return cells, w + ": " + pm.name + " differ: " + strings.Join(vals, ", ")
@@ -717,9 +718,9 @@ func plural(n int) string {
 	return "s"
 }
 
-func (m *model) paritySection() *section {
+func (m *model) paritySection() *document.Section {
 	a := m.audit()
-	s := &section{ID: "parity", Heading: "Parity"}
+	s := &document.Section{ID: "parity", Heading: "Parity"}
 	s.Paras = append(s.Paras, a.verdict())
 	if p := m.profileLine(); p != "" {
 		s.Paras = append(s.Paras, p)
@@ -728,13 +729,13 @@ func (m *model) paritySection() *section {
 		s.Paras = append(s.Paras, "Rows and keys drawn with the "+d+" distribution (sysbench --rand-type).")
 	}
 	if len(a.diffs) > 0 {
-		t := &table{Caption: "Differences", Header: []string{"Difference", "Reason"}}
+		t := &document.Table{Caption: "Differences", Header: []string{"Difference", "Reason"}}
 		for _, d := range a.diffs {
-			t.Rows = append(t.Rows, []cell{{Text: d.what, Head: true}, {Text: orText(d.reason, "unexplained"), Failed: d.reason == ""}})
+			t.Rows = append(t.Rows, []document.Cell{{Text: d.what, Head: true}, {Text: orText(d.reason, "unexplained"), Failed: d.reason == ""}})
 		}
 		s.Tables = append(s.Tables, t)
 	}
-	for _, t := range []*table{a.settings, m.translationsTable(), a.data, a.statements} {
+	for _, t := range []*document.Table{a.settings, m.translationsTable(), a.data, a.statements} {
 		if t != nil {
 			s.Tables = append(s.Tables, t)
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -229,7 +230,7 @@ func TestRampReport(t *testing.T) {
 			if tc.winner != "" {
 				pick = "**" + pick + "**"
 			}
-			row := "| " + tc.useCase + " | " + pick + " | " + mdCell(d.Why) + " |"
+			row := "| " + tc.useCase + " | " + pick + " | " + document.MarkdownCell(d.Why) + " |"
 			if !strings.Contains(mdSection(md, "Quick decision"), row) {
 				t.Errorf("Quick decision lacks the row\n%s\n%s", row, mdSection(md, "Quick decision"))
 			}

@@ -54,7 +54,7 @@ func Markdown(in *Input) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return renderMarkdown(d), nil
+	return d.Markdown(), nil
 }
 
 // HTML renders the report as one self-contained HTML page: inline CSS and inline SVG charts,
@@ -64,7 +64,7 @@ func HTML(in *Input) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return renderHTML(d)
+	return d.HTML()
 }
 
 // WriteDir renders report.md and report.html into dir atomically.

@@ -3,15 +3,14 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/result"
-	"github.com/fairbench/fairbench/internal/svgchart"
 )
 
 // xmlnsAttr matches the namespace declarations go-chart puts on <svg>: URIs that name a
@@ -189,58 +188,6 @@ func TestEmptyInput(t *testing.T) {
 	}
 }
 
-func TestLineChartDegenerate(t *testing.T) {
-	tests := []struct {
-		name    string
-		series  []lineSeries
-		wantSVG bool
-	}{
-		{"no series", nil, false},
-		{"empty series", []lineSeries{{Name: "a"}}, false},
-		{"one point", []lineSeries{{Name: "a", X: []float64{5}, Y: []float64{3}}}, true},
-		{"all zero", []lineSeries{{Name: "a", X: []float64{1, 2}, Y: []float64{0, 0}}}, true},
-		{"same x", []lineSeries{{Name: "a", X: []float64{4, 4}, Y: []float64{1, 2}}}, true},
-		{"not finite", []lineSeries{{Name: "a", X: []float64{1, 2, 3}, Y: []float64{math.NaN(), 2, math.Inf(1)}}}, true},
-		{"only not finite", []lineSeries{{Name: "a", X: []float64{1}, Y: []float64{math.NaN()}}}, false},
-		{"negative", []lineSeries{{Name: "a", X: []float64{-3, -1}, Y: []float64{-5, -1}}}, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			svg, err := lineChart(lineSpec{Title: tc.name, XName: "x", YName: "y", Series: tc.series})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := svg != ""; got != tc.wantSVG {
-				t.Errorf("drew a chart: %v, want %v", got, tc.wantSVG)
-			}
-		})
-	}
-}
-
-func TestNiceTicks(t *testing.T) {
-	tests := []struct {
-		lo, hi float64
-		want   string
-	}{
-		{0, 2450, "0 500 1,000 1,500 2,000 2,500"},
-		{0, 1, "0.0 0.2 0.4 0.6 0.8 1.0"},
-		{0, 0.97, "0.0 0.2 0.4 0.6 0.8 1.0"},
-		{0, 1.2, "0.00 0.25 0.50 0.75 1.00 1.25"},
-		{0, 60, "0 20 40 60"},
-		{3, 3, "0.0 0.2 0.4 0.6 0.8 1.0"},
-		{0, 43000, "0 10,000 20,000 30,000 40,000 50,000"},
-	}
-	for _, tc := range tests {
-		var labels []string
-		for _, tk := range svgchart.NiceTicks(tc.lo, tc.hi, fmtFixed) {
-			labels = append(labels, tk.Label)
-		}
-		if got := strings.Join(labels, " "); got != tc.want {
-			t.Errorf("svgchart.NiceTicks(%v, %v, fmtFixed) = %q, want %q", tc.lo, tc.hi, got, tc.want)
-		}
-	}
-}
-
 func TestFormat(t *testing.T) {
 	tests := []struct{ got, want string }{
 		{fmtRate(1234.4), "1,234"},
@@ -250,8 +197,8 @@ func TestFormat(t *testing.T) {
 		{fmtRate(3.254), "3.25"},
 		{fmtMS(12.3), "12.30"},
 		{fmtMS(1234.5), "1,234.50"},
-		{fmtFixed(-0.001, 2), "0.00"},
-		{fmtFixed(-1234567.891, 1), "-1,234,567.9"},
+		{document.Fixed(-0.001, 2), "0.00"},
+		{document.Fixed(-1234567.891, 1), "-1,234,567.9"},
 		{fmtInt(1000000), "1,000,000"},
 		{fmtInt(999), "999"},
 		{fmtPct(0.0567), "5.7%"},

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/merge"
 	"github.com/fairbench/fairbench/internal/result"
 )
@@ -72,8 +73,8 @@ func mergeShards(rs []*result.Result) ([]*result.Result, error) {
 
 // shardsSection lists each multi-host run's shards with their own figures, so a slow client
 // host or one that started late shows beside the merged figure.
-func (m *model) shardsSection() *section {
-	t := &table{
+func (m *model) shardsSection() *document.Section {
+	t := &document.Table{
 		Header:  []string{"engine", "workload", "shard", "host", "threads", "TPS", "p99 ms", "errors", "started after the first (ms)"},
 		Numeric: []bool{false, false, false, false, true, true, true, true, true},
 		Foot: []string{"The merged rows above sum the shards' transactions and merge their latency histograms exactly; " +
@@ -82,14 +83,14 @@ func (m *model) shardsSection() *section {
 	for _, r := range m.Results {
 		for _, s := range r.Shards {
 			skew := s.Window.From.Sub(r.Measured.From).Seconds() * 1000
-			t.Rows = append(t.Rows, []cell{{Text: r.Engine.Kind}, {Text: r.Workload.Name},
+			t.Rows = append(t.Rows, []document.Cell{{Text: r.Engine.Kind}, {Text: r.Workload.Name},
 				{Text: fmt.Sprintf("%d of %d", s.Shard.Index, s.Shard.Count)}, {Text: s.Shard.Host},
 				{Text: fmt.Sprint(s.Threads)}, {Text: fmtRate(s.TPS), Incomplete: !s.Complete}, {Text: fmtMS(s.LatencyMS.P99)},
-				{Text: fmtInt(s.Errors)}, {Text: fmtFixed(skew, 0)}})
+				{Text: fmtInt(s.Errors)}, {Text: document.Fixed(skew, 0)}})
 		}
 	}
 	if len(t.Rows) == 0 {
 		return nil
 	}
-	return &section{ID: "shards", Heading: "Client shards", Tables: []*table{t}}
+	return &document.Section{ID: "shards", Heading: "Client shards", Tables: []*document.Table{t}}
 }

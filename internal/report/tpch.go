@@ -1,18 +1,14 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
 	"math"
 	"sort"
 	"strings"
 
-	chart "github.com/wcharczuk/go-chart/v2"
-	"github.com/wcharczuk/go-chart/v2/drawing"
-
+	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/result"
-	"github.com/fairbench/fairbench/internal/svgchart"
 )
 
 // tpchGroup is every TPC-H run of one variant, workload, test mode and scale factor. TPC-H
@@ -296,30 +292,30 @@ func (s *tpchSet) fastestCount(g *tpchGroup) int {
 func fmtQuerySeconds(v float64) string {
 	switch a := math.Abs(v); {
 	case a >= 100:
-		return fmtFixed(v, 0) + " s"
+		return document.Fixed(v, 0) + " s"
 	case a >= 10:
-		return fmtFixed(v, 1) + " s"
+		return document.Fixed(v, 1) + " s"
 	case a >= 1:
-		return fmtFixed(v, 2) + " s"
+		return document.Fixed(v, 2) + " s"
 	default:
-		return fmtFixed(v, 3) + " s"
+		return document.Fixed(v, 3) + " s"
 	}
 }
 
 func fmtRatio(r float64) string {
 	if r >= 10 {
-		return fmtFixed(r, 0) + "×"
+		return document.Fixed(r, 0) + "×"
 	}
-	return fmtFixed(r, 1) + "×"
+	return document.Fixed(r, 1) + "×"
 }
 
-func (m *model) tpchSection() *section {
+func (m *model) tpchSection() *document.Section {
 	if len(m.TPCHSets) == 0 {
 		return nil
 	}
-	s := &section{ID: "tpch", Heading: "TPC-H (analytical queries)"}
+	s := &document.Section{ID: "tpch", Heading: "TPC-H (analytical queries)"}
 	for _, set := range m.TPCHSets {
-		var t *table
+		var t *document.Table
 		if set.throughput() {
 			t = set.throughputTable()
 		} else {
@@ -329,7 +325,7 @@ func (m *model) tpchSection() *section {
 			case err != nil:
 				s.Paras = append(s.Paras, fmt.Sprintf("%s: seconds per query: chart not drawn: %v", set.name(), err))
 			case svg != "":
-				s.Figures = append(s.Figures, figGroup{Title: set.name(), Wide: true, Figures: []figure{{Title: "Seconds per query (bars missing where the answer was wrong, timed out or failed)", SVG: svg}}})
+				s.Figures = append(s.Figures, document.FigGroup{Title: set.name(), Wide: true, Figures: []document.Figure{{Title: "Seconds per query (bars missing where the answer was wrong, timed out or failed)", SVG: svg}}})
 			}
 		}
 		s.Tables = append(s.Tables, t)
@@ -367,45 +363,45 @@ func (s *tpchSet) header(first string) ([]string, []bool) {
 }
 
 // commonRows are the rows both test modes end with.
-func (s *tpchSet) commonRows() [][]cell {
-	correct := []cell{{Text: "correct answers", Head: true}}
-	load := []cell{{Text: "load time", Head: true}}
-	checked := []cell{{Text: "answers checked", Head: true}}
-	sf := []cell{{Text: "scale factor", Head: true}}
+func (s *tpchSet) commonRows() [][]document.Cell {
+	correct := []document.Cell{{Text: "correct answers", Head: true}}
+	load := []document.Cell{{Text: "load time", Head: true}}
+	checked := []document.Cell{{Text: "answers checked", Head: true}}
+	sf := []document.Cell{{Text: "scale factor", Head: true}}
 	for _, g := range s.Groups {
 		ok, total := g.okCount()
-		correct = append(correct, cell{Text: fmt.Sprintf("%d/%d", ok, total), Failed: ok < total})
+		correct = append(correct, document.Cell{Text: fmt.Sprintf("%d/%d", ok, total), Failed: ok < total})
 		lt := "—"
 		if v, found := g.Rep.TPCH.LoadSeconds["total"]; found {
 			lt = fmtQuerySeconds(v)
 		}
-		load = append(load, cell{Text: lt})
-		checked = append(checked, cell{Text: orDash(g.Rep.TPCH.AnswersChecked)})
-		sf = append(sf, cell{Text: fmtTrim(g.Rep.TPCH.ScaleFactor)})
+		load = append(load, document.Cell{Text: lt})
+		checked = append(checked, document.Cell{Text: orDash(g.Rep.TPCH.AnswersChecked)})
+		sf = append(sf, document.Cell{Text: fmtTrim(g.Rep.TPCH.ScaleFactor)})
 	}
-	return [][]cell{correct, load, checked, sf}
+	return [][]document.Cell{correct, load, checked, sf}
 }
 
-func (s *tpchSet) powerTable() *table {
+func (s *tpchSet) powerTable() *document.Table {
 	h, num := s.header("Query")
-	t := &table{Caption: s.name() + ", power test (one stream, queries one after another)", Header: h, Numeric: num}
+	t := &document.Table{Caption: s.name() + ", power test (one stream, queries one after another)", Header: h, Numeric: num}
 	for _, n := range s.queryNumbers() {
 		best, who := s.fastest(n)
-		row := []cell{{Text: fmt.Sprintf("Q%d", n), Head: true}}
+		row := []document.Cell{{Text: fmt.Sprintf("Q%d", n), Head: true}}
 		for i, g := range s.Groups {
 			q, ok := g.query(n)
 			switch {
 			case !ok:
-				row = append(row, cell{Text: "—"})
+				row = append(row, document.Cell{Text: "—"})
 			case q.Status != "ok":
-				row = append(row, cell{Text: statusText(q.Status), Failed: true})
+				row = append(row, document.Cell{Text: statusText(q.Status), Failed: true})
 			default:
 				txt := fmtQuerySeconds(q.Seconds)
 				if best > 0 {
 					txt += " (" + fmtRatio(q.Seconds/best) + ")"
 				}
 				// A lone ok time or equal times mark nothing, as in the other tables.
-				row = append(row, cell{Text: txt, Best: who[i] && len(who) < s.okOn(n), Incomplete: g.Incomplete})
+				row = append(row, document.Cell{Text: txt, Best: who[i] && len(who) < s.okOn(n), Incomplete: g.Incomplete})
 			}
 		}
 		t.Rows = append(t.Rows, row)
@@ -416,7 +412,7 @@ func (s *tpchSet) powerTable() *table {
 			bestGeo = math.Min(bestGeo, g.Figure)
 		}
 	}
-	geo := []cell{{Text: "geometric mean", Head: true}}
+	geo := []document.Cell{{Text: "geometric mean", Head: true}}
 	ranked := 0
 	for _, g := range s.Groups {
 		if g.allOK() {
@@ -424,7 +420,7 @@ func (s *tpchSet) powerTable() *table {
 		}
 	}
 	for _, g := range s.Groups {
-		c := cell{Text: "—"}
+		c := document.Cell{Text: "—"}
 		if g.Figure > 0 {
 			c.Text = fmtQuerySeconds(g.Figure)
 			if g.allOK() && !math.IsInf(bestGeo, 1) {
@@ -470,9 +466,9 @@ func (s *tpchSet) anyRepeats() bool {
 	return false
 }
 
-func (s *tpchSet) throughputTable() *table {
+func (s *tpchSet) throughputTable() *document.Table {
 	h, num := s.header("Metric")
-	t := &table{Caption: s.name() + " test (concurrent query streams)", Header: h, Numeric: num}
+	t := &document.Table{Caption: s.name() + " test (concurrent query streams)", Header: h, Numeric: num}
 	best := 0.0
 	ranked := 0
 	for _, g := range s.Groups {
@@ -481,10 +477,10 @@ func (s *tpchSet) throughputTable() *table {
 			ranked++
 		}
 	}
-	qph := []cell{{Text: "queries per hour", Head: true}}
-	streams := []cell{{Text: "streams", Head: true}}
+	qph := []document.Cell{{Text: "queries per hour", Head: true}}
+	streams := []document.Cell{{Text: "streams", Head: true}}
 	for _, g := range s.Groups {
-		c := cell{Text: fmtRate(g.Figure), Incomplete: g.Incomplete}
+		c := document.Cell{Text: fmtRate(g.Figure), Incomplete: g.Incomplete}
 		if g.allOK() {
 			c.Best = g.Figure == best && ranked > 1
 		} else {
@@ -492,7 +488,7 @@ func (s *tpchSet) throughputTable() *table {
 			c.Failed = true
 		}
 		qph = append(qph, c)
-		streams = append(streams, cell{Text: fmtInt(int64(g.Rep.TPCH.Streams))})
+		streams = append(streams, document.Cell{Text: fmtInt(int64(g.Rep.TPCH.Streams))})
 	}
 	t.Rows = append(t.Rows, qph, streams)
 	t.Rows = append(t.Rows, s.commonRows()...)
@@ -528,11 +524,11 @@ func decideTPCH(s *tpchSet) decision {
 		return d
 	}
 	better := func(a, b float64) bool { return a < b }
-	figure := func(g *tpchGroup) string { return "geomean " + fmtQuerySeconds(g.Figure) }
+	figText := func(g *tpchGroup) string { return "geomean " + fmtQuerySeconds(g.Figure) }
 	other := func(g *tpchGroup) string { return fmtQuerySeconds(g.Figure) }
 	if s.throughput() {
 		better = func(a, b float64) bool { return a > b }
-		figure = func(g *tpchGroup) string { return fmtRate(g.Figure) + " queries/h" }
+		figText = func(g *tpchGroup) string { return fmtRate(g.Figure) + " queries/h" }
 		other = func(g *tpchGroup) string { return fmtRate(g.Figure) }
 	}
 	sort.SliceStable(ranked, func(i, j int) bool {
@@ -548,7 +544,7 @@ func decideTPCH(s *tpchSet) decision {
 	}
 	if len(ranked) == 1 {
 		d.Pick, d.Winner = best.V.Name, best.V
-		d.Why = "only engine with every answer correct: " + figure(best) + fastest + suffix
+		d.Why = "only engine with every answer correct: " + figText(best) + fastest + suffix
 		return d
 	}
 	tied := []*tpchGroup{best}
@@ -571,12 +567,12 @@ func decideTPCH(s *tpchSet) decision {
 			}
 		}
 		d.Pick = "tie: " + strings.Join(names, " ≈ ") + " (within noise)"
-		d.Why = fmt.Sprintf("%s vs %s: %s apart, noise %s", figure(best), strings.Join(others, ", "), fmtPct(gap), fmtPct(thr)) + fastest + suffix
+		d.Why = fmt.Sprintf("%s vs %s: %s apart, noise %s", figText(best), strings.Join(others, ", "), fmtPct(gap), fmtPct(thr)) + fastest + suffix
 		return d
 	}
 	second := ranked[1]
 	d.Pick, d.Winner = best.V.Name, best.V
-	d.Why = fmt.Sprintf("%s vs %s (%s)", figure(best), other(second), second.V.Name) + fastest + suffix
+	d.Why = fmt.Sprintf("%s vs %s (%s)", figText(best), other(second), second.V.Name) + fastest + suffix
 	return d
 }
 
@@ -604,163 +600,39 @@ func (m *model) tpchSummary() []string {
 	return out
 }
 
-// barSeries draws one engine's bars of a grouped bar chart: slot Index of Count in each group.
-// It implements chart.Series itself because go-chart's bar chart has one bar per value and no
-// groups.
-type barSeries struct {
-	Name         string
-	Color        string
-	Index, Count int
-	X, Y         []float64 // group centres and bar tops, in axis units
-	Base         float64   // where bars start, in axis units
-	Failed       []float64 // group centres where this engine has no valid time
-}
-
-func (bs barSeries) GetName() string           { return bs.Name }
-func (bs barSeries) GetYAxis() chart.YAxisType { return chart.YAxisSecondary }
-func (bs barSeries) GetStyle() chart.Style {
-	return chart.Style{StrokeColor: drawing.ColorFromHex(strings.TrimPrefix(bs.Color, "#"))}
-}
-func (bs barSeries) Validate() error { return nil }
-
-// slot is the x span of this series' bar in the group centred at x.
-func (bs barSeries) slot(x float64) (float64, float64) {
-	const groupWidth = 0.8
-	w := groupWidth / float64(bs.Count)
-	left := x - groupWidth/2 + w*float64(bs.Index)
-	return left, left + w
-}
-
-func (bs barSeries) Render(r chart.Renderer, cb chart.Box, xrange, yrange chart.Range, _ chart.Style) {
-	c := drawing.ColorFromHex(strings.TrimPrefix(bs.Color, "#"))
-	y0 := cb.Bottom - yrange.Translate(bs.Base)
-	for i, x := range bs.X {
-		l, rt := bs.slot(x)
-		x0, x1 := cb.Left+xrange.Translate(l), cb.Left+xrange.Translate(rt)
-		if x1-x0 > 2 {
-			x1-- // a hairline gap keeps neighbouring bars apart
-		}
-		y1 := cb.Bottom - yrange.Translate(bs.Y[i])
-		r.SetStrokeDashArray(nil)
-		r.SetFillColor(c)
-		r.SetStrokeColor(c)
-		r.SetStrokeWidth(0.5)
-		r.MoveTo(x0, y0)
-		r.LineTo(x0, y1)
-		r.LineTo(x1, y1)
-		r.LineTo(x1, y0)
-		r.Close()
-		r.FillStroke()
-	}
-	// A cross at the foot of a missing bar says the query has no valid time rather than a tiny one.
-	for _, x := range bs.Failed {
-		l, rt := bs.slot(x)
-		xm := cb.Left + xrange.Translate((l+rt)/2)
-		r.SetStrokeDashArray(nil)
-		r.SetStrokeColor(c)
-		r.SetStrokeWidth(1.5)
-		r.MoveTo(xm-3, y0-9)
-		r.LineTo(xm+3, y0-3)
-		r.Stroke()
-		r.MoveTo(xm-3, y0-3)
-		r.LineTo(xm+3, y0-9)
-		r.Stroke()
-	}
-}
-
-// tpchChart draws seconds per query as grouped bars, one colour per engine. When the slowest
-// query takes more than twenty times the fastest, the axis is logarithmic: on a linear axis the
-// short queries, often most of the 22, would be invisible.
-func tpchChart(s *tpchSet) (out template.HTML, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			out, err = "", fmt.Errorf("chart %q: %v", s.name(), p)
-		}
-	}()
+// tpchChart draws seconds per query as grouped bars, one colour per engine, a cross where an
+// engine has no valid time. When the slowest query takes more than twenty times the fastest,
+// the axis is logarithmic: on a linear axis the short queries, often most of the 22, would be
+// invisible.
+func tpchChart(s *tpchSet) (template.HTML, error) {
 	qs := s.queryNumbers()
 	if len(qs) == 0 || len(s.Groups) == 0 {
 		return "", nil
 	}
+	bc := document.BarChart{Title: s.name() + ": seconds per query", XName: "query", YName: "seconds", Width: 960, Height: 340}
+	for _, n := range qs {
+		bc.Categories = append(bc.Categories, fmt.Sprintf("Q%d", n))
+	}
 	lo, hi := math.Inf(1), 0.0
 	for _, g := range s.Groups {
-		for _, q := range g.Rep.TPCH.Queries {
-			if q.Status == "ok" && q.Seconds > 0 {
-				lo, hi = math.Min(lo, q.Seconds), math.Max(hi, q.Seconds)
-			}
-		}
-	}
-	if hi <= 0 {
-		return "", nil
-	}
-	logScale := hi/lo > 20
-	yName := "seconds"
-	var yticks []chart.Tick
-	base := 0.0
-	tr := func(v float64) float64 { return v }
-	if logScale {
-		yName = "seconds (log scale)"
-		tr = math.Log10
-		a, b := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
-		if b <= a {
-			b = a + 1
-		}
-		for k := a; k <= b; k++ {
-			yticks = append(yticks, chart.Tick{Value: k, Label: fmtTrim(math.Pow(10, k))})
-		}
-		base = a
-	} else {
-		yticks = svgchart.NiceTicks(0, hi, fmtFixed)
-	}
-	pos := map[int]float64{}
-	xticks := []chart.Tick{{Value: 0.5}}
-	for i, n := range qs {
-		pos[n] = float64(i + 1)
-		xticks = append(xticks, chart.Tick{Value: float64(i + 1), Label: fmt.Sprintf("Q%d", n)})
-	}
-	xticks = append(xticks, chart.Tick{Value: float64(len(qs)) + 0.5})
-
-	var series []chart.Series
-	for i, g := range s.Groups {
-		bs := barSeries{Name: svgchart.Text(g.V.Name), Color: colorOf(g.V), Index: i, Count: len(s.Groups), Base: base}
+		bs := document.BarSeries{Name: g.V.Name, Color: colorOf(g.V)}
 		if g.Incomplete {
 			bs.Name += " (incomplete)"
 		}
 		for _, n := range qs {
 			q, ok := g.query(n)
-			switch {
-			case !ok:
-			case q.Status != "ok":
-				bs.Failed = append(bs.Failed, pos[n])
-			case q.Seconds > 0:
-				bs.X = append(bs.X, pos[n])
-				bs.Y = append(bs.Y, tr(q.Seconds))
+			v := math.NaN()
+			if ok && q.Status == "ok" && q.Seconds > 0 {
+				v = q.Seconds
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
 			}
+			bs.Values = append(bs.Values, v)
+			bs.Failed = append(bs.Failed, ok && q.Status != "ok")
 		}
-		series = append(series, bs)
+		bc.Series = append(bc.Series, bs)
 	}
-	grid := chart.Style{StrokeColor: drawing.ColorFromHex("e5e5e5"), StrokeWidth: 1}
-	var gridLines []chart.GridLine
-	for _, t := range yticks[1:] {
-		gridLines = append(gridLines, chart.GridLine{Value: t.Value, Style: grid})
+	if hi/lo > 20 {
+		bc.LogY, bc.YName = true, "seconds (log scale)"
 	}
-	axisStyle := chart.Style{FontSize: 10, StrokeColor: drawing.ColorFromHex("666666"), FontColor: drawing.ColorFromHex("333333")}
-	title := s.name() + ": seconds per query"
-	c := chart.Chart{
-		Width:      960,
-		Height:     340,
-		Background: chart.Style{Padding: chart.Box{Top: 40, Left: 16, Right: 24, Bottom: 10}},
-		XAxis:      chart.XAxis{Name: "query", Style: axisStyle, Ticks: xticks},
-		YAxis:      chart.YAxis{Style: chart.Hidden(), Ticks: yticks},
-		YAxisSecondary: chart.YAxis{
-			Name: svgchart.Text(yName), Style: axisStyle, Ticks: yticks,
-			GridLines: gridLines, GridMajorStyle: grid,
-		},
-		Series: series,
-	}
-	c.Elements = []chart.Renderable{legend(series)}
-	var buf bytes.Buffer
-	if err := c.Render(chart.SVG, &buf); err != nil {
-		return "", fmt.Errorf("chart %q: %w", title, err)
-	}
-	return labelSVG(buf.String(), title), nil
+	return bc.SVG()
 }

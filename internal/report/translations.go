@@ -1,11 +1,13 @@
 package report
 
+import "github.com/fairbench/fairbench/internal/document"
+
 // translationsTable lists, per engine column, the fairness settings its release took under
 // another name or in another form (result.Server.Translations): the parity audit shows how each
 // release got the profile's meaning, so that a renamed or dropped setting is never a silent skip.
 // nil when no result recorded a translation.
-func (m *model) translationsTable() *table {
-	t := &table{Caption: "Settings each release took in another form (renamed or dropped there)",
+func (m *model) translationsTable() *document.Table {
+	t := &document.Table{Caption: "Settings each release took in another form (renamed or dropped there)",
 		Header: []string{"Engine", "Setting", "Given as", "Why"}}
 	seen := map[string]bool{}
 	for _, v := range m.Variants {
@@ -19,7 +21,7 @@ func (m *model) translationsTable() *table {
 					continue
 				}
 				seen[key] = true
-				t.Rows = append(t.Rows, []cell{{Text: v.Name, Head: true}, {Text: tr.Setting}, {Text: tr.As}, {Text: tr.Why}})
+				t.Rows = append(t.Rows, []document.Cell{{Text: v.Name, Head: true}, {Text: tr.Setting}, {Text: tr.As}, {Text: tr.Why}})
 			}
 		}
 	}

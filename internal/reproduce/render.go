@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/fairbench/fairbench/internal/report"
+	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -41,37 +41,35 @@ func (t Tally) String() string {
 
 // writeReport renders OUT/report.md and OUT/report.html from the rows and the runs' results.
 func writeReport(dir string, s *Study, sc Scale, rows []Row, got Measured, pub Published) error {
-	doc := report.Doc{
+	doc := &document.Doc{
 		Title:   "fairbench reproduces: " + s.Title,
 		Date:    firstStart(got),
 		Summary: fmt.Sprintf("Scale %s (%s). %s.", sc, s.ScaleRule, Count(rows)),
 	}
-	t := report.Table{Header: []string{"figure", "run", "published", "measured here", "verdict", "why"}}
+	t := &document.Table{Header: []string{"figure", "run", "published", "measured here", "verdict", "why"}}
 	for _, r := range rows {
-		t.Rows = append(t.Rows, []string{r.Figure, r.Run, r.Published, r.Measured, r.Verdict, r.Why})
-		mark := ""
-		if r.Verdict == Disagrees {
-			mark = "failed"
-		} else if r.Verdict == NotComparable {
-			mark = "incomplete"
-		}
-		t.Mark = append(t.Mark, []string{"", "", "", "", mark, ""})
+		row := document.Row(r.Figure, r.Run, r.Published, r.Measured, r.Verdict, r.Why)
+		row[4].Failed, row[4].Incomplete = r.Verdict == Disagrees, r.Verdict == NotComparable
+		t.Rows = append(t.Rows, row)
 	}
 	t.Foot = []string{"Published figures are the study's own, on its hardware (published.yaml names the source). " +
 		"Rows compare shapes that survive a change of machine: ratios to the study's reference engine and the picks " +
 		"they lead to. A ratio agrees when both name the same winner, or both a tie within 5%; magnitudes are shown, not judged."}
-	doc.Sections = append(doc.Sections, report.Section{ID: "rows", Heading: "Published beside measured", Tables: []report.Table{t}})
+	doc.Sections = append(doc.Sections, &document.Section{ID: "rows", Heading: "Published beside measured", Tables: []*document.Table{t}})
 	if s.Explain != nil {
 		doc.Sections = append(doc.Sections, s.Explain(pub, got)...)
 	}
 	if s.Charts != nil {
 		if charts := s.Charts(pub, got); len(charts) > 0 {
-			doc.Sections = append(doc.Sections, report.Section{ID: "curves", Heading: "Curves",
-				Paras: []string{chartNote}, Charts: charts})
+			curves := &document.Section{ID: "curves", Heading: "Curves", Paras: []string{chartNote}}
+			doc.Sections = append(doc.Sections, curves)
+			if err := doc.AddCharts(curves, charts); err != nil {
+				return err
+			}
 		}
 	}
 	doc.Sections = append(doc.Sections, runsSection(s, sc, got))
-	md, html, err := report.RenderDoc(doc)
+	md, html, err := doc.Render()
 	if err != nil {
 		return err
 	}
@@ -95,8 +93,8 @@ const chartNote = "The charts (in report.html) draw the study's curves as it dre
 	"divides by a reference that both sides have: the study's reference engine where the rows compare " +
 	"engines, a curve's own highest point where they compare where a curve bends. Each chart's title says which."
 
-func runsSection(s *Study, sc Scale, got Measured) report.Section {
-	sec := report.Section{ID: "runs", Heading: "Runs"}
+func runsSection(s *Study, sc Scale, got Measured) *document.Section {
+	sec := &document.Section{ID: "runs", Heading: "Runs"}
 	for _, run := range s.Runs(sc) {
 		line := fmt.Sprintf("%s: %d results in %s/ (its own report.md and report.html are there)", run.Name, len(got.Runs[run.Name]), run.Name)
 		if run.AsPublished != "" {

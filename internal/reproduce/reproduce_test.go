@@ -98,7 +98,7 @@ func TestShootoutGapExplained(t *testing.T) {
 		{"binlog flipped", "0.30x", "50%"}, // 600 → 300 TPS: -50%, so 0.60x becomes 0.30x
 	}
 	for i, w := range want {
-		if r := rows[i]; r[0] != w[0] || r[3] != w[1] || r[4] != w[2] {
+		if r := rows[i]; r[0].Text != w[0] || r[3].Text != w[1] || r[4].Text != w[2] {
 			t.Errorf("row %d: %v, want %v", i, r, w)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fairbench/fairbench/internal/report"
+	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -43,18 +43,18 @@ const minKnobNoise = 0.05
 // the packages' defaults, and each knob alone. A knob's effect is measured against the fair
 // MySQL run right before it (same server start order, same minute), then applied to the fair
 // MySQL / PostgreSQL ratio: what that one setting would do to the headline figure.
-func explainShootoutGap(pub Published, got Measured) []report.Section {
+func explainShootoutGap(pub Published, got Measured) []*document.Section {
 	pubMy, _ := pub.Float("results.oltp_read_write.mysql.tps")
 	pubPg, _ := pub.Float("results.oltp_read_write.postgres.tps")
 	lines := shootoutGapLines(got)
-	sec := report.Section{ID: "gap", Heading: "MySQL's read-write gap, setting by setting"}
+	sec := &document.Section{ID: "gap", Heading: "MySQL's read-write gap, setting by setting"}
 	if len(lines) == 0 {
 		sec.Paras = []string{"No run measured MySQL's and PostgreSQL's read-write figures, so the gap is not explained here."}
-		return []report.Section{sec}
+		return []*document.Section{sec}
 	}
-	t := report.Table{Header: []string{"MySQL configuration", "settings changed", "MySQL TPS", "MySQL / PostgreSQL", "share of the published gap"},
+	t := &document.Table{Header: []string{"MySQL configuration", "settings changed", "MySQL TPS", "MySQL / PostgreSQL", "share of the published gap"},
 		Numeric: []bool{false, false, true, true, true}}
-	t.Rows = append(t.Rows, []string{"published (MySQL 8.4.8, sysbench 1.0.20)", "not stated; binary log on by default", fmt.Sprintf("%.0f", pubMy), fmt.Sprintf("%.2fx", pubMy/pubPg), "100%"})
+	t.Rows = append(t.Rows, document.Row("published (MySQL 8.4.8, sysbench 1.0.20)", "not stated; binary log on by default", fmt.Sprintf("%.0f", pubMy), fmt.Sprintf("%.2fx", pubMy/pubPg), "100%"))
 	fair := lines[0].ratio
 	for _, l := range lines {
 		eff := ""
@@ -64,15 +64,15 @@ func explainShootoutGap(pub Published, got Measured) []report.Section {
 				eff = fmt.Sprintf(" (%+.0f%%, within noise)", l.effect*100)
 			}
 		}
-		t.Rows = append(t.Rows, []string{l.config, l.settings, fmt.Sprintf("%.0f%s", l.tps, eff), fmt.Sprintf("%.2fx", l.ratio), gapShare(fair, l.ratio, pubMy/pubPg)})
+		t.Rows = append(t.Rows, document.Row(l.config, l.settings, fmt.Sprintf("%.0f%s", l.tps, eff), fmt.Sprintf("%.2fx", l.ratio), gapShare(fair, l.ratio, pubMy/pubPg)))
 	}
 	t.Foot = []string{"MySQL / PostgreSQL: the fair and as-published rows divide by the fair run's PostgreSQL, the defaults row by PostgreSQL's own defaults run. " +
 		"A knob row is MySQL run again with that one setting flipped right after a fair MySQL run; its change against that run (in brackets) is applied to the fair ratio. " +
 		"A change no larger than 5% or than the difference between the two fair MySQL runs (the fair run's and the knob runs' own) is within noise. " +
 		"Share of the published gap: how far the configuration moves the ratio from the fair one towards the published one, on a log scale (0% = no closer, 100% = all of it, above 100% = past it)."}
-	sec.Tables = []report.Table{t}
+	sec.Tables = []*document.Table{t}
 	sec.Paras = []string{gapSummary(lines, pubMy/pubPg)}
-	return []report.Section{sec}
+	return []*document.Section{sec}
 }
 
 // shootoutGapLines lists the configurations measured, the fair one first.

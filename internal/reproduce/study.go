@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fairbench/fairbench/internal/report"
+	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/study"
 )
@@ -60,10 +60,10 @@ type Study struct {
 	Judge func(pub Published, got Measured) []Row
 	// Charts draws the study's curves as it drew them, published and measured normalised on one
 	// chart (nil: the study drew none).
-	Charts func(pub Published, got Measured) []report.Chart
+	Charts func(pub Published, got Measured) []document.LineChart
 	// Explain, when set, adds sections that explain a published gap from the runs (the
 	// shoot-out's MySQL read-write gap, knob by knob).
-	Explain func(pub Published, got Measured) []report.Section
+	Explain func(pub Published, got Measured) []*document.Section
 }
 
 // Run is one comparison a study needs: the fair run, or the study's conditions as published.

@@ -1,4 +1,4 @@
-package report
+package document
 
 import (
 	"bytes"
@@ -47,7 +47,7 @@ pre { background: #f5f5f5; padding: 0.8em 1em; overflow-x: auto; border-radius: 
 <h1>{{.Title}}</h1>
 <p class="date">{{.Date}}</p>
 <p class="summary">{{.Summary}}</p>
-<p class="legend">{{range .Variants}}<span><span class="swatch" style="background: {{color .}}"></span>{{.Name}}</span>{{end}}</p>
+<p class="legend">{{range .Legend}}<span><span class="swatch" style="background: {{color .Color}}"></span>{{.Name}}</span>{{end}}</p>
 {{range .Sections}}
 <section id="{{.ID}}">
 <h2>{{.Heading}}</h2>
@@ -79,11 +79,11 @@ pre { background: #f5f5f5; padding: 0.8em 1em; overflow-x: auto; border-radius: 
 `
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"color": func(v *variant) template.CSS { return template.CSS(colorOf(v)) },
+	"color": func(c string) template.CSS { return template.CSS(c) },
 	"num": func(numeric []bool, i int) bool {
 		return i < len(numeric) && numeric[i]
 	},
-	"classes": func(c cell, numeric bool) string {
+	"classes": func(c Cell, numeric bool) string {
 		var cls []byte
 		add := func(s string) {
 			if len(cls) > 0 {
@@ -113,7 +113,9 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	},
 }).Parse(pageTemplate))
 
-func renderHTML(d *document) ([]byte, error) {
+// HTML renders the page as one self-contained HTML page: inline CSS and inline SVG charts, no
+// scripts and nothing fetched from the network, so it can be mailed or archived as is.
+func (d *Doc) HTML() ([]byte, error) {
 	var b bytes.Buffer
 	if err := page.Execute(&b, d); err != nil {
 		return nil, err

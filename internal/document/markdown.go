@@ -1,11 +1,12 @@
-package report
+package document
 
 import (
 	"bytes"
 	"strings"
 )
 
-func renderMarkdown(d *document) []byte {
+// Markdown renders the page as Markdown: every table and fact, no charts.
+func (d *Doc) Markdown() []byte {
 	var b bytes.Buffer
 	b.WriteString("# " + mdText(d.Title) + "\n\n")
 	if d.Date != "" {
@@ -46,7 +47,7 @@ func renderMarkdown(d *document) []byte {
 	return b.Bytes()
 }
 
-func writeMDTable(b *bytes.Buffer, t *table) {
+func writeMDTable(b *bytes.Buffer, t *Table) {
 	if t.Caption != "" {
 		b.WriteString("\n**" + mdText(t.Caption) + "**\n")
 	}
@@ -79,7 +80,7 @@ func writeMDTable(b *bytes.Buffer, t *table) {
 	}
 }
 
-// mdText escapes the characters that would turn report text into Markdown markup; values such
+// mdText escapes the characters that would turn page text into Markdown markup; values such
 // as labels and error messages come from users and servers.
 func mdText(s string) string {
 	return mdEscaper.Replace(s)
@@ -88,6 +89,9 @@ func mdText(s string) string {
 var mdEscaper = strings.NewReplacer(
 	`\`, `\\`, "*", `\*`, "`", "\\`", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`, "\n", " ",
 )
+
+// MarkdownCell is s as a Markdown table cell writes it.
+func MarkdownCell(s string) string { return mdCell(s) }
 
 func mdCell(s string) string {
 	return strings.ReplaceAll(mdText(s), "|", `\|`)
