@@ -49,5 +49,10 @@ func Shade(color string) string {
 	return fmt.Sprintf("#%02x%02x%02x", mix(c.R), mix(c.G), mix(c.B))
 }
 
-// hex is a "#rrggbb" colour as go-chart takes it.
-func hex(color string) drawing.Color { return drawing.ColorFromHex(strings.TrimPrefix(color, "#")) }
+// hex is a "#rrggbb" colour as go-chart takes it; grey where none was given (go-chart fails on "").
+func hex(color string) drawing.Color {
+	if color == "" {
+		color = "#7f7f7f"
+	}
+	return drawing.ColorFromHex(strings.TrimPrefix(color, "#"))
+}
