@@ -164,6 +164,9 @@ func newMergeCmd() *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "merged %d shards: %d transactions, %.2f TPS, p99 %.2f ms: %s\n",
 				len(shards), m.Transactions, m.TPS, m.LatencyMS.P99, out)
+			if !m.Complete {
+				fmt.Fprintf(cmd.ErrOrStderr(), "the merged result is marked incomplete: %s\n", m.Error)
+			}
 			return nil
 		},
 	}

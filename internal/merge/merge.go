@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/fairbench/fairbench/internal/histogram"
@@ -58,7 +59,38 @@ func Merge(shards []Shard) (*result.Result, error) {
 	m.Intervals = alignIntervals(shards)
 	mergeAvailability(m, shards)
 	finish(m)
+	markMissing(m, shards)
 	return m, nil
+}
+
+// markMissing marks a merge that lacks some of the run's shards incomplete, naming them: its
+// sums are then the load of the hosts given, not of the run (--threads and --rate were totals).
+func markMissing(m *result.Result, shards []Shard) {
+	first := shards[0].Result.Shard
+	if first == nil {
+		return
+	}
+	have := map[int]bool{}
+	for _, s := range shards {
+		if s.Result.Shard != nil {
+			have[s.Result.Shard.Index] = true
+		}
+	}
+	var missing []string
+	for i := 1; i <= first.Count; i++ {
+		if !have[i] {
+			missing = append(missing, fmt.Sprint(i))
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	m.Complete = false
+	note := fmt.Sprintf("shard %s of %d missing: the figures are %d of the run's %d client hosts", strings.Join(missing, ", "), first.Count, len(have), first.Count)
+	if m.Error != "" {
+		note = m.Error + "; " + note
+	}
+	m.Error = note
 }
 
 func shardIndex(s Shard) int {
@@ -90,6 +122,9 @@ func sameRun(shards []Shard) error {
 			return errorf("%s and %s mix open and closed loop: merge only shards of one run", s.Name, first.Name)
 		case !sameData(r.Prepared, a.Prepared):
 			return errorf("%s ran on another data set than %s (%s): merge only shards that ran on one prepared data set", s.Name, first.Name, dataDiff(a.Prepared, r.Prepared))
+		}
+		if r.Shard != nil && a.Shard != nil && r.Shard.Count != a.Shard.Count {
+			return errorf("%s is shard %d of %d but %s is shard %d of %d: merge only shards of one run", s.Name, r.Shard.Index, r.Shard.Count, first.Name, a.Shard.Index, a.Shard.Count)
 		}
 		if r.Shard != nil {
 			if other, dup := seen[r.Shard.Index]; dup {

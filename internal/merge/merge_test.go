@@ -95,6 +95,7 @@ func TestMergeRefuses(t *testing.T) {
 		{"other data set", []Shard{data(1, "1000", "02:00"), data(2, "9000", "02:00")}, `another data set than host1.json (--table-size "1000" vs "9000")`},
 		{"data prepared again", []Shard{data(1, "1000", "02:00"), data(2, "1000", "03:00")}, "prepared at 02:00 vs 03:00"},
 		{"not a shard", []Shard{mk(1, t0), noWindow}, "no measured window"},
+		{"another shard count", []Shard{mk(1, t0), shard(2, 3, t0, 100, p)}, "shard 2 of 3 but host1.json is shard 1 of 2"},
 		{"same shard twice", []Shard{mk(1, t0), mk(1, t0)}, "both shard 1"},
 		{"windows apart", []Shard{mk(1, t0), mk(2, t0.Add(5*time.Second))}, "began measuring 5s after"},
 		{"different lengths", []Shard{mk(1, t0), longer}, "5s longer"},
@@ -107,5 +108,17 @@ func TestMergeRefuses(t *testing.T) {
 				t.Errorf("Merge: %v, want a merge.Error containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A merge of two of three shards is made, but marked incomplete, naming the shard it lacks.
+func TestMergeMissingShard(t *testing.T) {
+	p := histogram.New()
+	m, err := Merge([]Shard{shard(1, 3, t0, 100, p), shard(3, 3, t0, 100, p)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Complete || !strings.Contains(m.Error, "shard 2 of 3 missing") {
+		t.Errorf("complete %v, error %q: want incomplete, naming shard 2", m.Complete, m.Error)
 	}
 }
