@@ -20,6 +20,7 @@ import (
 	"github.com/fairbench/fairbench/internal/netsim"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/suite"
 	"github.com/fairbench/fairbench/internal/workload"
@@ -167,7 +168,7 @@ func (ch *clientHosts) run(ctx context.Context, j *job.Job, cfg runner.Config) (
 	if ch.keepDir == "" {
 		defer os.RemoveAll(dir)
 	}
-	startAt := time.Now().Add(cfg.Warmup + shardStartLead).UTC()
+	startAt := runspec.WholeSecondAfter(time.Now().Add(cfg.Warmup + shardStartLead)).UTC()
 	n := len(ch.hosts.Names)
 	errs := make([]error, n)
 	done := make(chan int, n)

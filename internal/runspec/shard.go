@@ -57,7 +57,9 @@ func (s Shard) Threads(total int) (int, error) {
 // merged schedule is the total rate's, as one client host would have made it.
 func (s Shard) Rate(total float64) float64 { return total / float64(s.Count) }
 
-// ParseStartAt reads --start-at: an RFC 3339 time, or +DURATION from now.
+// ParseStartAt reads --start-at: an RFC 3339 time, or +DURATION from now, rounded up to the next
+// whole second, so that shards started by hand within the same second agree to the nanosecond
+// and every shard's intervals end on wall-clock seconds, the slots merge lines them up in.
 func ParseStartAt(setting, v string, now time.Time) (time.Time, error) {
 	v = strings.TrimSpace(v)
 	if rest, ok := strings.CutPrefix(v, "+"); ok {
@@ -65,7 +67,7 @@ func ParseStartAt(setting, v string, now time.Time) (time.Time, error) {
 		if err != nil {
 			return time.Time{}, err
 		}
-		return now.Add(d), nil
+		return WholeSecondAfter(now.Add(d)), nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
@@ -75,4 +77,12 @@ func ParseStartAt(setting, v string, now time.Time) (time.Time, error) {
 		return time.Time{}, inputErr(setting, v, "has passed", "give a time in the future, or +30s from now")
 	}
 	return t, nil
+}
+
+// WholeSecondAfter is t when it falls on a whole second, else the next whole second.
+func WholeSecondAfter(t time.Time) time.Time {
+	if w := t.Truncate(time.Second); !w.Equal(t) {
+		return w.Add(time.Second)
+	}
+	return t
 }

@@ -69,6 +69,9 @@ func TestParseStartAt(t *testing.T) {
 	if got, err := ParseStartAt("--start-at", "+30s", now); err != nil || !got.Equal(now.Add(30*time.Second)) {
 		t.Errorf("+30s: %v %v", got, err)
 	}
+	if got, err := ParseStartAt("--start-at", "+30s", now.Add(200*time.Millisecond)); err != nil || !got.Equal(now.Add(31*time.Second)) {
+		t.Errorf("+30s at 02:00:00.2: %v %v, want 02:00:31, the next whole second", got, err)
+	}
 	if got, err := ParseStartAt("--start-at", "2026-11-24T02:00:05Z", now); err != nil || !got.Equal(now.Add(5*time.Second)) {
 		t.Errorf("RFC 3339: %v %v", got, err)
 	}
