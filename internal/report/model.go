@@ -198,54 +198,84 @@ func newModel(in *Input) *model {
 		}
 	}
 	sort.SliceStable(m.Results, func(i, j int) bool { return lessRun(m.Results[i], m.Results[j]) })
-
 	m.assignLabels()
+	seen := m.groupRuns()
+	m.orderVariants(seen.variants)
+	m.Workloads = sortedWorkloads(seen.workloads)
+	m.RampWorkloads = sortedWorkloads(seen.rampWorkloads)
+	m.AllWorkloads = sortedWorkloads(seen.allWorkloads)
+	for w, ts := range seen.threads {
+		m.Threads[w] = sortedKeys(ts)
+	}
+	for _, g := range m.groups {
+		g.summarise()
+	}
+	for _, g := range m.rampGroups {
+		g.summariseRamp()
+	}
+	for _, w := range m.Workloads {
+		m.Headline[w] = m.headline(w)
+	}
+	m.buildTPCHSets()
+	return m
+}
 
-	variants := map[[2]string]*variant{}
-	workloads := map[string]bool{}
-	rampWorkloads := map[string]bool{}
-	allWorkloads := map[string]bool{}
-	threads := map[string]map[int]bool{}
+// runsSeen is what groupRuns found among the results: the variants, and the workloads and
+// thread counts that fixed-thread runs, ramps and TPC-H runs measured.
+type runsSeen struct {
+	variants                               map[[2]string]*variant
+	workloads, rampWorkloads, allWorkloads map[string]bool
+	threads                                map[string]map[int]bool
+}
+
+// groupRuns puts each run in its variant and in its group: repeats of one variant, workload
+// and thread count; ramps by variant and workload; TPC-H runs in their sets.
+func (m *model) groupRuns() runsSeen {
+	seen := runsSeen{variants: map[[2]string]*variant{}, workloads: map[string]bool{}, rampWorkloads: map[string]bool{},
+		allWorkloads: map[string]bool{}, threads: map[string]map[int]bool{}}
 	for _, r := range m.Results {
 		vk := [2]string{r.Engine.Name(), m.effLabel[r]}
-		v := variants[vk]
+		v := seen.variants[vk]
 		if v == nil {
 			v = &variant{Kind: r.Engine.Kind, Engine: vk[0], Label: vk[1]}
-			variants[vk] = v
+			seen.variants[vk] = v
 		}
 		if v.Version == "" {
 			v.Version = r.Engine.Version
 		}
-		allWorkloads[r.Workload.Name] = true
-		if r.TPCH != nil {
+		w := r.Workload.Name
+		seen.allWorkloads[w] = true
+		switch {
+		case r.TPCH != nil:
 			m.addTPCH(v, r)
-			continue
-		}
-		if r.Ramp != nil {
-			rampWorkloads[r.Workload.Name] = true
-			k := groupKey{vk[0], vk[1], r.Workload.Name, 0}
-			g := m.rampGroups[k]
-			if g == nil {
-				g = &group{V: v, Workload: r.Workload.Name}
-				m.rampGroups[k] = g
+		case r.Ramp != nil:
+			seen.rampWorkloads[w] = true
+			addRun(m.rampGroups, groupKey{vk[0], vk[1], w, 0}, &group{V: v, Workload: w}, r)
+		default:
+			seen.workloads[w] = true
+			if seen.threads[w] == nil {
+				seen.threads[w] = map[int]bool{}
 			}
-			g.Runs = append(g.Runs, r)
-			continue
+			seen.threads[w][r.Threads] = true
+			addRun(m.groups, groupKey{vk[0], vk[1], w, r.Threads}, &group{V: v, Workload: w, Threads: r.Threads}, r)
 		}
-		workloads[r.Workload.Name] = true
-		if threads[r.Workload.Name] == nil {
-			threads[r.Workload.Name] = map[int]bool{}
-		}
-		threads[r.Workload.Name][r.Threads] = true
-
-		k := groupKey{vk[0], vk[1], r.Workload.Name, r.Threads}
-		g := m.groups[k]
-		if g == nil {
-			g = &group{V: v, Workload: r.Workload.Name, Threads: r.Threads}
-			m.groups[k] = g
-		}
-		g.Runs = append(g.Runs, r)
 	}
+	return seen
+}
+
+// addRun adds r to the group under k, which starts as fresh when there is none yet.
+func addRun(groups map[groupKey]*group, k groupKey, fresh *group, r *result.Result) {
+	g := groups[k]
+	if g == nil {
+		g = fresh
+		groups[k] = g
+	}
+	g.Runs = append(g.Runs, r)
+}
+
+// orderVariants names the variants, puts them in the report's engine order (kind, then older
+// release first, then label) and gives each its colour.
+func (m *model) orderVariants(variants map[[2]string]*variant) {
 	for _, v := range variants {
 		m.Variants = append(m.Variants, v)
 	}
@@ -268,26 +298,6 @@ func newModel(in *Input) *model {
 	for i, c := range document.Colors(kinds) {
 		m.Variants[i].Color = c
 	}
-	m.Workloads = sortedWorkloads(workloads)
-	m.RampWorkloads = sortedWorkloads(rampWorkloads)
-	m.AllWorkloads = sortedWorkloads(allWorkloads)
-	for w, ts := range threads {
-		for t := range ts {
-			m.Threads[w] = append(m.Threads[w], t)
-		}
-		sort.Ints(m.Threads[w])
-	}
-	for _, g := range m.groups {
-		g.summarise()
-	}
-	for _, g := range m.rampGroups {
-		g.summariseRamp()
-	}
-	for _, w := range m.Workloads {
-		m.Headline[w] = m.headline(w)
-	}
-	m.buildTPCHSets()
-	return m
 }
 
 func sortedWorkloads(set map[string]bool) []string {
@@ -594,56 +604,28 @@ func addSource(list []string, src string) []string {
 
 func summariseServer(runs []*result.Result) *serverAgg {
 	const mb = 1 << 20
-	collect := func(f func(r *result.Result) (float64, bool)) optFloat {
-		var vals []float64
-		for _, r := range runs {
-			if v, ok := f(r); ok {
-				vals = append(vals, v)
-			}
-		}
-		if len(vals) == 0 {
-			return optFloat{}
-		}
-		return optFloat{median(vals), true}
-	}
-	srv := func(f func(s *result.Server) float64) func(r *result.Result) (float64, bool) {
-		return func(r *result.Result) (float64, bool) {
-			if r.Server == nil {
-				return 0, false
-			}
-			v := f(r.Server)
-			return v, v != 0
-		}
-	}
-	disk := func(f func(s *result.Server) float64) func(r *result.Result) (float64, bool) {
-		return func(r *result.Result) (float64, bool) {
-			if r.Server == nil || !deviceLevel(r.Server) {
-				return 0, false
-			}
-			v := f(r.Server)
-			return v, v != 0
-		}
-	}
+	collect := func(f func(r *result.Result) (float64, bool)) optFloat { return medianOf(runs, f) }
 	a := &serverAgg{
-		CPUPct:             collect(srv(func(s *result.Server) float64 { return s.CPUPct })),
-		MemIdleMB:          collect(srv(func(s *result.Server) float64 { return s.MemIdleMB })),
-		MemLoadMB:          collect(srv(memLoadMB)),
-		MemAnonLoadMB:      collect(srv(func(s *result.Server) float64 { return s.MemAnonLoadMB })),
-		MemCacheLoadMB:     collect(srv(func(s *result.Server) float64 { return s.MemCacheLoadMB })),
-		DiskReadMB:         collect(disk(func(s *result.Server) float64 { return float64(s.DiskReadBytes) / mb })),
-		DiskWriteMB:        collect(disk(func(s *result.Server) float64 { return float64(s.DiskWriteBytes) / mb })),
-		DiskReadOps:        collect(disk(func(s *result.Server) float64 { return float64(s.DiskReadOps) })),
-		DiskWriteOps:       collect(disk(func(s *result.Server) float64 { return float64(s.DiskWriteOps) })),
-		DiskWriteKBPerTxn:  collect(disk(func(s *result.Server) float64 { return s.HostPerTxn["disk_write_bytes"] / 1024 })),
-		DiskWriteOpsPerTxn: collect(disk(func(s *result.Server) float64 { return s.HostPerTxn["disk_write_ops"] })),
-		DataDirMB:          collect(srv(func(s *result.Server) float64 { return float64(s.DataDirBytes) / mb })),
-		DataSizeMB:         collect(srv(func(s *result.Server) float64 { return float64(s.DataSizeBytes) / mb })),
+		CPUPct:             collect(serverFig(func(s *result.Server) float64 { return s.CPUPct })),
+		MemIdleMB:          collect(serverFig(func(s *result.Server) float64 { return s.MemIdleMB })),
+		MemLoadMB:          collect(serverFig(memLoadMB)),
+		MemAnonLoadMB:      collect(serverFig(func(s *result.Server) float64 { return s.MemAnonLoadMB })),
+		MemCacheLoadMB:     collect(serverFig(func(s *result.Server) float64 { return s.MemCacheLoadMB })),
+		DiskReadMB:         collect(deviceFig(func(s *result.Server) float64 { return float64(s.DiskReadBytes) / mb })),
+		DiskWriteMB:        collect(deviceFig(func(s *result.Server) float64 { return float64(s.DiskWriteBytes) / mb })),
+		DiskReadOps:        collect(deviceFig(func(s *result.Server) float64 { return float64(s.DiskReadOps) })),
+		DiskWriteOps:       collect(deviceFig(func(s *result.Server) float64 { return float64(s.DiskWriteOps) })),
+		DiskWriteKBPerTxn:  collect(deviceFig(func(s *result.Server) float64 { return s.HostPerTxn["disk_write_bytes"] / 1024 })),
+		DiskWriteOpsPerTxn: collect(deviceFig(func(s *result.Server) float64 { return s.HostPerTxn["disk_write_ops"] })),
+		DataDirMB:          collect(serverFig(func(s *result.Server) float64 { return float64(s.DataDirBytes) / mb })),
+		DataSizeMB:         collect(serverFig(func(s *result.Server) float64 { return float64(s.DataSizeBytes) / mb })),
 		ClientCPUUsPerTxn: collect(func(r *result.Result) (float64, bool) {
 			if r.Transactions <= 0 || r.ClientCPUS <= 0 {
 				return 0, false
 			}
 			return r.ClientCPUS / float64(r.Transactions) * 1e6, true
 		}),
+		PerTxn: perTxnMedians(runs),
 	}
 	for _, r := range runs {
 		if r.Server != nil {
@@ -651,6 +633,49 @@ func summariseServer(runs []*result.Result) *serverAgg {
 			a.DiskSources = addSource(a.DiskSources, r.Server.DiskSource)
 		}
 	}
+	return a
+}
+
+// medianOf is the median of a figure over the runs that have it.
+func medianOf(runs []*result.Result, f func(r *result.Result) (float64, bool)) optFloat {
+	var vals []float64
+	for _, r := range runs {
+		if v, ok := f(r); ok {
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) == 0 {
+		return optFloat{}
+	}
+	return optFloat{median(vals), true}
+}
+
+// serverFig reads a figure of the run's server; zero means not measured.
+func serverFig(f func(s *result.Server) float64) func(r *result.Result) (float64, bool) {
+	return func(r *result.Result) (float64, bool) {
+		if r.Server == nil {
+			return 0, false
+		}
+		v := f(r.Server)
+		return v, v != 0
+	}
+}
+
+// deviceFig reads a disk figure of the run's server where it was counted at the block device,
+// and whole (deviceLevel); zero means not measured.
+func deviceFig(f func(s *result.Server) float64) func(r *result.Result) (float64, bool) {
+	return func(r *result.Result) (float64, bool) {
+		if r.Server == nil || !deviceLevel(r.Server) {
+			return 0, false
+		}
+		v := f(r.Server)
+		return v, v != 0
+	}
+}
+
+// perTxnMedians is the median of each engine counter per transaction over the runs that have
+// it; nil when no run has any.
+func perTxnMedians(runs []*result.Result) map[string]float64 {
 	keys := map[string]bool{}
 	for _, r := range runs {
 		if r.Server != nil {
@@ -659,22 +684,23 @@ func summariseServer(runs []*result.Result) *serverAgg {
 			}
 		}
 	}
-	if len(keys) > 0 {
-		a.PerTxn = map[string]float64{}
-		for k := range keys {
-			var vals []float64
-			for _, r := range runs {
-				if r.Server == nil {
-					continue
-				}
-				if v, ok := r.Server.PerTxn[k]; ok {
-					vals = append(vals, v)
-				}
-			}
-			a.PerTxn[k] = median(vals)
-		}
+	if len(keys) == 0 {
+		return nil
 	}
-	return a
+	out := map[string]float64{}
+	for k := range keys {
+		var vals []float64
+		for _, r := range runs {
+			if r.Server == nil {
+				continue
+			}
+			if v, ok := r.Server.PerTxn[k]; ok {
+				vals = append(vals, v)
+			}
+		}
+		out[k] = median(vals)
+	}
+	return out
 }
 
 func median(vals []float64) float64 {

@@ -248,21 +248,9 @@ func runBandwidthEngine(ctx context.Context, o *BandwidthOptions, kind string, l
 	if st, err := readTableState(ctx, admin, o.Tables); err == nil {
 		e.DataBytes = st.tableBytes + st.indexBytes
 	}
-	// A step workload that cannot be loaded (no TPC-H generator, say) is reported at every step;
-	// the OLTP figures do not depend on it.
-	var extra []StepWorkload
-	notLoaded := map[string]string{}
-	for _, w := range o.stepWorkloads() {
-		logf(o.Log, "%s: loading %s (uncapped)", kind, w.Name())
-		if err := w.Prepare(ctx, tg); err != nil {
-			if ctx.Err() != nil {
-				return e, err
-			}
-			logf(o.Log, "%s: %s not loaded: %v", kind, w.Name(), err)
-			notLoaded[w.Name()] = "not loaded: " + oneLine(err.Error())
-			continue
-		}
-		extra = append(extra, w)
+	extra, notLoaded, err := loadStepWorkloads(ctx, o, kind, tg)
+	if err != nil {
+		return e, err
 	}
 	for i, lim := range limits {
 		st := Step{Limit: o.Limits[i], LimitBps: lim, Workload: "oltp_read_write"}
@@ -284,6 +272,26 @@ func runBandwidthEngine(ctx context.Context, o *BandwidthOptions, kind string, l
 	}
 	e.Knee = knee(e.Steps)
 	return e, nil
+}
+
+// loadStepWorkloads loads the workloads timed at every step besides OLTP, uncapped. One that
+// cannot be loaded (no TPC-H generator, say) is returned in notLoaded with the reason, reported
+// at every step; the OLTP figures do not depend on it. Only a cancelled study is an error.
+func loadStepWorkloads(ctx context.Context, o *BandwidthOptions, kind string, tg sqldb.Target) (loaded []StepWorkload, notLoaded map[string]string, err error) {
+	notLoaded = map[string]string{}
+	for _, w := range o.stepWorkloads() {
+		logf(o.Log, "%s: loading %s (uncapped)", kind, w.Name())
+		if err := w.Prepare(ctx, tg); err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, err
+			}
+			logf(o.Log, "%s: %s not loaded: %v", kind, w.Name(), err)
+			notLoaded[w.Name()] = "not loaded: " + oneLine(err.Error())
+			continue
+		}
+		loaded = append(loaded, w)
+	}
+	return loaded, notLoaded, nil
 }
 
 // probeSize is about three seconds of I/O at the cap, within bounds that keep the probe short
