@@ -11,8 +11,8 @@ import (
 	"github.com/fairbench/fairbench/internal/testserver"
 )
 
-// A real Prometheus scrapes the exporter, and every query of the Grafana dashboard parses and
-// runs against what it scraped.
+// A real Prometheus scrapes the exporter, and every query of the Grafana dashboard parses, runs
+// against what it scraped and finds the run in it.
 func TestRealPrometheusAndDashboard(t *testing.T) {
 	e, err := Start("127.0.0.1:0")
 	if err != nil {
@@ -20,25 +20,29 @@ func TestRealPrometheusAndDashboard(t *testing.T) {
 	}
 	defer e.Close()
 	prom := testserver.Prometheus(t, e.Addr())
-	l := Labels{Engine: "postgres", Version: "15.18", Workload: "oltp_point_select", Kind: "all"}
+	l := Labels{Engine: "postgres", Version: "15.18", Workload: "oltp_point_select", Kind: AllKinds}
+	kind := l
+	kind.Kind = "point_select"
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var got map[string]float64
 	for i := 1; ; i++ {
 		e.Add(l, Sample{Transactions: 100, Clients: 2, Latency: hist(100, 200, 300), Lag: hist(5), ServerCPUPct: 30, ServerMemMB: 64})
-		got, err = testserver.PromQuery(ctx, prom, `fairbench_transactions_total{kind="all"}`, "engine")
-		if err == nil && got["postgres"] >= 300 {
+		e.Add(kind, Sample{Transactions: 100, Latency: hist(100, 200, 300)})
+		// rate() needs two scrapes of a series that moved: wait for three.
+		got, err = testserver.PromQuery(ctx, prom, `count_over_time(fairbench_transactions_total{kind="all"}[1m])`, "engine")
+		if err == nil && got["postgres"] >= 3 {
 			break
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("prometheus never saw 300 transactions (last %v, %v)", got, err)
+			t.Fatalf("prometheus never scraped the exporter three times (last %v, %v)", got, err)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
 	for _, q := range dashboardQueries(t) {
 		q = strings.ReplaceAll(q, "$__rate_interval", "1m") // Grafana's variable, as Grafana fills it in
-		if _, err := testserver.PromQuery(ctx, prom, q, "engine"); err != nil {
-			t.Errorf("dashboard query %q: %v", q, err)
+		if got, err := testserver.PromQuery(ctx, prom, q, "engine"); err != nil || len(got) == 0 {
+			t.Errorf("dashboard query %q: %v, %v: want it to parse and show the run", q, got, err)
 		}
 	}
 }
