@@ -2,14 +2,20 @@
 GO ?= go
 OUT ?= out/compare
 
+# The git commit goes into every result (tool_commit), so `history` can tell fairbench's own
+# builds apart; set explicitly because GOFLAGS=-buildvcs=false (or no .git) leaves Go's own
+# stamp out. Empty outside a git checkout.
+COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+LDFLAGS := -X github.com/fairbench/fairbench/internal/version.commit=$(COMMIT)
+
 # A static binary for the container image of client hosts (deploy/Dockerfile, FROM scratch).
 image-binary:
-	CGO_ENABLED=0 $(GO) build -o deploy/fairbench ./cmd/fairbench
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o deploy/fairbench ./cmd/fairbench
 
 .PHONY: image-binary build engines compare test bench vet lint fuzz
 
 build:
-	$(GO) build -o bin/fairbench ./cmd/fairbench
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/fairbench ./cmd/fairbench
 
 # Installs PostgreSQL, MariaDB (Debian packages) and MySQL (a Debian sid root), plus sysbench,
 # pgbench and chromium for the benchmarks and the report test. Quiet when all is present.

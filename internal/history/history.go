@@ -35,6 +35,7 @@ type Point struct {
 	StartedAt   string // RFC 3339, UTC
 	Version     string // the server's own version string
 	ToolVersion string
+	ToolCommit  string // the fairbench build's git commit, when recorded
 	// Fingerprint is a short hash of what decides the figure besides the engine's code: the
 	// server's settings as it reported them, the workload's options, threads and rate. Two runs
 	// with the same fingerprint ran the same test; a change of fingerprint is a change of test.
@@ -86,6 +87,7 @@ func pointOf(src string, r *result.Result) Point {
 		StartedAt:   r.StartedAt.UTC().Format("2006-01-02T15:04:05Z"),
 		Version:     r.Engine.Version,
 		ToolVersion: r.ToolVersion,
+		ToolCommit:  r.ToolCommit,
 		Fingerprint: Fingerprint(r),
 		TPS:         r.TPS,
 		P99MS:       r.LatencyMS.P99,

@@ -16,7 +16,7 @@ func write(t *testing.T, dir, name string, r *result.Result) {
 }
 
 func res(engine, workload string, tps float64, at time.Time, bufferPool string) *result.Result {
-	return &result.Result{Complete: true, StartedAt: at, Engine: result.Engine{Kind: engine, Version: engine + " 1.0"},
+	return &result.Result{Complete: true, StartedAt: at, ToolVersion: "0.1.0-dev", ToolCommit: "4479005c0fee", Engine: result.Engine{Kind: engine, Version: engine + " 1.0"},
 		Workload: result.Workload{Name: workload, Options: map[string]string{"tables": "4"}}, Threads: 4, TPS: tps,
 		LatencyMS: result.Latency{P99: 5}, Server: &result.Server{Settings: map[string]string{"buffer_pool": bufferPool}}}
 }
@@ -47,6 +47,9 @@ func TestLoadThreeDirectories(t *testing.T) {
 		p := l.Points
 		if !(p[0].StartedAt < p[1].StartedAt && p[1].StartedAt < p[2].StartedAt) {
 			t.Errorf("%s: not oldest first: %s %s %s", l.Key, p[0].StartedAt, p[1].StartedAt, p[2].StartedAt)
+		}
+		if p[0].ToolCommit != "4479005c0fee" {
+			t.Errorf("%s: fairbench commit %q, want the result's", l.Key, p[0].ToolCommit)
 		}
 		if p[0].Fingerprint != p[1].Fingerprint || p[1].Fingerprint == p[2].Fingerprint {
 			t.Errorf("%s: fingerprints %s %s %s: want equal, equal, different", l.Key, p[0].Fingerprint, p[1].Fingerprint, p[2].Fingerprint)

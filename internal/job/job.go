@@ -260,6 +260,7 @@ func (j *Job) Ready(ctx context.Context) (*result.Prepared, *result.StartState, 
 func (j *Job) describe(res *result.Result, started time.Time, ver, transport string) {
 	res.Schema = result.SchemaVersion
 	res.ToolVersion = version.Version
+	res.ToolCommit = version.Commit()
 	res.StartedAt = started
 	res.Engine = result.Engine{Kind: string(j.Target.Kind), Version: ver, Target: j.Target.Redacted(), Transport: transport}
 	opts := maps.Clone(map[string]string(j.Options))

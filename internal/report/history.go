@@ -20,8 +20,8 @@ func HistoryHTML(lines []history.Line) ([]byte, error) {
 
 func historyDocument(lines []history.Line, charts bool) *document.Doc {
 	t := &document.Table{
-		Header:  []string{"engine and workload", "run", "started (UTC)", "server version", "fingerprint", "TPS", "p99 ms", "from"},
-		Numeric: []bool{false, true, false, false, false, true, true, false},
+		Header:  []string{"engine and workload", "run", "started (UTC)", "server version", "fairbench", "fingerprint", "TPS", "p99 ms", "from"},
+		Numeric: []bool{false, true, false, false, false, false, true, true, false},
 		Foot: []string{"The fingerprint hashes the workload's options, threads, rate and the server's own settings: " +
 			"rows with the same fingerprint ran the same test, so a change between them is the engine's or the machine's."},
 	}
@@ -36,7 +36,7 @@ func historyDocument(lines []history.Line, charts bool) *document.Doc {
 				tps.Text += " (incomplete)"
 			}
 			t.Rows = append(t.Rows, []document.Cell{{Text: head, Head: head != ""}, {Text: fmt.Sprint(i + 1)},
-				{Text: p.StartedAt}, {Text: p.Version}, {Text: p.Fingerprint}, tps, {Text: fmtMS(p.P99MS)}, {Text: p.Source}})
+				{Text: p.StartedAt}, {Text: p.Version}, {Text: toolBuild(p)}, {Text: p.Fingerprint}, tps, {Text: fmtMS(p.P99MS)}, {Text: p.Source}})
 		}
 	}
 	d := &document.Doc{
@@ -51,6 +51,14 @@ func historyDocument(lines []history.Line, charts bool) *document.Doc {
 		}
 	}
 	return d
+}
+
+// toolBuild is the fairbench that measured the point: its version, and its commit when known.
+func toolBuild(p history.Point) string {
+	if p.ToolCommit == "" {
+		return p.ToolVersion
+	}
+	return p.ToolVersion + " " + p.ToolCommit
 }
 
 // historyFigures draws, per workload and label, TPS and p99 by run number with one line per engine.

@@ -21,6 +21,7 @@ const SchemaVersion = 3
 type Result struct {
 	Schema      int       `json:"schema"`
 	ToolVersion string    `json:"tool_version"`
+	ToolCommit  string    `json:"tool_commit,omitempty"` // git commit of the fairbench build, when stamped
 	Complete    bool      `json:"complete"`
 	Error       string    `json:"error,omitempty"` // why the run is incomplete
 	StartedAt   time.Time `json:"started_at"`
