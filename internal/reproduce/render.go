@@ -96,7 +96,7 @@ const chartNote = "The charts (in report.html) draw the study's curves as it dre
 func runsSection(s *Study, sc Scale, got Measured) *document.Section {
 	sec := &document.Section{ID: "runs", Heading: "Runs"}
 	for _, run := range s.Runs(sc) {
-		line := fmt.Sprintf("%s: %d results in %s/ (its own report.md and report.html are there)", run.Name, len(got.Runs[run.Name]), run.Name)
+		line := runLine(run, got)
 		if run.AsPublished != "" {
 			line += "; as published: " + run.AsPublished
 		}
@@ -127,4 +127,30 @@ func firstStart(got Measured) string {
 		return "no run completed"
 	}
 	return first.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// runLine says what a run left in its directory: a comparison its results files, the bandwidth
+// study (which writes no results files of its own) its steps in bandwidth.json.
+func runLine(run Run, got Measured) string {
+	if run.Bandwidth == nil {
+		return fmt.Sprintf("%s: %s in %s/ (its own report.md and report.html are there)", run.Name, count(len(got.Runs[run.Name]), "result"), run.Name)
+	}
+	doc := got.Bandwidth[run.Name]
+	if doc == nil {
+		return fmt.Sprintf("%s: the bandwidth study, which left no bandwidth.json in %s/", run.Name, run.Name)
+	}
+	steps := 0
+	for _, e := range doc.Engines {
+		steps += len(e.Steps)
+	}
+	return fmt.Sprintf("%s: the bandwidth study, %s on %s in %s/ (bandwidth.json, and its own report.md and report.html, are there)",
+		run.Name, count(steps, "step"), count(len(doc.Engines), "engine"), run.Name)
+}
+
+// count is "1 result", "3 results".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
