@@ -47,6 +47,14 @@ func (d *Doc) Markdown() []byte {
 	return b.Bytes()
 }
 
+// Markdown writes the table alone as Markdown, after a blank line: for command output that is
+// one table rather than a page.
+func (t *Table) Markdown() []byte {
+	var b bytes.Buffer
+	writeMDTable(&b, t)
+	return b.Bytes()
+}
+
 func writeMDTable(b *bytes.Buffer, t *Table) {
 	if t.Caption != "" {
 		b.WriteString("\n**" + mdText(t.Caption) + "**\n")

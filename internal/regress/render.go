@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/fairbench/fairbench/internal/document"
 )
 
 // Markdown writes the rows as one table: the judged figure's medians, the change, the test's
@@ -15,23 +17,26 @@ func Markdown(w io.Writer, rows []Row, o Options) error {
 	if o.MinChange == 0 {
 		o.MinChange = DefaultMinChange
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Mann-Whitney U test, alpha %g; a change counts when significant and at least %.0f%%.\n\n", o.Alpha, o.MinChange*100)
-	b.WriteString("| step | judged | A (median) | B (median) | change | p | n | verdict | TPS A → B | p50 ms A → B | p99 ms A → B |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---|---|---:|---:|---:|\n")
+	t := &document.Table{
+		Header:  []string{"step", "judged", "A (median)", "B (median)", "change", "p", "n", "verdict", "TPS A → B", "p50 ms A → B", "p99 ms A → B"},
+		Numeric: []bool{false, false, true, true, true, true, false, false, true, true, true},
+	}
 	for _, r := range rows {
 		if r.Verdict == NotComparable && r.N1 == 0 {
-			fmt.Fprintf(&b, "| %s | | | | | | | %s: %s | | | |\n", r.Key, r.Verdict, r.Why)
+			t.Rows = append(t.Rows, document.Row(r.Key.String(), "", "", "", "", "", "", r.Verdict+": "+r.Why, "", "", ""))
 			continue
 		}
 		verdict := r.Verdict
 		if r.Why != "" {
 			verdict += " (" + r.Why + ")"
 		}
-		fmt.Fprintf(&b, "| %s | %s of %s | %s | %s | %+.1f%% | %.3g | %d+%d | %s | %s → %s | %.2f → %.2f | %.2f → %.2f |\n",
-			r.Key, r.Metric, r.Unit, num(r.A), num(r.B), r.Change*100, r.P, r.N1, r.N2, verdict,
-			num(r.TPSA), num(r.TPSB), r.LatA.P50, r.LatB.P50, r.LatA.P99, r.LatB.P99)
+		t.Rows = append(t.Rows, document.Row(r.Key.String(), r.Metric+" of "+r.Unit, num(r.A), num(r.B), fmt.Sprintf("%+.1f%%", r.Change*100),
+			fmt.Sprintf("%.3g", r.P), fmt.Sprintf("%d+%d", r.N1, r.N2), verdict,
+			num(r.TPSA)+" → "+num(r.TPSB), fmt.Sprintf("%.2f → %.2f", r.LatA.P50, r.LatB.P50), fmt.Sprintf("%.2f → %.2f", r.LatA.P99, r.LatB.P99)))
 	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Mann-Whitney U test, alpha %g; a change counts when significant and at least %.0f%%.\n", o.Alpha, o.MinChange*100)
+	b.Write(t.Markdown())
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -83,10 +83,15 @@ func historyFigures(lines []history.Line) document.FigGroup {
 			f func(history.Point) float64
 		}{{"TPS", func(p history.Point) float64 { return p.TPS }}, {"p99 ms", func(p history.Point) float64 { return p.P99MS }}} {
 			spec := document.LineChart{Title: w + ": " + m.y + " by run", XName: "run", YName: m.y, Dots: true, XFromZero: false}
+			var kinds []string
 			for _, l := range byWorkload[w] {
-				s := document.Series{Name: l.Key.Engine}
-				for i, p := range l.Points {
-					s.X = append(s.X, float64(i+1))
+				kinds = append(kinds, l.Key.Engine)
+			}
+			colors := document.Colors(kinds)
+			for i, l := range byWorkload[w] {
+				s := document.Series{Name: l.Key.Engine, Color: colors[i]}
+				for j, p := range l.Points {
+					s.X = append(s.X, float64(j+1))
 					s.Y = append(s.Y, m.f(p))
 				}
 				spec.Series = append(spec.Series, s)
