@@ -4,19 +4,11 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/workload"
 )
-
-// Verdict is one consistency condition of clause 3.3.2 and whether the database meets it.
-type Verdict struct {
-	N      int
-	Name   string
-	OK     bool
-	Detail string
-}
 
 // condition is one query that returns the rows breaking a condition (none when it holds). Every
 // ? is the number of warehouses: the conditions are checked over warehouses 1..N, the ones a run
@@ -162,9 +154,9 @@ const (
 )
 
 // Conditions checks the twelve consistency conditions of clause 3.3.2 over warehouses
-// 1..warehouses and returns a verdict for each, in order. A condition whose query fails is a
-// failed verdict with the error as its detail.
-func Conditions(ctx context.Context, c sqldb.Conn, warehouses int) []Verdict {
+// 1..warehouses and returns a verdict for each, in order, named "TPC-C condition N: ...". A
+// condition whose query fails is a failed verdict with the error as its detail.
+func Conditions(ctx context.Context, c sqldb.Conn, warehouses int) []workload.Verdict {
 	return conditionsOn(ctx, c, warehouses, nil)
 }
 
@@ -173,14 +165,15 @@ var tableWord = regexp.MustCompile(`\b(warehouse|district|customer|history|new_o
 
 // conditionsOn is Conditions over tables named by table (sysbench-tpcc's "orders1"); nil keeps
 // TPC-C's names.
-func conditionsOn(ctx context.Context, c sqldb.Conn, warehouses int, table func(string) string) []Verdict {
+func conditionsOn(ctx context.Context, c sqldb.Conn, warehouses int, table func(string) string) []workload.Verdict {
 	named := func(sql string) string {
 		if table == nil {
 			return sql
 		}
 		return tableWord.ReplaceAllStringFunc(sql, table)
 	}
-	out := make([]Verdict, 0, 12)
+	// Indexed by condition number: 10 and 12 come from one query, after the others.
+	out := make([]workload.Verdict, 13)
 	for _, cd := range conditions {
 		n := strings.Count(cd.sql, "?")
 		args := make([]any, n)
@@ -188,7 +181,7 @@ func conditionsOn(ctx context.Context, c sqldb.Conn, warehouses int, table func(
 			args[i] = warehouses
 		}
 		rows, err := c.Query(ctx, named(cd.sql), args...)
-		out = append(out, verdict(cd.n, cd.name, cd.holds, rows, err, cd.row))
+		out[cd.n] = verdict(cd.n, cd.name, cd.holds, rows, err, cd.row)
 	}
 	rows, err := c.Query(ctx, named(customerBalances), warehouses, warehouses, warehouses, warehouses)
 	var r10, r12 [][]string
@@ -200,21 +193,18 @@ func conditionsOn(ctx context.Context, c sqldb.Conn, warehouses int, table func(
 			r12 = append(r12, r)
 		}
 	}
-	out = append(out,
-		verdict(10, name10, "every customer", r10, err, func(r []string) string {
-			return fmt.Sprintf("customer %s/%s/%s: C_BALANCE %s, delivered %s, paid %s", r[0], r[1], r[2], r[3], r[6], r[5])
-		}),
-		verdict(12, name12, "every customer", r12, err, func(r []string) string {
-			return fmt.Sprintf("customer %s/%s/%s: C_BALANCE %s + C_YTD_PAYMENT %s, delivered %s", r[0], r[1], r[2], r[3], r[4], r[6])
-		}))
-	// 11 was computed before 10 and 12.
-	sort.Slice(out, func(i, j int) bool { return out[i].N < out[j].N })
-	return out
+	out[10] = verdict(10, name10, "every customer", r10, err, func(r []string) string {
+		return fmt.Sprintf("customer %s/%s/%s: C_BALANCE %s, delivered %s, paid %s", r[0], r[1], r[2], r[3], r[6], r[5])
+	})
+	out[12] = verdict(12, name12, "every customer", r12, err, func(r []string) string {
+		return fmt.Sprintf("customer %s/%s/%s: C_BALANCE %s + C_YTD_PAYMENT %s, delivered %s", r[0], r[1], r[2], r[3], r[4], r[6])
+	})
+	return out[1:]
 }
 
 // verdict turns a condition's offending rows into its verdict, naming the first few.
-func verdict(n int, name, holds string, rows [][]string, err error, row func([]string) string) Verdict {
-	v := Verdict{N: n, Name: name}
+func verdict(n int, name, holds string, rows [][]string, err error, row func([]string) string) workload.Verdict {
+	v := workload.Verdict{Name: fmt.Sprintf("TPC-C condition %d: %s", n, name)}
 	switch {
 	case err != nil:
 		v.Detail = "query failed: " + err.Error()

@@ -82,50 +82,59 @@ func (w *worker) newOrder(ctx context.Context, q *workload.Queries) error {
 	}
 	var sum int64
 	for n, in := range w.ol {
-		q.Read++
-		rows, err = w.rows(ctx, qItem, in.item)
+		amount, err := w.orderLine(ctx, q, oID, n+1, in)
 		if err != nil {
 			return err
 		}
-		if len(rows) == 0 {
-			// The unused item: the spec's "Item number is not valid", after which the whole
-			// order is rolled back.
-			return workload.ErrRolledBack
-		}
-		// I_NAME, I_DATA and S_DATA only go to the terminal's display (with the brand-generic
-		// flag); the transaction uses the price and the district's S_DIST_xx.
-		price := parseCents(rows[0][0])
-		q.Read++
-		rows, err = w.rows(ctx, qStock[w.d], in.item, in.supplyW)
-		if err != nil {
-			return err
-		}
-		if len(rows) == 0 {
-			return fmt.Errorf("stock %d/%d not found", in.supplyW, in.item)
-		}
-		sQty, _ := strconv.Atoi(rows[0][0])
-		distInfo := rows[0][2]
-		if sQty >= in.qty+10 {
-			sQty -= in.qty
-		} else {
-			sQty = sQty - in.qty + 91
-		}
-		remote := 0
-		if in.supplyW != w.w {
-			remote = 1
-		}
-		q.Write++
-		if _, err := w.updStock.Exec(ctx, sQty, in.qty, remote, in.item, in.supplyW); err != nil {
-			return err
-		}
-		amount := int64(in.qty) * price
 		sum += amount
-		w.buf = appendDec(w.buf[:0], amount, 2)
-		q.Write++
-		if _, err := w.insOrderLine.Exec(ctx, oID, w.d, w.w, n+1, in.item, in.supplyW, in.qty, w.buf, distInfo); err != nil {
-			return err
-		}
 	}
 	w.total = float64(sum) / 100 * (1 - discount) * (1 + wTax + dTax)
 	return nil
+}
+
+// orderLine takes one line's item from stock and inserts the order line: its amount in cents.
+func (w *worker) orderLine(ctx context.Context, q *workload.Queries, oID, number int, in olInput) (int64, error) {
+	q.Read++
+	rows, err := w.rows(ctx, qItem, in.item)
+	if err != nil {
+		return 0, err
+	}
+	if len(rows) == 0 {
+		// The unused item: the spec's "Item number is not valid", after which the whole
+		// order is rolled back.
+		return 0, workload.ErrRolledBack
+	}
+	// I_NAME, I_DATA and S_DATA only go to the terminal's display (with the brand-generic
+	// flag); the transaction uses the price and the district's S_DIST_xx.
+	price := parseCents(rows[0][0])
+	q.Read++
+	rows, err = w.rows(ctx, qStock[w.d], in.item, in.supplyW)
+	if err != nil {
+		return 0, err
+	}
+	if len(rows) == 0 {
+		return 0, fmt.Errorf("stock %d/%d not found", in.supplyW, in.item)
+	}
+	sQty, _ := strconv.Atoi(rows[0][0])
+	distInfo := rows[0][2]
+	if sQty >= in.qty+10 {
+		sQty -= in.qty
+	} else {
+		sQty = sQty - in.qty + 91
+	}
+	remote := 0
+	if in.supplyW != w.w {
+		remote = 1
+	}
+	q.Write++
+	if _, err := w.updStock.Exec(ctx, sQty, in.qty, remote, in.item, in.supplyW); err != nil {
+		return 0, err
+	}
+	amount := int64(in.qty) * price
+	w.buf = appendDec(w.buf[:0], amount, 2)
+	q.Write++
+	if _, err := w.insOrderLine.Exec(ctx, oID, w.d, w.w, number, in.item, in.supplyW, in.qty, w.buf, distInfo); err != nil {
+		return 0, err
+	}
+	return amount, nil
 }

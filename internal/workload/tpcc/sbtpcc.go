@@ -330,7 +330,8 @@ func (s *sbtpcc) Verdicts(ctx context.Context, env *workload.Env) ([]workload.Ve
 	var out []workload.Verdict
 	for n := 1; n <= s.tables; n++ {
 		for _, v := range conditionsOn(ctx, c, s.scale, func(t string) string { return sbTable(t, n) }) {
-			out = append(out, workload.Verdict{Name: fmt.Sprintf("table set %d, TPC-C condition %d: %s", n, v.N, v.Name), OK: v.OK, Detail: v.Detail})
+			v.Name = fmt.Sprintf("table set %d, %s", n, v.Name)
+			out = append(out, v)
 		}
 	}
 	return out, nil

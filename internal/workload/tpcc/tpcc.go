@@ -226,7 +226,7 @@ func (t *tpcc) Check(ctx context.Context, env *workload.Env) error {
 	var failed []string
 	for _, v := range vs {
 		if !v.OK {
-			failed = append(failed, fmt.Sprintf("condition %d (%s): %s", v.N, v.Name, v.Detail))
+			failed = append(failed, v.Name+": "+v.Detail)
 		}
 	}
 	if len(failed) > 0 {
@@ -237,15 +237,7 @@ func (t *tpcc) Check(ctx context.Context, env *workload.Env) error {
 
 // Verdicts gives the command line every condition's verdict, held or not, in order.
 func (t *tpcc) Verdicts(ctx context.Context, env *workload.Env) ([]workload.Verdict, error) {
-	vs, err := t.conditions(ctx, env)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]workload.Verdict, len(vs))
-	for i, v := range vs {
-		out[i] = workload.Verdict{Name: fmt.Sprintf("TPC-C condition %d: %s", v.N, v.Name), OK: v.OK, Detail: v.Detail}
-	}
-	return out, nil
+	return t.conditions(ctx, env)
 }
 
 // Summarize is the run's headline: NewOrders per minute, committed (nopm) and as the spec counts
@@ -255,7 +247,7 @@ func (t *tpcc) Summarize(r *result.Result) map[string]float64 {
 	return map[string]float64{"nopm": NOPM(r), "tpmc": TpmC(r)}
 }
 
-func (t *tpcc) conditions(ctx context.Context, env *workload.Env) ([]Verdict, error) {
+func (t *tpcc) conditions(ctx context.Context, env *workload.Env) ([]workload.Verdict, error) {
 	c, err := env.Connect(ctx)
 	if err != nil {
 		return nil, err
