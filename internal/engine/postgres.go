@@ -97,6 +97,8 @@ func (s *Server) initPostgres(ctx context.Context) error {
 	}
 	args = append(args, pgInitFlags(s.Translations())...)
 	err := s.runInit(ctx, exec.Command(initdb, args...), cred, "initdb.log")
+	// initdb is another process: what went wrong is only in the log text the error carries, where
+	// a directory the postgres user cannot reach shows as "Permission denied" (or "permission").
 	if err != nil && cred != nil && strings.Contains(err.Error(), "ermission denied") {
 		err = fmt.Errorf("%w\n(initdb runs as the postgres user, uid %d, which must be able to reach %s: use a work dir under /tmp or /var/tmp)", err, cred.Uid, s.hostRun)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/fairbench/fairbench/internal/result"
@@ -142,7 +143,7 @@ func notInstalled(c Choice, installed []Installation) error {
 	switch {
 	case c.Release == "":
 		fix = "run scripts/install-engines.sh"
-	case contains(Installable[c.Kind], c.Release):
+	case slices.Contains(Installable[c.Kind], c.Release):
 		fix = "run scripts/install-engines.sh --versions " + c.String()
 	case c.Kind == MySQL && c.Release == "8.4":
 		fix = "MySQL 8.4 is in no Debian suite (installable: " + installableList() + ")"
@@ -163,15 +164,6 @@ func installableList() string {
 		}
 	}
 	return strings.Join(out, ", ")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Select parses an --engines value and resolves it against what is installed here.

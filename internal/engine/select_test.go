@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -163,7 +164,7 @@ func TestTranslations(t *testing.T) {
 		// Nothing the profile sets is skipped: every base setting is applied or translated.
 		for k := range p.baseSettings(c.kind) {
 			_, applied := m[k]
-			if !applied && !contains(settings, k) {
+			if !applied && !slices.Contains(settings, k) {
 				t.Errorf("%s %s: %s neither applied nor translated", c.kind, c.version, k)
 			}
 		}

@@ -207,18 +207,9 @@ func startWith(ctx context.Context, inst Installation, prof Profile, workDir str
 	if err := prof.validate(); err != nil {
 		return nil, err
 	}
-	switch inst.Kind {
-	case Postgres, MariaDB, MySQL:
-	default:
-		return nil, fmt.Errorf("unknown engine kind %q (want one of %s)", inst.Kind, strings.Join(Kinds, ", "))
+	if err := checkStartable(inst); err != nil {
+		return nil, err
 	}
-	if !isExecutable(inst.Binary) {
-		return nil, fmt.Errorf("%s server binary %q is missing: run scripts/install-engines.sh", inst.Kind, inst.Binary)
-	}
-	if inst.Root != "" && os.Geteuid() != 0 {
-		return nil, fmt.Errorf("%s in %s runs under chroot, which needs root: run fairbench as root", inst.Kind, inst.Root)
-	}
-
 	s := &Server{
 		Kind:    inst.Kind,
 		Version: inst.Version,
@@ -248,69 +239,102 @@ func startWith(ctx context.Context, inst Installation, prof Profile, workDir str
 	if err := s.writeRecord(); err != nil {
 		return nil, err
 	}
-	if s.patroni != nil {
-		err = s.preparePatroni() // Patroni runs initdb (or pg_basebackup) itself
-	} else if inst.Kind == Postgres {
-		err = s.initPostgres(ctx)
-	} else {
-		err = s.initMySQL(ctx)
-	}
-	if err == nil {
-		err = s.prepareJoiner()
-	}
-	if err != nil {
+	if err := s.initData(ctx); err != nil {
 		return nil, err
 	}
-
-	// The port is free when picked but something else may bind it before the
-	// server does; that is cheap to detect and retry without re-initialising.
-	for attempt := 1; ; attempt++ {
-		port, err := pickPort()
-		if err != nil {
-			return nil, err
-		}
-		s.mu.Lock()
-		s.Port, s.port = port, port
-		s.mu.Unlock()
-		cmd, err := s.serverCmd()
-		if err != nil {
-			return nil, err
-		}
-		if err := s.launch(cmd); err != nil {
-			return nil, err
-		}
-		err = s.waitReady(ctx)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, errPortTaken) || attempt == 3 {
-			return nil, err
-		}
-		s.mu.Lock()
-		s.port = 0
-		s.mu.Unlock()
-		releasePort(port)
+	if err := s.listen(ctx, pickPort); err != nil {
+		return nil, err
 	}
-
-	if s.patroni != nil {
-		// Only the leader can create the database (StartPostgresHA does); every node checks
-		// its settings.
-		err = s.checkPostgresSettings(ctx)
-		s.DSN = fmt.Sprintf("postgres://fairbench:fairbench@127.0.0.1:%d/fairbench?sslmode=disable", s.Port)
-	} else if inst.Kind == Postgres {
-		err = s.setupPostgres(ctx)
-		s.DSN = fmt.Sprintf("postgres://fairbench:fairbench@127.0.0.1:%d/fairbench?sslmode=disable", s.Port)
-	} else {
-		err = s.setupMySQL(ctx)
-		s.DSN = fmt.Sprintf("%s://root@127.0.0.1:%d/fairbench", inst.Kind, s.Port)
-	}
-	if err != nil {
+	if err := s.setup(ctx); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	s.ready = true
 	s.mu.Unlock()
 	return s, nil
+}
+
+// checkStartable refuses, before anything is created, an installation this process cannot start.
+func checkStartable(inst Installation) error {
+	switch inst.Kind {
+	case Postgres, MariaDB, MySQL:
+	default:
+		return fmt.Errorf("unknown engine kind %q (want one of %s)", inst.Kind, strings.Join(Kinds, ", "))
+	}
+	if !isExecutable(inst.Binary) {
+		return fmt.Errorf("%s server binary %q is missing: run scripts/install-engines.sh", inst.Kind, inst.Binary)
+	}
+	if inst.Root != "" && os.Geteuid() != 0 {
+		return fmt.Errorf("%s in %s runs under chroot, which needs root: run fairbench as root", inst.Kind, inst.Root)
+	}
+	return nil
+}
+
+// initData creates the data directory: initdb, mysqld's own initialisation, or (a postgres-ha
+// node) Patroni's configuration, Patroni running initdb or pg_basebackup itself.
+func (s *Server) initData(ctx context.Context) error {
+	var err error
+	if s.patroni != nil {
+		err = s.preparePatroni()
+	} else if s.Kind == Postgres {
+		err = s.initPostgres(ctx)
+	} else {
+		err = s.initMySQL(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	return s.prepareJoiner()
+}
+
+// listen starts the server on a port pickPort gives and waits until it accepts connections.
+// The port is free when picked but something else may bind it before the server does; that is
+// cheap to detect and retry without re-initialising.
+func (s *Server) listen(ctx context.Context, pickPort func() (int, error)) error {
+	for attempt := 1; ; attempt++ {
+		port, err := pickPort()
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.Port, s.port = port, port
+		s.mu.Unlock()
+		cmd, err := s.serverCmd()
+		if err != nil {
+			return err
+		}
+		if err := s.launch(cmd); err != nil {
+			return err
+		}
+		err = s.waitReady(ctx)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, errPortTaken) || attempt == 3 {
+			return err
+		}
+		s.mu.Lock()
+		s.port = 0
+		s.mu.Unlock()
+		releasePort(port)
+	}
+}
+
+// setup creates the database fairbench (or, a postgres-ha node, checks its settings: only the
+// leader can create the database, which StartPostgresHA does) and sets the DSN.
+func (s *Server) setup(ctx context.Context) error {
+	var err error
+	if s.patroni != nil {
+		err = s.checkPostgresSettings(ctx)
+		s.DSN = fmt.Sprintf("postgres://fairbench:fairbench@127.0.0.1:%d/fairbench?sslmode=disable", s.Port)
+	} else if s.Kind == Postgres {
+		err = s.setupPostgres(ctx)
+		s.DSN = fmt.Sprintf("postgres://fairbench:fairbench@127.0.0.1:%d/fairbench?sslmode=disable", s.Port)
+	} else {
+		err = s.setupMySQL(ctx)
+		s.DSN = fmt.Sprintf("%s://root@127.0.0.1:%d/fairbench", s.Kind, s.Port)
+	}
+	return err
 }
 
 // serverCmd is the command that runs the server: Patroni for a postgres-ha node.
