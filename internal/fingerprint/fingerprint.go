@@ -13,6 +13,7 @@ package fingerprint
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -71,7 +72,7 @@ func Take(ctx context.Context, c sqldb.Conn) (*result.Dataset, error) {
 		}
 		ds.Checksummed = true
 		if len(left) > 0 {
-			ds.Note = "checksums leave out date/time and floating-point columns: " + strings.Join(sortedSet(left), ", ")
+			ds.Note = "checksums leave out date/time and floating-point columns: " + strings.Join(slices.Sorted(maps.Keys(left)), ", ")
 		}
 	} else {
 		ds.Note = fmt.Sprintf("row counts only: %d rows is more than the %d a checksum reads", total, ChecksumRowLimit)
@@ -209,13 +210,4 @@ func queryInt(ctx context.Context, c sqldb.Conn, q string) (int64, error) {
 		return 0, fmt.Errorf("unexpected answer %v", rows)
 	}
 	return strconv.ParseInt(strings.TrimSpace(rows[0][0]), 10, 64)
-}
-
-func sortedSet(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
