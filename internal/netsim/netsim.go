@@ -194,6 +194,7 @@ func reap() error {
 			} else {
 				err = ipCmd("link", "del", name)
 			}
+			// ip(8) says a link is already gone (taken down with its peer) only in its message.
 			if err != nil && !strings.Contains(err.Error(), "Cannot find device") {
 				errs = append(errs, err)
 			}
