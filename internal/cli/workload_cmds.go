@@ -410,7 +410,7 @@ func newRunCmd() *cobra.Command {
 	var nodeExporter, metricsAddr string
 	var flush bool
 	cmd := &cobra.Command{
-		Use:   "run --target DSN --workload NAME [--threads 8] [--time 30s] [options]",
+		Use:   fmt.Sprintf("run --target DSN --workload NAME [--threads %d] [--time %s] [options]", runspec.DefaultThreads, runspec.DefaultTime),
 		Short: "Run a workload and measure throughput and latency",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
