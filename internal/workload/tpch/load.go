@@ -74,37 +74,13 @@ func (w *tpch) Prepare(ctx context.Context, env *workload.Env) error {
 		}
 	}
 
-	dir, source := w.cfg.tblDir, ""
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "fairbench-tpch-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		t0 := time.Now()
-		if source, err = generate(ctx, w.cfg.sf, tmp); err != nil {
-			return err
-		}
-		logf("generated SF %s with %s in %.1fs", formatSF(w.cfg.sf), source, time.Since(t0).Seconds())
-		dir = tmp
-	} else {
-		source = "tbl files from " + dir
+	dir, source, removeDir, err := w.tblFiles(ctx, logf)
+	if err != nil {
+		return err
 	}
-	for _, t := range tables {
-		if _, err := os.Stat(filepath.Join(dir, t.name+".tbl")); err != nil {
-			return fmt.Errorf("no %s.tbl in %s: --%s must name a directory of dbgen's output", t.name, dir, OptTblDir)
-		}
-	}
-
-	// All tables exist, marked as ours, before any is loaded: a failed load leaves nothing that
-	// cleanup would refuse to drop.
-	for _, t := range tables {
-		if err := workload.CreateOwned(ctx, c, t.name, t.createSQL(c.Kind())); err != nil {
-			return fmt.Errorf("creating %s: %w", t.name, err)
-		}
-	}
-	if err := workload.CreateOwned(ctx, c, metaTable, metaCreateSQL); err != nil {
-		return fmt.Errorf("creating %s: %w", metaTable, err)
+	defer removeDir()
+	if err := createTables(ctx, c); err != nil {
+		return err
 	}
 
 	method := "COPY"
@@ -148,6 +124,49 @@ func (w *tpch) Prepare(ctx context.Context, env *workload.Env) error {
 	}
 	logf("loaded in %.1fs (%s), keys, indexes and statistics included", elapsed, method)
 	return writeMeta(ctx, c, meta)
+}
+
+// tblFiles finds the data to load: --tbl-dir's dbgen output, or tables generated now into a
+// temporary directory that remove deletes. source says which, for the results.
+func (w *tpch) tblFiles(ctx context.Context, logf func(string, ...any)) (dir, source string, remove func(), err error) {
+	dir, remove = w.cfg.tblDir, func() {}
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "fairbench-tpch-")
+		if err != nil {
+			return "", "", nil, err
+		}
+		remove = func() { os.RemoveAll(tmp) }
+		t0 := time.Now()
+		if source, err = generate(ctx, w.cfg.sf, tmp); err != nil {
+			remove()
+			return "", "", nil, err
+		}
+		logf("generated SF %s with %s in %.1fs", formatSF(w.cfg.sf), source, time.Since(t0).Seconds())
+		dir = tmp
+	} else {
+		source = "tbl files from " + dir
+	}
+	for _, t := range tables {
+		if _, err := os.Stat(filepath.Join(dir, t.name+".tbl")); err != nil {
+			remove()
+			return "", "", nil, fmt.Errorf("no %s.tbl in %s: --%s must name a directory of dbgen's output", t.name, dir, OptTblDir)
+		}
+	}
+	return dir, source, remove, nil
+}
+
+// createTables creates every table, marked as ours, before any is loaded: a failed load leaves
+// nothing that cleanup would refuse to drop.
+func createTables(ctx context.Context, c sqldb.Conn) error {
+	for _, t := range tables {
+		if err := workload.CreateOwned(ctx, c, t.name, t.createSQL(c.Kind())); err != nil {
+			return fmt.Errorf("creating %s: %w", t.name, err)
+		}
+	}
+	if err := workload.CreateOwned(ctx, c, metaTable, metaCreateSQL); err != nil {
+		return fmt.Errorf("creating %s: %w", metaTable, err)
+	}
+	return nil
 }
 
 type tableStats struct {

@@ -241,6 +241,8 @@ func isTimeout(err error) bool {
 	case "3024", "1969": // MySQL max_execution_time, MariaDB max_statement_time
 		return true
 	case "57014": // PostgreSQL query_canceled: by statement_timeout, or by the watchdog
+		// The code is the same for both; only the server's message ("canceling statement due to
+		// statement timeout" / "to user request") tells them apart.
 		return strings.Contains(err.Error(), "statement timeout")
 	}
 	return false
@@ -357,18 +359,8 @@ func (w *tpch) Measure(ctx context.Context, env *workload.Env, run workload.RunS
 	ver, _ := sqldb.ServerVersion(ctx, mc)
 	ck := w.newChecker(strings.TrimSpace(string(env.Kind)+" "+result.VersionNumber(ver)), env.Log)
 
-	t := &result.TPCH{Mode: "power", ScaleFactor: w.cfg.sf, AnswersChecked: ck.mode, LoadSeconds: map[string]float64{}}
-	for k, v := range meta {
-		if name, ok := strings.CutPrefix(k, "load_s."); ok {
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				t.LoadSeconds[name] = f
-			}
-		}
-	}
-	res := &result.Result{Complete: true, Threads: 1, TPCH: t}
-	if w.cfg.throughput {
-		t.Mode, t.Streams, res.Threads = "throughput", w.cfg.streams, w.cfg.streams
-	}
+	res := w.newResult(meta, ck)
+	t := res.TPCH
 
 	if w.cfg.warm {
 		fmt.Fprintf(progress, "tpch: warm-up pass (not timed)\n")
@@ -387,6 +379,43 @@ func (w *tpch) Measure(ctx context.Context, env *workload.Env, run workload.RunS
 	}
 	res.DurationS = time.Since(t0).Seconds()
 
+	bad := w.tally(res)
+	res.Server = &result.Server{Local: run.PIDs != nil}
+	if size, err := servermetrics.DataSize(context.WithoutCancel(ctx), mc); err == nil {
+		res.Server.DataSizeBytes = size
+	}
+
+	if runErr == nil && len(bad) > 0 {
+		runErr = fmt.Errorf("TPC-H answers not all right: %s", strings.Join(bad, "; "))
+	}
+	if runErr != nil {
+		res.Complete, res.Error = false, runErr.Error()
+	}
+	return res, runErr
+}
+
+// newResult is the result a test fills: its mode and the load times Prepare recorded.
+func (w *tpch) newResult(meta map[string]string, ck *checker) *result.Result {
+	t := &result.TPCH{Mode: "power", ScaleFactor: w.cfg.sf, AnswersChecked: ck.mode, LoadSeconds: map[string]float64{}}
+	for k, v := range meta {
+		if name, ok := strings.CutPrefix(k, "load_s."); ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				t.LoadSeconds[name] = f
+			}
+		}
+	}
+	res := &result.Result{Complete: true, Threads: 1, TPCH: t}
+	if w.cfg.throughput {
+		t.Mode, t.Streams, res.Threads = "throughput", w.cfg.streams, w.cfg.streams
+	}
+	return res
+}
+
+// tally scores the queries run: the power test's geometric mean of the right answers' times or
+// the throughput test's queries per hour, and the result's counts. It returns the queries
+// answered wrongly or failed, one line each.
+func (w *tpch) tally(res *result.Result) []string {
+	t := res.TPCH
 	var ok, failed int64
 	var logSum float64
 	var bad []string
@@ -415,18 +444,7 @@ func (w *tpch) Measure(ctx context.Context, env *workload.Env, run workload.RunS
 		res.TPS = float64(ok) / res.DurationS
 		res.QPS = float64(len(t.Queries)) / res.DurationS
 	}
-	res.Server = &result.Server{Local: run.PIDs != nil}
-	if size, err := servermetrics.DataSize(context.WithoutCancel(ctx), mc); err == nil {
-		res.Server.DataSizeBytes = size
-	}
-
-	if runErr == nil && len(bad) > 0 {
-		runErr = fmt.Errorf("TPC-H answers not all right: %s", strings.Join(bad, "; "))
-	}
-	if runErr != nil {
-		res.Complete, res.Error = false, runErr.Error()
-	}
-	return res, runErr
+	return bad
 }
 
 func streamSuffix(stream int) string {

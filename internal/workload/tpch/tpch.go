@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/randgen"
+	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
@@ -109,7 +110,7 @@ func newWorkload(o workload.Options) (workload.Workload, error) {
 	if c.seed, err = strconv.ParseUint(strings.TrimSpace(o[OptSeed]), 10, 64); err != nil {
 		return nil, fmt.Errorf("--%s must be a whole number (0 = the validation parameters), got %q", OptSeed, o[OptSeed])
 	}
-	if c.timeout, err = parseTimeout(o[OptQueryTimeout]); err != nil {
+	if c.timeout, err = runspec.ParsePositiveDuration("--"+OptQueryTimeout, o[OptQueryTimeout]); err != nil {
 		return nil, err
 	}
 	c.answers = strings.TrimSpace(o[OptAnswers])
@@ -152,17 +153,6 @@ func parseQueries(s string) ([]int, error) {
 	return out, nil
 }
 
-func parseTimeout(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if n, err := strconv.ParseFloat(s, 64); err == nil && n > 0 {
-		return time.Duration(n * float64(time.Second)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("--%s must be a positive duration such as 10m or 90s, got %q", OptQueryTimeout, s)
-	}
-	return d, nil
-}
 
 // formatSF writes a scale factor the way dbgen's users do: 1, 0.1, 10.
 func formatSF(sf float64) string { return strconv.FormatFloat(sf, 'f', -1, 64) }
