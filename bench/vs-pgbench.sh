@@ -12,7 +12,7 @@
 # fairbench keeps it, since its check adds it up, and an append-only heap costs the same to
 # insert into whatever its size.)
 #
-# Usage: bench/vs-pgbench.sh
+# Usage: bench/vs-pgbench.sh [ENGINE]     (ENGINE: postgres (default, its newest release) or postgres@VERSION)
 # Environment: SCALE (default 4), THREADS (4), TIME seconds per run (10), ROUNDS (2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +21,11 @@ SCALE=${SCALE:-4}
 THREADS=${THREADS:-4}
 TIME=${TIME:-10}
 ROUNDS=${ROUNDS:-2}
+ENGINE=${1:-postgres}
+case "$ENGINE" in
+  postgres | postgres@*) ;;
+  *) echo "vs-pgbench: pgbench runs on PostgreSQL only, not $ENGINE: give postgres or postgres@VERSION" >&2; exit 2 ;;
+esac
 
 for tool in pgbench psql; do
   command -v "$tool" >/dev/null || { echo "vs-pgbench: $tool is not installed: run scripts/install-engines.sh" >&2; exit 2; }
@@ -29,7 +34,7 @@ done
 
 row() { printf '%-14s %12s %14s %12s %7s\n' "$@"; }
 
-start_server postgres "$tmp/serve.log" --buffer-pool 1G || exit 1
+start_server "$ENGINE" "$tmp/serve.log" --buffer-pool 1G || exit 1
 export PGPASSWORD="$pass"
 pg=(-h 127.0.0.1 -p "$port" -U "$user")
 fbdb=pgb
@@ -37,7 +42,7 @@ psql "${pg[@]}" -d "$db" -qAtc "CREATE DATABASE $fbdb" >/dev/null
 base=${dsn%%\?*}; fbdsn="${base%/*}/$fbdb"
 [[ $dsn == *\?* ]] && fbdsn="$fbdsn?${dsn#*\?}"
 
-echo "== pgbench vs fairbench tpcb on $(engine_version postgres), scale $SCALE, $THREADS threads, ${TIME}s per run, $ROUNDS rounds"
+echo "== pgbench vs fairbench tpcb on $(engine_version "$ENGINE"), scale $SCALE, $THREADS threads, ${TIME}s per run, $ROUNDS rounds"
 /usr/bin/time -f '%e' -o "$tmp/t" pgbench -i -q -s "$SCALE" "${pg[@]}" "$db" >/dev/null 2>&1
 pg_prep=$(tail -n 1 "$tmp/t")
 /usr/bin/time -f '%e' -o "$tmp/t" "$FB" prepare --target "$fbdsn" --workload tpcb --scale "$SCALE" >/dev/null 2>&1
