@@ -29,7 +29,7 @@ func (s *Server) initMySQL(ctx context.Context) error {
 			args = append(args, "--user=root")
 		}
 		args = append(args, "--datadir="+s.inner("data"), "--skip-test-db", "--skip-name-resolve")
-		return s.runInit(ctx, exec.Command(s.inst.inner(tool), args...), nil, "init.log")
+		return s.runInit(ctx, s.inRootCmd(s.inst.inner(tool), args), nil, "init.log")
 	}
 
 	// --initialize-insecure only creates root@localhost, which a TCP login
@@ -51,7 +51,7 @@ func (s *Server) initMySQL(ctx context.Context) error {
 		"--log-error="+s.inner("error.log"),
 		"--init-file="+s.inner("init.sql"),
 	)
-	return s.runInit(ctx, exec.Command(s.inst.pathInRoot(), args...), nil, "init.log")
+	return s.runInit(ctx, s.inRootCmd(s.inst.pathInRoot(), args), nil, "init.log")
 }
 
 func (s *Server) mysqlCmd() *exec.Cmd {
@@ -97,10 +97,17 @@ func (s *Server) mysqlCmd() *exec.Cmd {
 			args = append(args, "--mysqlx=OFF")
 		}
 	}
-	if s.inst.Root != "" {
-		return privateShmCmd("", s.inst.pathInRoot(), args)
+	return s.inRootCmd(s.inst.pathInRoot(), args)
+}
+
+// inRootCmd runs a MySQL-family binary: on the host as it is, in a Debian root with the private
+// /dev/shm every process of a server there gets (privateShmCmd), its data directory's
+// initialisation included, which writes the same redo log.
+func (s *Server) inRootCmd(binary string, args []string) *exec.Cmd {
+	if s.inst.Root == "" {
+		return exec.Command(binary, args...)
 	}
-	return exec.Command(s.inst.pathInRoot(), args...)
+	return privateShmCmd("", binary, args)
 }
 
 // mysqlDB opens a pool to this server as root. The driver's logger is

@@ -151,7 +151,8 @@ func (s *Server) chrootPostgresCmd(args []string) *exec.Cmd {
 // switches user) comes before the binary; the shell execs the server, which keeps its pid.
 func privateShmCmd(prefix, binary string, args []string) *exec.Cmd {
 	script := `mount -t tmpfs -o mode=1777,nosuid,nodev,size=50% fairbench-shm /dev/shm && exec ` + prefix + ` "$@"`
-	cmd := exec.Command("/bin/sh", append([]string{"-c", script, "server", binary}, args...)...)
+	// $0 is the binary's name, which runInit's messages name the step by.
+	cmd := exec.Command("/bin/sh", append([]string{"-c", script, filepath.Base(binary), binary}, args...)...)
 	// Go makes every mount of the new namespace private before it chroots, so the tmpfs
 	// never shows on the host.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}

@@ -500,6 +500,9 @@ func (s *Server) startChild(cmd *exec.Cmd, name string, server bool) (*child, er
 // runInit runs an initialisation step to completion, logging to logName.
 func (s *Server) runInit(ctx context.Context, cmd *exec.Cmd, cred *syscall.Credential, logName string) error {
 	name := filepath.Base(cmd.Path)
+	if cmd.SysProcAttr != nil && cmd.SysProcAttr.Unshareflags != 0 && len(cmd.Args) > 3 {
+		name = cmd.Args[3] // privateShmCmd's shell, named after the binary it runs
+	}
 	f, err := s.prepare(cmd, cred, logName)
 	if err != nil {
 		return err
