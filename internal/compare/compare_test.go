@@ -267,7 +267,8 @@ func TestCompareVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| " + older.Name() + " | " + newer.Name() + " |", "Upgrade " + older.Name() + " → " + newer.Name()} {
+	for _, want := range []string{"| " + older.Name() + " | " + newer.Name() + " |", "Upgrade " + older.Name() + " → " + newer.Name(),
+		"| " + newer.Name() + " | lc_collate | "} { // the parity audit's translated settings
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
