@@ -15,7 +15,7 @@ import (
 type LineChart struct {
 	Title, XName, YName string
 	Series              []Series
-	XTicks              []chart.Tick // fixed ticks, for axes that are not linear in what they show
+	XTicks              []Tick // fixed ticks, for axes that are not linear in what they show
 	XFromZero           bool
 	// LogX draws the x axis by the log2 of its values (thread counts 1, 2, 4 ... 512), labelled
 	// with the values themselves.
@@ -25,6 +25,9 @@ type LineChart struct {
 	Markers    []Marker
 	MarkerName string
 }
+
+// Tick is one labelled place on an axis.
+type Tick = chart.Tick
 
 // Series is one line; Color, when set, is its engine's (EngineColor), else the palette's next.
 // A Dashed series is a reference (an SLO, a published curve beside a measured one).

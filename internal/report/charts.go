@@ -6,7 +6,6 @@ import (
 	"math"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-	chart "github.com/wcharczuk/go-chart/v2"
 
 	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/result"
@@ -60,7 +59,7 @@ func intervalSpec(gs []*group, yName string, f func(result.Interval) float64, op
 
 // percentileTicks place percentiles on a log scale of 1/(1-p), the usual HdrHistogram plot:
 // the tail, where engines differ most, gets as much room as the body.
-var percentileTicks = []chart.Tick{
+var percentileTicks = []document.Tick{
 	{Value: 0, Label: "0%"},
 	{Value: math.Log10(2), Label: "50%"},
 	{Value: 1, Label: "90%"},
@@ -129,7 +128,7 @@ func scalabilityChart(m *model, w string) (template.HTML, error) {
 		if t <= 0 {
 			return "", nil
 		}
-		spec.XTicks = append(spec.XTicks, chart.Tick{Value: math.Log2(float64(t)), Label: fmtInt(int64(t))})
+		spec.XTicks = append(spec.XTicks, document.Tick{Value: math.Log2(float64(t)), Label: fmtInt(int64(t))})
 	}
 	for _, v := range m.variantsFor(w) {
 		s := document.Series{Name: v.Name, Color: colorOf(v)}
