@@ -56,6 +56,9 @@ func Merge(shards []Shard) (*result.Result, error) {
 	if err := mergeHistograms(m, shards); err != nil {
 		return nil, err
 	}
+	if err := mergeKindHistograms(m, shards); err != nil {
+		return nil, err
+	}
 	m.Intervals = alignIntervals(shards)
 	mergeAvailability(m, shards)
 	finish(m)
@@ -292,8 +295,8 @@ func addKinds(m, r *result.Result) {
 		mk.Errors += ks.Errors
 		mk.Retries += ks.Retries
 		mk.Rollbacks += ks.Rollbacks
-		// Per-kind latencies are stored as percentiles only, which cannot be merged exactly:
-		// the highest shard's is kept, an upper bound, and the schema says so.
+		// Until mergeKindHistograms replaces it: the highest shard's, an upper bound, which
+		// stays where a shard's file predates per-kind histograms.
 		mk.LatencyMS = maxLatency(mk.LatencyMS, ks.LatencyMS)
 	}
 }
@@ -341,6 +344,39 @@ func mergeHistograms(m *result.Result, shards []Shard) error {
 		if m.LagHistogram, err = lag.Encode(); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// mergeKindHistograms takes each transaction type's percentiles from its histograms merged
+// exactly, where every shard that ran the type stored one.
+func mergeKindHistograms(m *result.Result, shards []Shard) error {
+	for kind, mk := range m.ByKind {
+		merged := histogram.New()
+		exact := true
+		for _, s := range shards {
+			ks := s.Result.ByKind[kind]
+			if ks == nil {
+				continue
+			}
+			if ks.Histogram == "" {
+				exact = false
+				break
+			}
+			h, err := histogram.Decode(ks.Histogram)
+			if err != nil {
+				return errorf("%s: %s: %v", s.Name, kind, err)
+			}
+			merged.Merge(h)
+		}
+		if !exact {
+			continue
+		}
+		enc, err := merged.Encode()
+		if err != nil {
+			return err
+		}
+		mk.LatencyMS, mk.Histogram = merged.Latency(), enc
 	}
 	return nil
 }

@@ -34,6 +34,8 @@ func shard(i, n int, start time.Time, meanMicros float64, pooled *histogram.Hist
 	r.TPS = float64(r.Transactions) / 10
 	r.LatencyMS = h.Latency()
 	r.Histogram, _ = h.Encode()
+	// One transaction type, all of the shard's transactions, with its own histogram.
+	r.ByKind = map[string]*result.KindStats{"select": {Transactions: r.Transactions, LatencyMS: r.LatencyMS, Histogram: r.Histogram}}
 	return Shard{Name: r.Shard.Host + ".json", Result: r}
 }
 
@@ -53,8 +55,8 @@ func TestMergeIsExact(t *testing.T) {
 	if m.Transactions != sum || m.Threads != 6 || len(m.Shards) != 3 {
 		t.Errorf("transactions %d (want %d), threads %d, shards %d", m.Transactions, sum, m.Threads, len(m.Shards))
 	}
-	if want := pooled.Latency(); m.LatencyMS != want {
-		t.Errorf("merged latency %+v, want the pooled %+v", m.LatencyMS, want)
+	if want := pooled.Latency(); m.LatencyMS != want || m.ByKind["select"].LatencyMS != want {
+		t.Errorf("merged latency %+v, per kind %+v, want the pooled %+v", m.LatencyMS, m.ByKind["select"].LatencyMS, want)
 	}
 	if len(m.Intervals) != 10 {
 		t.Fatalf("%d intervals, want 10 aligned on the wall clock", len(m.Intervals))
@@ -120,5 +122,22 @@ func TestMergeMissingShard(t *testing.T) {
 	}
 	if m.Complete || !strings.Contains(m.Error, "shard 2 of 3 missing") {
 		t.Errorf("complete %v, error %q: want incomplete, naming shard 2", m.Complete, m.Error)
+	}
+}
+
+// Shards written before per-kind histograms: each type's latency is the highest shard's, an
+// upper bound, not a made-up merge.
+func TestMergeKindsWithoutHistograms(t *testing.T) {
+	p := histogram.New()
+	a, b := shard(1, 2, t0, 100, p), shard(2, 2, t0, 400, p)
+	for _, s := range []Shard{a, b} {
+		s.Result.ByKind["select"].Histogram = ""
+	}
+	m, err := Merge([]Shard{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.ByKind["select"].LatencyMS.P99, max(a.Result.LatencyMS.P99, b.Result.LatencyMS.P99); got != want || m.ByKind["select"].Histogram != "" {
+		t.Errorf("per-kind p99 %v, want the higher shard's %v and no histogram", got, want)
 	}
 }

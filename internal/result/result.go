@@ -253,6 +253,9 @@ type KindStats struct {
 	Retries      int64   `json:"retries"`
 	Rollbacks    int64   `json:"rollbacks,omitempty"`
 	LatencyMS    Latency `json:"latency_ms"`
+	// Histogram is this type's latency histogram, encoded as Result.Histogram is, so a merge of
+	// shards takes each type's percentiles exactly too (absent in files written before it).
+	Histogram string `json:"histogram,omitempty"`
 }
 
 type Latency struct {

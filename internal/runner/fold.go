@@ -46,16 +46,19 @@ func fold(res *result.Result, tallies []*tally, kinds []string, measured time.Du
 			return err
 		}
 	}
-	res.ByKind = foldKinds(tallies, kinds, secs)
+	var err error
+	if res.ByKind, err = foldKinds(tallies, kinds, secs); err != nil {
+		return err
+	}
 	enc, err := hist.Encode()
 	res.Histogram = enc
 	return err
 }
 
 // foldKinds is the per-transaction-type split of a Typed workload, nil for others.
-func foldKinds(tallies []*tally, kinds []string, secs float64) map[string]*result.KindStats {
+func foldKinds(tallies []*tally, kinds []string, secs float64) (map[string]*result.KindStats, error) {
 	if len(kinds) == 0 {
-		return nil
+		return nil, nil
 	}
 	out := map[string]*result.KindStats{}
 	for k, name := range kinds {
@@ -69,9 +72,13 @@ func foldKinds(tallies []*tally, kinds []string, secs float64) map[string]*resul
 		if secs > 0 {
 			ks.TPS = float64(sum.txns) / secs
 		}
+		var err error
+		if ks.Histogram, err = h.Encode(); err != nil {
+			return nil, err
+		}
 		out[name] = ks
 	}
-	return out
+	return out, nil
 }
 
 // tooLittle says why a run measured too little to mean anything, or "" when it did not. The
