@@ -60,6 +60,7 @@ func Merge(shards []Shard) (*result.Result, error) {
 		return nil, err
 	}
 	m.Intervals = alignIntervals(shards)
+	m.DataCheck = mergeDataCheck(shards)
 	mergeAvailability(m, shards)
 	finish(m)
 	markMissing(m, shards)
@@ -379,6 +380,29 @@ func mergeKindHistograms(m *result.Result, shards []Shard) error {
 		mk.LatencyMS, mk.Histogram = merged.Latency(), enc
 	}
 	return nil
+}
+
+// mergeDataCheck keeps what the shards' data checks (each shard checks after its own run) found:
+// a failed shard's verdicts where one failed, else those of the shard that ended last, whose
+// check ran when the others' load was over. nil where no shard checked.
+func mergeDataCheck(shards []Shard) *result.DataCheck {
+	var last *result.Result
+	for _, s := range shards {
+		r := s.Result
+		if r.DataCheck == nil {
+			continue
+		}
+		if !r.DataCheck.Passed {
+			return r.DataCheck
+		}
+		if last == nil || r.Measured.To.After(last.Measured.To) {
+			last = r
+		}
+	}
+	if last == nil {
+		return nil
+	}
+	return last.DataCheck
 }
 
 // finish recomputes what depends on the merged totals.

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -139,5 +140,36 @@ func TestMergeKindsWithoutHistograms(t *testing.T) {
 	}
 	if got, want := m.ByKind["select"].LatencyMS.P99, max(a.Result.LatencyMS.P99, b.Result.LatencyMS.P99); got != want || m.ByKind["select"].Histogram != "" {
 		t.Errorf("per-kind p99 %v, want the higher shard's %v and no histogram", got, want)
+	}
+}
+
+// The shards' data checks survive the merge: a failed one wins, else the last shard's.
+func TestMergeDataCheck(t *testing.T) {
+	p := histogram.New()
+	checked := func(i int, end time.Duration, passed bool) Shard {
+		s := shard(i, 3, t0, 100, p)
+		s.Result.Measured.To = s.Result.Measured.From.Add(end)
+		s.Result.DataCheck = &result.DataCheck{Passed: passed, Verdicts: []result.Verdict{{Name: fmt.Sprintf("shard %d", i), OK: passed}}}
+		return s
+	}
+	tests := []struct {
+		name   string
+		shards []Shard
+		want   string
+		passed bool
+	}{
+		{"all passed", []Shard{checked(1, 10*time.Second, true), checked(2, 10*time.Second+5*time.Millisecond, true), checked(3, 10*time.Second, true)}, "shard 2", true},
+		{"one failed", []Shard{checked(1, 10*time.Second, true), checked(2, 10*time.Second+5*time.Millisecond, true), checked(3, 10*time.Second, false)}, "shard 3", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Merge(tc.shards)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dc := m.DataCheck; dc == nil || dc.Passed != tc.passed || dc.Verdicts[0].Name != tc.want {
+				t.Errorf("data check %+v, want %q's, passed %v", dc, tc.want, tc.passed)
+			}
+		})
 	}
 }
