@@ -278,7 +278,7 @@ func (r *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.stages, "stages", "", "a stage ramp (the ingest/join study's load): add=1,every=30s,max=64[,delay=0-40ms]: a client per stage up to max, each request after a random delay (not counted as latency), clients sharing --pool connections")
 	fs.IntVar(&r.pool, "pool", runspec.DefaultStagePool, "with --stages: connections the clients share; a client waits for a free one, and that wait is latency")
 	fs.StringVar(&r.shard, "shard", "", "this process is shard I/N of a multi-host run: --threads and --rate are the whole run's, each shard takes its share (fairbench merge joins the results)")
-	fs.StringVar(&r.startAt, "start-at", "", "begin measuring at this wall-clock time (RFC 3339, or +30s from now), so shards on several hosts measure the same window")
+	fs.StringVar(&r.startAt, "start-at", "", "begin measuring at this wall-clock time (RFC 3339, or +30s from now rounded up to a whole second), so shards on several hosts measure the same window")
 }
 
 // registerOverrides registers the run settings compare lays over a suite's.
