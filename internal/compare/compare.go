@@ -28,6 +28,7 @@ import (
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/runspec"
+	"github.com/fairbench/fairbench/internal/servermetrics"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/suite"
 	"github.com/fairbench/fairbench/internal/sysinfo"
@@ -426,46 +427,65 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 	defer stopRelay()
 
 	rnd := randgen.DefaultConfig(o.Suite.RandType)
-	loaded := ""
-	var lastJob *job.Job
-	var dataset *result.Dataset
+	var data loadedData
 	for _, st := range c.steps {
 		j, err := newJob(target, st, rnd, o.Seed, filepath.Join(o.OutDir, "tpch-answers"))
 		if err != nil {
 			return err
 		}
 		j.Live = o.Live
-		if key := j.Spec.DatasetKey(j.Options); key != loaded {
-			if lastJob != nil {
-				if err := lastJob.Cleanup(ctx, lastJob.Env(1, false, nil, o.Log)); err != nil {
-					return err
-				}
-			}
-			c.logf("   %s: preparing %s", name, key)
-			t0 := time.Now()
-			if err := j.Prepare(ctx, j.Env(max(2, runtime.NumCPU()), false, nil, o.Log)); err != nil {
-				return fmt.Errorf("preparing %s on %s: %w", st.Workload, name, err)
-			}
-			c.logf("   %s: prepared in %.1fs", name, time.Since(t0).Seconds())
-			loaded = key
-			if dataset, err = fingerprint.Take(ctx, srv.Conn); err != nil {
-				return fmt.Errorf("fingerprinting the data loaded on %s: %w", name, err)
-			}
-			c.logf("   %s: data fingerprinted in %.1fs", name, dataset.Seconds)
+		if err := c.load(ctx, srv, name, &data, j, st); err != nil {
+			return err
 		}
-		lastJob = j
 		for _, threads := range st.Threads {
 			if o.beforeStep != nil {
 				if err := o.beforeStep(c.doneSteps); err != nil {
 					return err
 				}
 			}
-			run := stepRun{srv: srv, prof: prof, dataset: dataset, threads: threads, rep: rep}
+			run := stepRun{srv: srv, prof: prof, dataset: data.dataset, threads: threads, rep: rep}
 			if err := c.step(ctx, j, st, run); err != nil {
 				return err
 			}
 		}
 	}
+	return nil
+}
+
+// loadedData is what one server holds: the data set's key, the job that loaded it (whose
+// Cleanup drops it) and its fingerprint.
+type loadedData struct {
+	key     string
+	job     *job.Job
+	dataset *result.Dataset
+}
+
+// load makes the server hold j's data set: a step that needs other data than the last has the
+// last one's tables dropped and its own loaded and fingerprinted; one that needs the same reuses it.
+func (c *comparison) load(ctx context.Context, srv *throwaway.Server, name string, data *loadedData, j *job.Job, st suite.Resolved) error {
+	o := c.opts
+	key := j.Spec.DatasetKey(j.Options)
+	if key == data.key {
+		data.job = j
+		return nil
+	}
+	if data.job != nil {
+		if err := data.job.Cleanup(ctx, data.job.Env(1, false, nil, o.Log)); err != nil {
+			return err
+		}
+	}
+	c.logf("   %s: preparing %s", name, key)
+	t0 := time.Now()
+	if err := j.Prepare(ctx, j.Env(max(2, runtime.NumCPU()), false, nil, o.Log)); err != nil {
+		return fmt.Errorf("preparing %s on %s: %w", st.Workload, name, err)
+	}
+	c.logf("   %s: prepared in %.1fs", name, time.Since(t0).Seconds())
+	data.key, data.job = key, j
+	var err error
+	if data.dataset, err = fingerprint.Take(ctx, srv.Conn); err != nil {
+		return fmt.Errorf("fingerprinting the data loaded on %s: %w", name, err)
+	}
+	c.logf("   %s: data fingerprinted in %.1fs", name, data.dataset.Seconds)
 	return nil
 }
 
@@ -513,25 +533,8 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	if res == nil {
 		return runErr
 	}
-	res.Engine.Kind = srv.Kind
 	res.Routing = routing
-	res.Profile = run.prof.Name()
-	res.Flipped = run.prof.Flip
-	res.Dataset = run.dataset
-	if len(st.Threads) > 1 {
-		res.Label = fmt.Sprintf("threads=%d", threads)
-	}
-	if len(o.ServerCPUs) > 1 {
-		// Each core count is a variant of the engine: its own curve by threads in the report.
-		res.Label = fmt.Sprintf("cpus=%d", run.prof.CPUs)
-	}
-	if srvRes, err := mon.Finish(context.WithoutCancel(ctx), res.Transactions); err == nil {
-		srvRes.Profile = srv.Applied
-		srvRes.Translations = srv.Translations()
-		srvRes.Settings = run.srv.Settings
-		recordCPUs(srvRes, run.prof.CPUs)
-		res.Server = srvRes
-	} else if runErr == nil {
+	if err := c.annotate(ctx, res, mon, st, run); err != nil && runErr == nil {
 		runErr = err
 	}
 	// job.Run checked the data after the run where the workload asks for it, and marked a
@@ -546,6 +549,40 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 		return err
 	}
 	c.doneSteps++
+	c.logOutcome(engName, st.Workload, res)
+	return runErr
+}
+
+// annotate records beside a step's measurements what it ran on: the engine, profile, data set,
+// its label among the suite's runs, and the server's own figures (an error if they could not be
+// read; the result is kept).
+func (c *comparison) annotate(ctx context.Context, res *result.Result, mon servermetrics.Watcher, st suite.Resolved, run stepRun) error {
+	srv := run.srv
+	res.Engine.Kind = srv.Kind
+	res.Profile = run.prof.Name()
+	res.Flipped = run.prof.Flip
+	res.Dataset = run.dataset
+	if len(st.Threads) > 1 {
+		res.Label = fmt.Sprintf("threads=%d", run.threads)
+	}
+	if len(c.opts.ServerCPUs) > 1 {
+		// Each core count is a variant of the engine: its own curve by threads in the report.
+		res.Label = fmt.Sprintf("cpus=%d", run.prof.CPUs)
+	}
+	srvRes, err := mon.Finish(context.WithoutCancel(ctx), res.Transactions)
+	if err != nil {
+		return err
+	}
+	srvRes.Profile = srv.Applied
+	srvRes.Translations = srv.Translations()
+	srvRes.Settings = srv.Settings
+	recordCPUs(srvRes, run.prof.CPUs)
+	res.Server = srvRes
+	return nil
+}
+
+// logOutcome logs a step's headline figures once its result is written.
+func (c *comparison) logOutcome(engName, workloadName string, res *result.Result) {
 	state := ""
 	if !res.Complete {
 		state = " INCOMPLETE"
@@ -557,11 +594,10 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 				ok++
 			}
 		}
-		c.logf("   %s: %s: %d/%d answers ok, geometric mean %.3f s%s", engName, st.Workload, ok, len(t.Queries), t.GeoMeanS, state)
+		c.logf("   %s: %s: %d/%d answers ok, geometric mean %.3f s%s", engName, workloadName, ok, len(t.Queries), t.GeoMeanS, state)
 	} else {
-		c.logf("   %s: %s: %.1f TPS, p95 %.2f ms, %d errors%s", engName, st.Workload, res.TPS, res.LatencyMS.P95, res.Errors, state)
+		c.logf("   %s: %s: %.1f TPS, p95 %.2f ms, %d errors%s", engName, workloadName, res.TPS, res.LatencyMS.P95, res.Errors, state)
 	}
-	return runErr
 }
 
 // recordCPUs notes in the result where a server confined to n CPUs ran, and its client.
