@@ -153,7 +153,6 @@ func parseQueries(s string) ([]int, error) {
 	return out, nil
 }
 
-
 // formatSF writes a scale factor the way dbgen's users do: 1, 0.1, 10.
 func formatSF(sf float64) string { return strconv.FormatFloat(sf, 'f', -1, 64) }
 
