@@ -584,3 +584,32 @@ func checkRootShm(t *testing.T, srv *Server, pid int) {
 		}
 	}
 }
+
+// Servers of one release initialise at once (compare's parallel tests, galera's nodes): a
+// starting mariadbd deletes every temporary-table file in its tmpdir, so inits that shared /tmp
+// removed each other's and aborted. Each release of the MySQL family, three at a time.
+func TestConcurrentInit(t *testing.T) {
+	for _, in := range Discover("") {
+		if in.Kind != MariaDB {
+			continue
+		}
+		t.Run(in.Name(), func(t *testing.T) {
+			const n = 3
+			errs := make(chan error, n)
+			for range n {
+				go func() {
+					srv, err := Start(context.Background(), in, Profile{BufferPoolBytes: 64 * mib, RedoBytes: 64 * mib, MaxConnections: 20}, workDir(t, ""))
+					if err == nil {
+						err = srv.Stop()
+					}
+					errs <- err
+				}()
+			}
+			for range n {
+				if err := <-errs; err != nil {
+					t.Errorf("one of %d servers starting at once: %v", n, err)
+				}
+			}
+		})
+	}
+}

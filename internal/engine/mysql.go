@@ -28,7 +28,11 @@ func (s *Server) initMySQL(ctx context.Context) error {
 		if os.Geteuid() == 0 {
 			args = append(args, "--user=root")
 		}
-		args = append(args, "--datadir="+s.inner("data"), "--skip-test-db", "--skip-name-resolve")
+		// The bootstrap's temporary tables go in the run dir, as the server's do (mysqlCmd): a
+		// starting mariadbd deletes every #sql file in its tmpdir, so two inits sharing /tmp
+		// (a root's, or the host's) removed each other's and aborted ("Unknown table
+		// 'mysql.tmp_user_sys'").
+		args = append(args, "--datadir="+s.inner("data"), "--tmpdir="+s.inner(""), "--skip-test-db", "--skip-name-resolve")
 		return s.runInit(ctx, s.inRootCmd(s.inst.inner(tool), args), nil, "init.log")
 	}
 
@@ -48,6 +52,7 @@ func (s *Server) initMySQL(ctx context.Context) error {
 	args = append(args,
 		"--initialize-insecure",
 		"--datadir="+s.inner("data"),
+		"--tmpdir="+s.inner(""),
 		"--log-error="+s.inner("error.log"),
 		"--init-file="+s.inner("init.sql"),
 	)
