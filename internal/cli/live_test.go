@@ -38,7 +38,8 @@ func TestLiveMetricsScrapedByPrometheus(t *testing.T) {
 	for deadline := time.Now().Add(15 * time.Second); first == 0 && time.Now().Before(deadline); {
 		first = scrapeTotal(t, addr, 200*time.Millisecond)
 	}
-	if second := scrapeTotal(t, addr, 2*time.Second); !(second > first && first > 0) {
+	second := scrapeTotal(t, addr, 2*time.Second)
+	if !(second > first && first > 0) {
 		t.Errorf("transactions_total did not move: %v then %v", first, second)
 	}
 	if msg := <-done; !strings.HasPrefix(msg, "exit 0") {
@@ -55,6 +56,7 @@ func TestLiveMetricsScrapedByPrometheus(t *testing.T) {
 		t.Fatal(err)
 	}
 	slack := r.TPS * 2 // one report interval, plus up to one scrape interval before it
+	t.Logf("scraped %v then %v transactions during the run; prometheus's last %v, the result %d (%.0f TPS)", first, second, got["postgres"], r.Transactions, r.TPS)
 	if diff := math.Abs(got["postgres"] - float64(r.Transactions)); diff > slack {
 		t.Errorf("prometheus saw %v transactions, the result has %d (more than %.0f apart)", got["postgres"], r.Transactions, slack)
 	}
