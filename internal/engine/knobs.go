@@ -130,9 +130,12 @@ func CheckProfile(inst Installation, p Profile) error {
 		return fmt.Errorf("--binlog contradicts --profile defaults (which leaves each engine's binary log as shipped): drop --binlog, or measure it with --explain binlog")
 	}
 	if k := inst.NodeKind(); k == MySQL || k == MariaDB {
+		// A pool smaller than one 128 MiB chunk is taken as given: MySQL shrinks the chunk to
+		// the pool and MariaDB sizes its chunks itself (16 MiB read back as 16 MiB from MySQL
+		// 9.7, MariaDB 10.11 and 11.8).
 		bp := p.withDefaults().BufferPoolBytes
-		if bp%(128*mib) != 0 || (bp > gib && bp%gib != 0) {
-			return fmt.Errorf("%s cannot take a buffer pool of %d MiB: InnoDB rounds it up to whole 128 MiB chunks per instance; use a multiple of 128M below 1G, or of 1G above", inst.Kind, bp>>20)
+		if bp > 128*mib && (bp%(128*mib) != 0 || (bp > gib && bp%gib != 0)) {
+			return fmt.Errorf("%s cannot take a buffer pool of %d MiB: InnoDB rounds it up to whole 128 MiB chunks per instance; use a multiple of 128M below 1G (or less than 128M), or of 1G above", inst.Kind, bp>>20)
 		}
 	}
 	return nil

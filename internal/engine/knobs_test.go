@@ -81,6 +81,7 @@ func TestCheckProfileErrors(t *testing.T) {
 		{"innodb cannot take 200 MiB", my, Profile{BufferPoolBytes: 200 * mib}, "mysql cannot take a buffer pool of 200 MiB"},
 		{"innodb cannot take 1.5 GiB", Installation{Kind: MariaDB}, Profile{BufferPoolBytes: 1536 * mib}, "mariadb cannot take a buffer pool of 1536 MiB"},
 		{"postgres can take 200 MiB", pg, Profile{BufferPoolBytes: 200 * mib}, ""},
+		{"innodb takes a pool below one chunk", Installation{Kind: MariaDB}, Profile{BufferPoolBytes: 16 * mib}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
