@@ -60,7 +60,8 @@ FUZZ_TARGETS = \
 	./internal/runspec:FuzzParseSize \
 	./internal/runspec:FuzzParseFault \
 	./internal/compare:FuzzParseExplain \
-	./internal/engine:FuzzParseEngines
+	./internal/engine:FuzzParseEngines \
+	./internal/regress:FuzzParseFailIf
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} in $${t%:*} for $(FUZZTIME)"; \

@@ -1,6 +1,7 @@
 package regress
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -115,4 +116,24 @@ func TestMarkdown(t *testing.T) {
 			t.Errorf("missing %q in:\n%s", want, b.String())
 		}
 	}
+}
+
+// --fail-if is user input: whatever it says, the parser gives one error line or a threshold a
+// gate can use (finite, not negative).
+func FuzzParseFailIf(f *testing.F) {
+	for _, s := range []string{"slower-than=5%", "slower-than=0.05", "slower-than = 5 %", "slower-than=1e309", "slower-than=-0", "faster-than=5%", "=", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		g, err := ParseFailIf(s)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("ParseFailIf(%q): error of more than one line: %q", s, err)
+			}
+			return
+		}
+		if math.IsNaN(g.SlowerThan) || math.IsInf(g.SlowerThan, 0) || g.SlowerThan < 0 {
+			t.Errorf("ParseFailIf(%q) = %v, want a finite threshold of 0 or more", s, g.SlowerThan)
+		}
+	})
 }
