@@ -61,6 +61,9 @@ type Row struct {
 	N1, N2  int
 	Verdict string
 	Why     string // for not comparable, or a warning from the test
+	// P99 is p99 latency tested on the same samples when throughput was judged (closed loop); it
+	// informs and does not change the verdict or the --fail-if gate.
+	P99 *Judgement
 	// Whole-run figures beside the judged one, from the merged histograms.
 	TPSA, TPSB float64
 	LatA, LatB result.Latency
@@ -163,29 +166,53 @@ func judge(k Key, ra, rb []*result.Result, o Options) Row {
 		row.Why = fmt.Sprintf("too few samples (%d and %d %s); run longer or with --repeat", len(sa), len(sb), row.Unit)
 		return row
 	}
-	th := &benchmath.Thresholds{CompareAlpha: o.Alpha}
-	s1, s2 := benchmath.NewSample(sa, th), benchmath.NewSample(sb, th)
-	cmp := benchmath.AssumeNothing.Compare(s1, s2)
-	row.A = benchmath.AssumeNothing.Summary(s1, 0.95).Center
-	row.B = benchmath.AssumeNothing.Summary(s2, 0.95).Center
-	row.P, row.N1, row.N2 = cmp.P, cmp.N1, cmp.N2
-	if len(cmp.Warnings) > 0 {
-		row.Why = cmp.Warnings[0].Error()
+	j := test(sa, sb, row.Metric, o)
+	row.A, row.B, row.Change, row.P, row.N1, row.N2, row.Verdict, row.Why = j.A, j.B, j.Change, j.P, j.N1, j.N2, j.Verdict, j.Warning
+	if row.Metric == "tps" {
+		// Closed loop: throughput decides, and p99 is tested on the same samples beside it, so
+		// a change that moved the tail and not the rate is seen too.
+		if la, lb := samples(ra, "p99_ms", row.Unit), samples(rb, "p99_ms", row.Unit); len(la) >= 2 && len(lb) >= 2 {
+			p99 := test(la, lb, "p99_ms", o)
+			row.P99 = &p99
+		}
 	}
-	if row.A != 0 {
-		row.Change = (row.B - row.A) / row.A
-	}
-	row.Verdict = verdict(row, o)
 	return row
 }
 
-func verdict(row Row, o Options) string {
-	if row.P >= o.Alpha || math.Abs(row.Change) < o.MinChange {
+// Judgement is one figure's test between the two sides' samples.
+type Judgement struct {
+	A, B    float64 // the samples' medians
+	Change  float64 // (B - A) / A
+	P       float64
+	N1, N2  int
+	Verdict string
+	Warning string // from the test, e.g. too few samples for alpha
+}
+
+// test runs the Mann-Whitney U test on two samples of metric and says what the change is.
+func test(sa, sb []float64, metric string, o Options) Judgement {
+	th := &benchmath.Thresholds{CompareAlpha: o.Alpha}
+	s1, s2 := benchmath.NewSample(sa, th), benchmath.NewSample(sb, th)
+	cmp := benchmath.AssumeNothing.Compare(s1, s2)
+	j := Judgement{A: benchmath.AssumeNothing.Summary(s1, 0.95).Center, B: benchmath.AssumeNothing.Summary(s2, 0.95).Center,
+		P: cmp.P, N1: cmp.N1, N2: cmp.N2}
+	if len(cmp.Warnings) > 0 {
+		j.Warning = cmp.Warnings[0].Error()
+	}
+	if j.A != 0 {
+		j.Change = (j.B - j.A) / j.A
+	}
+	j.Verdict = verdict(metric, j.P, j.Change, o)
+	return j
+}
+
+func verdict(metric string, p, change float64, o Options) string {
+	if p >= o.Alpha || math.Abs(change) < o.MinChange {
 		return NoChange
 	}
-	better := row.Change > 0 // more throughput
-	if row.Metric == "p99_ms" {
-		better = row.Change < 0 // less latency
+	better := change > 0 // more throughput
+	if metric == "p99_ms" {
+		better = change < 0 // less latency
 	}
 	if better {
 		return Faster

@@ -67,6 +67,22 @@ func TestOpenLoopJudgesLatency(t *testing.T) {
 	}
 }
 
+// Closed loop: throughput decides, and p99 is tested beside it on the same samples.
+func TestClosedLoopTestsP99Too(t *testing.T) {
+	rows := Diff([]*result.Result{run("postgres", 1000, 5, 20, 1)}, []*result.Result{run("postgres", 1000, 9, 20, 2)}, Options{})
+	r := rows[0]
+	if r.Metric != "tps" || r.Verdict != NoChange || r.P99 == nil || r.P99.Verdict != Slower || r.P99.Change < 0.7 {
+		t.Fatalf("judged %s → %s, p99 %+v: want tps → no change, p99 → slower by about 80%%", r.Metric, r.Verdict, r.P99)
+	}
+	var b strings.Builder
+	if err := Markdown(&b, rows, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "ms (+79.5%)") || !strings.Contains(b.String(), ": slower |") {
+		t.Errorf("p99's test missing from:\n%s", b.String())
+	}
+}
+
 func TestNotComparable(t *testing.T) {
 	inc := run("postgres", 1000, 5, 20, 2)
 	inc.Complete, inc.Error = false, "interrupted"

@@ -9,7 +9,8 @@ import (
 )
 
 // Markdown writes the rows as one table: the judged figure's medians, the change, the test's
-// p-value and sample sizes, the verdict, and the whole-run figures beside it.
+// p-value and sample sizes, the verdict, p99's own test where throughput was judged, and the
+// whole-run figures beside it.
 func Markdown(w io.Writer, rows []Row, o Options) error {
 	if o.Alpha == 0 {
 		o.Alpha = 0.05
@@ -18,12 +19,12 @@ func Markdown(w io.Writer, rows []Row, o Options) error {
 		o.MinChange = DefaultMinChange
 	}
 	t := &document.Table{
-		Header:  []string{"step", "judged", "A (median)", "B (median)", "change", "p", "n", "verdict", "TPS A → B", "p50 ms A → B", "p99 ms A → B"},
-		Numeric: []bool{false, false, true, true, true, true, false, false, true, true, true},
+		Header:  []string{"step", "judged", "A (median)", "B (median)", "change", "p", "n", "verdict", "p99 tested too", "TPS A → B", "p50 ms A → B", "p99 ms A → B"},
+		Numeric: []bool{false, false, true, true, true, true, false, false, false, true, true, true},
 	}
 	for _, r := range rows {
 		if r.Verdict == NotComparable && r.N1 == 0 {
-			t.Rows = append(t.Rows, document.Row(r.Key.String(), "", "", "", "", "", "", r.Verdict+": "+r.Why, "", "", ""))
+			t.Rows = append(t.Rows, document.Row(r.Key.String(), "", "", "", "", "", "", r.Verdict+": "+r.Why, "", "", "", ""))
 			continue
 		}
 		verdict := r.Verdict
@@ -31,7 +32,7 @@ func Markdown(w io.Writer, rows []Row, o Options) error {
 			verdict += " (" + r.Why + ")"
 		}
 		t.Rows = append(t.Rows, document.Row(r.Key.String(), r.Metric+" of "+r.Unit, num(r.A), num(r.B), fmt.Sprintf("%+.1f%%", r.Change*100),
-			fmt.Sprintf("%.3g", r.P), fmt.Sprintf("%d+%d", r.N1, r.N2), verdict,
+			fmt.Sprintf("%.3g", r.P), fmt.Sprintf("%d+%d", r.N1, r.N2), verdict, p99Text(r.P99),
 			num(r.TPSA)+" → "+num(r.TPSB), fmt.Sprintf("%.2f → %.2f", r.LatA.P50, r.LatB.P50), fmt.Sprintf("%.2f → %.2f", r.LatA.P99, r.LatB.P99)))
 	}
 	var b strings.Builder
@@ -39,6 +40,14 @@ func Markdown(w io.Writer, rows []Row, o Options) error {
 	b.Write(t.Markdown())
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// p99Text is the p99 test's medians, change, p-value and verdict in one cell.
+func p99Text(j *Judgement) string {
+	if j == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s → %s ms (%+.1f%%), p %.3g: %s", num(j.A), num(j.B), j.Change*100, j.P, j.Verdict)
 }
 
 func num(v float64) string {
