@@ -58,7 +58,10 @@ type clients struct {
 	// that want that); outages times the gaps between commits.
 	reconn        *reconnector
 	endReconnects context.CancelFunc // ends reconnecting when the run stops
-	outages       *outages
+	// gaveUp counts clients whose connection was lost and still not back when the run stopped:
+	// the server went away and did not return, so the run is incomplete (ServerGoneError).
+	gaveUp  atomic.Int32
+	outages *outages
 }
 
 // start runs every client on its own goroutine. Each client is a locked OS thread that spins
@@ -180,6 +183,7 @@ func (cs *clients) resilient(cl *client, l link, n *counts) error {
 		n.reconnects++
 		switch {
 		case rerr == errGaveUp:
+			cs.gaveUp.Add(1)
 			return errStopped
 		case rerr != nil:
 			return rerr

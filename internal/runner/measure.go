@@ -15,9 +15,11 @@ import (
 const interruptGrace = 500 * time.Millisecond
 
 // endGrace is how long the end of a run waits for clients still in a transaction: long enough
-// for any healthy transaction, short against the run.
+// for any healthy transaction, short against the run. The floor is 2 s, not 1: on hot rows a
+// PostgreSQL transaction can wait deadlock_timeout (1 s) before the deadlock is found, then retry
+// and commit with an fsync, so a 1 s grace marked short healthy runs incomplete.
 func endGrace(d time.Duration) time.Duration {
-	return min(5*time.Second, max(time.Second, d/10))
+	return min(5*time.Second, max(2*time.Second, d/10))
 }
 
 // measurement is the reporter's side of a run: the clock, the warm-up, the intervals, the ramp's

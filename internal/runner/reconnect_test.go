@@ -2,7 +2,10 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"io"
+	"math"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -63,23 +66,7 @@ func (w *ackWorker) Transaction(ctx context.Context, q *workload.Queries) error 
 // counted.
 func TestReconnectOnFakeConnection(t *testing.T) {
 	var downFrom, downTo atomic.Int64
-	down := func() bool {
-		now := time.Now().UnixNano()
-		return downFrom.Load() != 0 && now >= downFrom.Load() && now < downTo.Load()
-	}
-	db := &fakeDB{stmt: func(context.Context, *fakeConn) error {
-		spin(100 * time.Microsecond)
-		if down() {
-			return io.ErrUnexpectedEOF
-		}
-		return nil
-	}}
-	connect := func(ctx context.Context) (sqldb.Conn, error) {
-		if down() {
-			return nil, &sqldb.ConnectError{Reason: sqldb.Unreachable, Err: syscall.ECONNREFUSED}
-		}
-		return db.connect(ctx)
-	}
+	connect := outageDB(&downFrom, &downTo)
 	cfg := config(3, 1400*time.Millisecond)
 	cfg.OnMeasureStart = func() {
 		now := time.Now()
@@ -139,5 +126,47 @@ func TestSpreadOutages(t *testing.T) {
 		if d := iv.DowntimeS - want[i]; d > 1e-9 || d < -1e-9 {
 			t.Errorf("interval %d: %.3f s, want %.3f", i, iv.DowntimeS, want[i])
 		}
+	}
+}
+
+// TestServerGoneForGoodOnFakeConnection: the server goes away 0.4 s into a 1.2 s run and never
+// comes back. The clients keep trying until the end, and the run is then incomplete, saying the
+// server went away and when: a result that divides 0.4 s of work by 1.2 s and calls it complete
+// would be a plausible wrong number.
+func TestServerGoneForGoodOnFakeConnection(t *testing.T) {
+	var downFrom, forever atomic.Int64
+	forever.Store(math.MaxInt64)
+	connect := outageDB(&downFrom, &forever)
+	cfg := config(3, 1200*time.Millisecond)
+	cfg.OnMeasureStart = func() { downFrom.Store(time.Now().Add(400 * time.Millisecond).UnixNano()) }
+	res, err := Run(context.Background(), cfg, connect, &ackProbe{})
+	var gone *ServerGoneError
+	if !errors.As(err, &gone) || gone.Clients != 3 || res == nil || res.Complete {
+		t.Fatalf("err=%v res=%+v: want the run incomplete with 3 clients that could not reconnect", err, res)
+	}
+	if gone.Since < 0.35 || gone.Since > 0.6 || !strings.Contains(res.Error, "did not come back") {
+		t.Errorf("since %.3f s, error %q: want the outage from about 0.4 s named", gone.Since, res.Error)
+	}
+}
+
+// outageDB is a fake server that is away from downFrom to downTo (Unix ns; downFrom 0: not yet
+// known): its statements then fail with EOF and connecting is refused.
+func outageDB(downFrom, downTo *atomic.Int64) Connector {
+	down := func() bool {
+		now := time.Now().UnixNano()
+		return downFrom.Load() != 0 && now >= downFrom.Load() && now < downTo.Load()
+	}
+	db := &fakeDB{stmt: func(context.Context, *fakeConn) error {
+		spin(100 * time.Microsecond)
+		if down() {
+			return io.ErrUnexpectedEOF
+		}
+		return nil
+	}}
+	return func(ctx context.Context) (sqldb.Conn, error) {
+		if down() {
+			return nil, &sqldb.ConnectError{Reason: sqldb.Unreachable, Err: syscall.ECONNREFUSED}
+		}
+		return db.connect(ctx)
 	}
 }

@@ -88,6 +88,23 @@ func (e *StallError) Error() string {
 		e.Clients, e.Grace.Seconds(), e.Wall.Seconds())
 }
 
+// ServerGoneError says that clients lost their connection and could not open another before
+// the run stopped: the server went away (killed, crashed, its disk full) and did not come back.
+// A run that reconnected in time is complete, its outage recorded in availability; one whose
+// server was still gone at the end measured part of a run only, so it is incomplete.
+type ServerGoneError struct {
+	Clients int
+	Since   float64 // seconds into the measured window the last outage began, -1 if unknown
+}
+
+func (e *ServerGoneError) Error() string {
+	since := ""
+	if e.Since >= 0 {
+		since = fmt.Sprintf(" (nothing committed from %.1f s on)", e.Since)
+	}
+	return fmt.Sprintf("%d clients lost their connection and could not reconnect before the run ended: the server went away and did not come back%s", e.Clients, since)
+}
+
 // ErrInterrupted is the reason of a run stopped by its context (Ctrl-C).
 var ErrInterrupted = errors.New("interrupted")
 
@@ -162,12 +179,25 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 	if m.stall != nil {
 		stopReason = joinReasons(stopReason, m.stall)
 	}
+	if n := cs.gaveUp.Load(); n > 0 {
+		stopReason = joinReasons(stopReason, &ServerGoneError{Clients: int(n), Since: lastOutageStart(res)})
+	}
 	if stopReason != nil {
 		res.Complete = false
 		res.Error = stopReason.Error()
 		return res, stopReason
 	}
 	return res, nil
+}
+
+// lastOutageStart is when the outage that lasted to the end of the window began, or -1.
+func lastOutageStart(res *result.Result) float64 {
+	if a := res.Availability; a != nil && len(a.Outages) > 0 {
+		if o := a.Outages[len(a.Outages)-1]; o.ToS >= res.DurationS-0.01 {
+			return o.FromS
+		}
+	}
+	return -1
 }
 
 // joinReasons keeps both reasons for errors.As and one line for the result.
