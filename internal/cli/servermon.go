@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -84,10 +85,17 @@ func runMeasured(ctx context.Context, j *job.Job, cfg runner.Config, hs hostSour
 		return nil, runErr
 	}
 	// Read even after Ctrl-C, but bounded: a server that stopped answering must not hold the
-	// result back forever, and Ctrl-C must end fairbench within about a second.
+	// result back forever, and Ctrl-C must end fairbench within about a second. After a stall or
+	// with the server gone the answer is known not to come: a second, not finishTimeout, so the
+	// run ends at its time plus the grace plus that.
 	limit := finishTimeout
-	if ctx.Err() != nil {
+	var stall *runner.StallError
+	var gone *runner.ServerGoneError
+	switch {
+	case ctx.Err() != nil:
 		limit = 300 * time.Millisecond
+	case errors.As(runErr, &stall), errors.As(runErr, &gone):
+		limit = time.Second
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 	defer cancel()

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/testserver"
+)
+
+// A real PostgreSQL frozen with SIGSTOP during `run --time 2s`: fairbench ends at the time plus
+// the grace plus at most a second for the server's figures, not after the figures' 10 s limit
+// too, and the result written is incomplete with the stall named.
+func TestRunOnAFrozenServerEndsAtItsTime(t *testing.T) {
+	srv := testserver.Server(t, "postgres")
+	tg := testserver.Database(t, "postgres")
+	base := []string{"--target", withPassword(tg, "fairbench"), "--workload", "oltp_point_select", "--tables", "1", "--table-size", "1000"}
+	if code, out, errOut := run(append([]string{"prepare"}, base...)...); code != 0 {
+		t.Fatalf("prepare: exit %d\n%s%s", code, out, errOut)
+	}
+	var frozen []int
+	thaw := func() {
+		for _, pid := range frozen {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+		frozen = nil
+	}
+	defer thaw()
+	freeze := time.AfterFunc(700*time.Millisecond, func() {
+		frozen = srv.PIDs()
+		for _, pid := range frozen {
+			_ = syscall.Kill(pid, syscall.SIGSTOP)
+		}
+	})
+	defer freeze.Stop()
+	out := filepath.Join(t.TempDir(), "r.json")
+	began := time.Now()
+	code, _, errOut := run(append([]string{"run", "--threads", "2", "--time", "2s", "--flush=false", "--out", out}, base...)...)
+	wall := time.Since(began)
+	thaw()
+	if code != 1 || !strings.Contains(errOut, "grace") {
+		t.Fatalf("exit %d, stderr %q: want 1 and the stall named", code, errOut)
+	}
+	// 2 s measured, 2 s of grace, 1 s for the figures, and room for a loaded machine.
+	if wall > 7*time.Second {
+		t.Errorf("run took %v on a frozen server, want its 2 s, the grace and a second", wall)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Complete || !strings.Contains(r.Error, "the server stalled") {
+		t.Errorf("result complete=%v error %q: want incomplete with the stall named", r.Complete, r.Error)
+	}
+}
