@@ -218,6 +218,11 @@ func profileFromFlags(bufferPool string, binlog bool, mode string) (engine.Profi
 		if err != nil {
 			return prof, err
 		}
+		// A pool the machine cannot hold fails only once a server maps it, in its log: say so first.
+		if mem := engine.MachineMemory(); n > mem {
+			return prof, badInputf("--buffer-pool %s is more than this machine's memory (%.1f GiB): give at most that (the default is 25%% of it, at most 2G)",
+				bufferPool, float64(mem)/(1<<30))
+		}
 		prof.BufferPoolBytes = n
 	}
 	return prof, nil

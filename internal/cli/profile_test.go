@@ -26,6 +26,8 @@ func TestProfileAndExplainErrors(t *testing.T) {
 		{"server-cpus not a number", []string{"compare", "--engines", "mariadb", "--server-cpus", "one"}, `"one" is not a whole number`},
 		{"server-cpus twice", []string{"compare", "--engines", "mariadb", "--server-cpus", "1,1"}, "1 is listed twice"},
 		{"serve: unknown profile", []string{"serve", "--engine", "mariadb", "--profile", "turbo"}, `unknown profile "turbo"`},
+		{"buffer pool above the machine's memory", []string{"compare", "--engines", "mariadb", "--buffer-pool", "1T"}, "--buffer-pool 1T is more than this machine's memory"},
+		{"serve: buffer pool above the machine's memory", []string{"serve", "--engine", "postgres", "--buffer-pool", "1T"}, "--buffer-pool 1T is more than this machine's memory"},
 		{"serve: innodb cannot take the pool", []string{"serve", "--engine", "mariadb", "--buffer-pool", "300M"}, "mariadb cannot take a buffer pool of 300 MiB"},
 	}
 	for _, c := range cases {

@@ -63,6 +63,9 @@ func defaultBufferPool(ram int64) int64 {
 	return bp
 }
 
+// MachineMemory is the memory the servers can have: MemTotal, or the cgroup limit when lower.
+func MachineMemory() int64 { return totalMemory() }
+
 // totalMemory is MemTotal, lowered to the cgroup memory limit when there is one.
 func totalMemory() int64 {
 	mem := int64(8 * gib) // only used if /proc is unreadable
