@@ -87,7 +87,7 @@ func TestRunSettingErrors(t *testing.T) {
 
 // Sizes are read by one parser: what it reads is the size meant, in binary units.
 func TestProfileSizes(t *testing.T) {
-	for in, want := range map[string]int64{"1.5G": 3 << 29, "1T": 1 << 40, "512MB": 512 << 20, "512M": 512 << 20, "2GiB": 2 << 30} {
+	for in, want := range map[string]int64{"1.5G": 3 << 29, "1G": 1 << 30, "512MB": 512 << 20, "512M": 512 << 20, "2GiB": 2 << 30} {
 		prof, err := profileFromFlags(in, false, "fair")
 		if err != nil || prof.BufferPoolBytes != want {
 			t.Errorf("--buffer-pool %s: %d, %v; want %d", in, prof.BufferPoolBytes, err, want)
