@@ -138,8 +138,14 @@ func newPrepareCmd() *cobra.Command {
 			fmt.Fprintf(out, "Preparing %s on %s (%s)\n", j.Spec.Name, j.Target.Redacted(), ver)
 			bar := progressBar(out)
 			start := time.Now()
+			// A throwaway server's data directory, found now: one that dies mid-load is gone after.
+			hs, _ := findHostSource(cmd.Context(), j.Target, "")
+			dataDir := ""
+			if hs.local != nil {
+				dataDir = hs.local.DataDir
+			}
 			if err := j.Prepare(cmd.Context(), j.Env(loadThreads, force, bar, out)); err != nil {
-				return classify(err)
+				return classify(explainLoadFailure(cmd.Context(), err, dataDir))
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "prepare: %s loaded in %.2fs\n", j.Spec.Name, time.Since(start).Seconds())
 			return nil
