@@ -21,15 +21,15 @@ func nearlyFull(free, size uint64) bool { return free < 32<<20 || free < size/10
 // When the server is a throwaway one on this machine (dataDir known) and its filesystem is full,
 // that is the user's to fix: a DiskFullError, exit status 2.
 func explainLoadFailure(ctx context.Context, err error, dataDir string) error {
-	if err == nil || !sqldb.IsConnectionLost(err) {
-		return err
-	}
-	var full *sqldb.DiskFullError
-	if errors.As(err, &full) {
-		return err
+	if err == nil {
+		return nil
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("prepare interrupted (%w): the data set is unfinished, and run and check refuse it until 'prepare --force' loads it again", err)
+	}
+	var full *sqldb.DiskFullError
+	if !sqldb.IsConnectionLost(err) || errors.As(err, &full) {
+		return err
 	}
 	if dataDir != "" {
 		for _, dir := range []string{dataDir, filepath.Dir(dataDir)} {

@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -55,5 +58,37 @@ func TestPrepareFillsTheServersDisk(t *testing.T) {
 	t.Logf("%s", stderr)
 	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "Preparing ") {
 		t.Errorf("stderr %q: want the preparing line and one line of error", stderr)
+	}
+}
+
+// explainLoadFailure's cases that need no full disk: Ctrl-C, a statement's own error, and a
+// lost connection on a server whose disk cannot be looked at (not a throwaway one here).
+func TestExplainLoadFailure(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	lost := fmt.Errorf("loading sbtest1: %w", io.ErrUnexpectedEOF)
+	other := errors.New("loading sbtest1: syntax error")
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want string
+	}{
+		{"interrupted", cancelled, lost, "prepare interrupted"},
+		{"interrupted, context error", cancelled, context.Canceled, "the data set is unfinished"},
+		{"a statement's error stays", context.Background(), other, "syntax error"},
+		{"lost, disk not known", context.Background(), lost, "the server dropped the connection during the load"},
+		{"lost, disk with room", context.Background(), lost, "crashed or was stopped"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := ""
+			if c.name == "lost, disk with room" {
+				dir = t.TempDir()
+			}
+			got := explainLoadFailure(c.ctx, c.err, dir)
+			if got == nil || !strings.Contains(got.Error(), c.want) || !errors.Is(got, c.err) {
+				t.Errorf("%v: want %q, wrapping %v", got, c.want, c.err)
+			}
+		})
 	}
 }
