@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"syscall"
 	"time"
 
@@ -54,11 +55,12 @@ func (m *measurement) run(ctx context.Context, measureFrom time.Time) error {
 	m.cs.measuring.Store(false)
 	m.end = time.Now()
 	m.cs.halt()
-	grace := interruptGrace
+	grace, limit := interruptGrace, interruptGrace
 	if reason == nil {
 		grace = endGrace(m.cfg.Duration) + maxPause(m.cs.list)
+		limit = graceLimit * grace
 	}
-	stuck := waitFor(m.cs.list, grace)
+	stuck := waitFor(m.cs.list, grace, limit)
 	m.cs.abandon(stuck)
 	if len(stuck) > 0 {
 		m.stall = &StallError{Clients: len(stuck), Grace: grace, Wall: time.Since(m.start)}
@@ -173,27 +175,43 @@ func (m *measurement) cut() bool {
 	return false
 }
 
-// waitFor waits up to grace for every client to return and lists those that did not.
-func waitFor(list []*client, grace time.Duration) []*client {
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	var stuck []*client
-	for _, cl := range list {
-		if stuck == nil {
+// graceLimit bounds the end's wait, in graces, however long the clients keep returning.
+const graceLimit = 3
+
+// waitFor waits for every client to return and lists those that did not. It gives up once none
+// has returned for grace, or after limit in all: a server working through a queue of lock waits
+// (PostgreSQL finds each deadlock only after deadlock_timeout, 1 s) keeps releasing clients and
+// is waited for, a frozen one releases none. Transactions that end after the window are not
+// counted either way; only whether the run is complete depends on it.
+func waitFor(list []*client, grace, limit time.Duration) []*client {
+	start := time.Now()
+	last := start
+	pending := slices.Clone(list)
+	for {
+		n := len(pending)
+		pending = slices.DeleteFunc(pending, func(cl *client) bool {
 			select {
 			case <-cl.done:
-				continue
-			case <-t.C:
-				stuck = []*client{}
+				return true
+			default:
+				return false
 			}
+		})
+		now := time.Now()
+		if len(pending) < n {
+			last = now
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		if now.Sub(last) >= grace || now.Sub(start) >= limit {
+			return pending
 		}
 		select {
-		case <-cl.done:
-		default:
-			stuck = append(stuck, cl)
+		case <-pending[0].done:
+		case <-time.After(2 * time.Millisecond):
 		}
 	}
-	return stuck
 }
 
 // maxPause is the longest on-purpose pause any client took in one transaction (TPC-C's think

@@ -327,3 +327,83 @@ func TestEndGrace(t *testing.T) {
 		}
 	}
 }
+
+// A server draining a queue of lock waits at the end (as PostgreSQL does on hot rows, finding
+// each deadlock after its 1 s deadlock_timeout) releases one client every 1.2 s: 3.6 s in all,
+// past the 2 s grace, but never 2 s without progress. The run waits for it and is complete; it
+// counts none of the transactions that ended after the window.
+func TestEndWaitsForAServerThatKeepsAnswering(t *testing.T) {
+	var windowStart atomic.Int64
+	var queued atomic.Int64
+	db := &fakeDB{stmt: func(ctx context.Context, c *fakeConn) error {
+		start := windowStart.Load()
+		if start == 0 || time.Now().UnixNano() < start+int64(900*time.Millisecond) {
+			return nil
+		}
+		// In the queue: the k-th client in it gets its answer 1.2 s after the one before.
+		k := queued.Add(1)
+		release := time.Unix(0, start).Add(time.Second + time.Duration(k)*1200*time.Millisecond)
+		select {
+		case <-time.After(time.Until(release)):
+			return nil
+		case <-c.closed:
+			return errors.New("closed")
+		}
+	}}
+	cfg := config(3, time.Second)
+	cfg.OnMeasureStart = func() { windowStart.Store(time.Now().UnixNano()) }
+	began := time.Now()
+	res, err := Run(context.Background(), cfg, db.connect, &probe{})
+	if err != nil || !res.Complete {
+		t.Fatalf("err=%v: a server still answering at the end is no stall", err)
+	}
+	if wall := time.Since(began); wall < 4*time.Second || wall > 7*time.Second {
+		t.Errorf("Run took %v, want about 4.6 s: the window, then the queue drained", wall)
+	}
+	if res.DurationS > 1.3 {
+		t.Errorf("measured %.2f s, want the 1 s window only", res.DurationS)
+	}
+}
+
+// The end's wait gives up once no client has returned for a grace, or after graceLimit graces
+// in all, whichever comes first.
+func TestWaitForGivesUp(t *testing.T) {
+	mk := func(n int) []*client {
+		l := make([]*client, n)
+		for i := range l {
+			l[i] = &client{done: make(chan struct{})}
+		}
+		return l
+	}
+	t.Run("nothing returns: one grace", func(t *testing.T) {
+		began := time.Now()
+		if stuck := waitFor(mk(2), 100*time.Millisecond, 300*time.Millisecond); len(stuck) != 2 {
+			t.Fatalf("%d stuck, want 2", len(stuck))
+		}
+		if w := time.Since(began); w < 100*time.Millisecond || w > 250*time.Millisecond {
+			t.Errorf("gave up after %v, want the 100 ms grace", w)
+		}
+	})
+	t.Run("returning every 80 ms: the limit", func(t *testing.T) {
+		l := mk(10)
+		for i, cl := range l {
+			time.AfterFunc(time.Duration(i+1)*80*time.Millisecond, func() { close(cl.done) })
+		}
+		began := time.Now()
+		if stuck := waitFor(l, 100*time.Millisecond, 300*time.Millisecond); len(stuck) < 5 || len(stuck) > 8 {
+			t.Fatalf("%d stuck, want those after about 300 ms", len(stuck))
+		}
+		if w := time.Since(began); w < 300*time.Millisecond || w > 450*time.Millisecond {
+			t.Errorf("gave up after %v, want the 300 ms limit", w)
+		}
+	})
+	t.Run("all return", func(t *testing.T) {
+		l := mk(3)
+		for _, cl := range l {
+			close(cl.done)
+		}
+		if stuck := waitFor(l, time.Second, time.Second); len(stuck) != 0 {
+			t.Fatalf("%d stuck", len(stuck))
+		}
+	})
+}
