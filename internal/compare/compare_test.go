@@ -112,7 +112,13 @@ func nothingLeftBehind(t *testing.T, o *Options) {
 func TestCompareEndToEnd(t *testing.T) {
 	kinds := engines(t)
 	o := options(t, kinds)
+	// The suite's description is shown when it starts, so a reader knows what is being run.
+	described := false
+	o.Log = &onLine{match: "== suite tiny: two short steps on a small data set", do: func() { described = true }}
 	results := runClean(t, o)
+	if !described {
+		t.Error("the suite's description was not shown")
+	}
 	if len(results) != 2*len(kinds) {
 		t.Fatalf("%d results, want %d", len(results), 2*len(kinds))
 	}
