@@ -72,7 +72,7 @@ func classifyConnectError(ctx context.Context, t Target, addr string, timeout ti
 		// pgconn quotes its whole connection string; the cause is what the user can act on.
 		return ConnectFailed, fmt.Sprintf("bad --target %s: %v", t.Redacted(), errors.Unwrap(parseErr))
 	case ctx.Err() != nil:
-		return Interrupted, fmt.Sprintf("connecting to %s: %v", t.Redacted(), ctx.Err())
+		return Interrupted, fmt.Sprintf("interrupted while connecting to %s (%v)", t.Redacted(), ctx.Err())
 	case isTooManyConnections(err):
 		return TooManyConnections, fmt.Sprintf("the server at %s has no connection slot left (%s): lower --threads, or raise the server's max_connections (or this user's connection limit)", addr, driverCode(err))
 	case hasCode(err, nil, []uint16{3159}):

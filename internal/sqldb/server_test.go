@@ -119,7 +119,8 @@ func within(t *testing.T, limit time.Duration, what string, f func() error) erro
 func TestConnectToStoppedServer(t *testing.T) {
 	for _, kind := range testserver.Kinds() {
 		t.Run(kind, func(t *testing.T) {
-			tg := withOption(t, testserver.Database(t, kind), "connect_timeout", "1")
+			base := testserver.Database(t, kind)
+			tg := withOption(t, base, "connect_timeout", "1")
 			freeze(t, testserver.Server(t, kind))
 			err := within(t, 5*time.Second, "Open", func() error {
 				c, err := sqldb.Open(context.Background(), tg)
@@ -134,6 +135,20 @@ func TestConnectToStoppedServer(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), "connect_timeout") {
 				t.Errorf("the message does not say how to wait longer: %v", err)
+			}
+			// Ctrl-C while connecting, with a long connect_timeout: it ends within a second and
+			// says it was interrupted.
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(200*time.Millisecond, cancel)
+			err = within(t, 1500*time.Millisecond, "Open interrupted", func() error {
+				c, err := sqldb.Open(ctx, withOption(t, base, "connect_timeout", "30"))
+				if err == nil {
+					c.Close()
+				}
+				return err
+			})
+			if !errors.As(err, &ce) || ce.Reason != sqldb.Interrupted || !strings.Contains(err.Error(), "interrupted while connecting") {
+				t.Errorf("err = %v, want a ConnectError Interrupted that says so", err)
 			}
 		})
 	}
