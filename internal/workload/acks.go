@@ -99,9 +99,7 @@ func VerifyAcks(ctx context.Context, env *Env, acks []*Acks, lookup LookupIDs) (
 		return v, err
 	}
 	defer c.Close()
-	if c.Kind().MySQLFamily() {
-		_ = c.Exec(ctx, "SET SESSION wsrep_sync_wait = 1") // refused where there is no Galera: nothing to wait for
-	}
+	WaitForCluster(ctx, c)
 	all := append(slices.Clone(committed), inDoubt...)
 	slices.Sort(all)
 	found, err := lookup(ctx, c, all)

@@ -8,6 +8,17 @@ import (
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
+// WaitForCluster makes every later statement on a Galera node wait until the node has applied
+// what the cluster committed before it (wsrep_sync_wait for reads, writes and SHOW). A CREATE
+// TABLE returns once its own node ran it; a loading connection on another node could otherwise
+// insert before that node had the table (seen in CI: "Table 'fairbench.banks' doesn't exist").
+// Elsewhere the setting is refused or means nothing, so its error is ignored.
+func WaitForCluster(ctx context.Context, c sqldb.Conn) {
+	if c.Kind().MySQLFamily() {
+		_ = c.Exec(ctx, "SET SESSION wsrep_sync_wait = 15")
+	}
+}
+
 // OnConnections runs do for every job on up to threads connections of its own (at least one)
 // and returns the first failure; no job starts after one has failed or ctx is done. Loading is
 // where workloads spend their setup time, and one table, warehouse or chunk per job keeps every
@@ -27,6 +38,7 @@ func OnConnections[J any](ctx context.Context, env *Env, threads int, jobs []J, 
 				return
 			}
 			defer conn.Close()
+			WaitForCluster(ctx, conn)
 			for j := range next {
 				if err := do(conn, j); err != nil {
 					errs <- err
