@@ -31,6 +31,10 @@ const (
 	// request, 80 pooled connections.
 	DefaultStageDelayMax = 40 * time.Millisecond
 	DefaultStagePool     = 80
+	// A study's runs are shorter and have fewer clients than a comparison's, because each
+	// study runs many phases or steps per engine (fairbench study mvcc|bandwidth).
+	DefaultStudyTime    = 20 * time.Second
+	DefaultStudyThreads = 4
 )
 
 // Bounds. Each is far beyond any sensible run and exists so a typo fails in one line instead of

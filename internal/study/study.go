@@ -69,11 +69,11 @@ type Common struct {
 // DataFactor is how many times the buffer pool the default data set is.
 const DataFactor = 3
 
-// The studies' own run defaults: shorter and with fewer clients than a comparison's (runspec's),
-// because each study runs many phases or steps per engine.
+// The studies' run defaults are runspec's (with the other run settings); DefaultTables is a
+// study's data set, not a run setting.
 const (
-	DefaultTime    = 20 * time.Second
-	DefaultThreads = 4
+	DefaultTime    = runspec.DefaultStudyTime
+	DefaultThreads = runspec.DefaultStudyThreads
 	DefaultTables  = 4
 )
 
