@@ -21,15 +21,21 @@ out=$2
 shift 2
 [ "${1:-}" = "--" ] && shift
 n=${#hosts[@]}
-start=$(date -u -d "+${LEAD_SECONDS:-30} seconds" +%Y-%m-%dT%H:%M:%SZ)
+lead=${LEAD_SECONDS:-30}
+case $lead in '' | *[!0-9]*) echo "LEAD_SECONDS must be a whole number of seconds, not '$lead'" >&2; exit 2 ;; esac
+start=$(date -u -d "+$lead seconds" +%Y-%m-%dT%H:%M:%SZ)
 mkdir -p "$out" || exit 2
 # ssh hands the remote shell one string: quote each argument so none is split or expanded there.
 args=$(printf '%q ' "$@")
 pids=()
+# Ctrl-C here stops every shard: background jobs of a script ignore SIGINT, and ssh -tt gives
+# the remote run a terminal, so it gets SIGHUP when its ssh goes.
+trap 'kill "${pids[@]}" 2>/dev/null; exit 130' INT TERM
 for i in "${!hosts[@]}"; do
   shard=$((i + 1))
-  ssh -o SendEnv=FAIRBENCH_PASSWORD "${hosts[$i]}" \
-    "fairbench run $args --shard $shard/$n --start-at $start --out /tmp/fairbench-shard-$shard.json" &
+  # The previous run's file is removed first, so a shard that fails early is not merged stale.
+  ssh -tt -o SendEnv=FAIRBENCH_PASSWORD "${hosts[$i]}" \
+    "rm -f /tmp/fairbench-shard-$shard.json && fairbench run $args --shard $shard/$n --start-at $start --out /tmp/fairbench-shard-$shard.json" </dev/null &
   pids+=($!)
 done
 failed=0
@@ -39,9 +45,18 @@ for i in "${!pids[@]}"; do
     failed=1
   fi
 done
-# A failed shard still writes what it measured (marked incomplete): fetch every result there is.
+# A failed shard still writes what it measured (marked incomplete): fetch every result there is,
+# and merge exactly those (not older files that OUTDIR may hold).
+fetched=()
 for i in "${!hosts[@]}"; do
-  scp -q "${hosts[$i]}:/tmp/fairbench-shard-$((i + 1)).json" "$out/" || echo "no result from ${hosts[$i]}" >&2
+  f="$out/fairbench-shard-$((i + 1)).json"
+  rm -f "$f"
+  if scp -q "${hosts[$i]}:/tmp/fairbench-shard-$((i + 1)).json" "$f"; then
+    fetched+=("$f")
+  else
+    echo "no result from ${hosts[$i]}" >&2
+  fi
 done
-fairbench merge --out "$out/merged.json" "$out"/fairbench-shard-*.json || exit $?
+[ ${#fetched[@]} -gt 0 ] || exit 1
+fairbench merge --out "$out/merged.json" "${fetched[@]}" || exit $?
 exit "$failed"
