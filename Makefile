@@ -5,7 +5,7 @@ OUT ?= out/compare
 # The git commit goes into every result (tool_commit), so `history` can tell fairbench's own
 # builds apart; set explicitly because GOFLAGS=-buildvcs=false (or no .git) leaves Go's own
 # stamp out. Empty outside a git checkout.
-COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+COMMIT := $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD -- || c=$$c-dirty; echo $$c; })
 LDFLAGS := -X github.com/fairbench/fairbench/internal/version.commit=$(COMMIT)
 
 # A static binary for the container image of client hosts (deploy/Dockerfile, FROM scratch).

@@ -11,8 +11,9 @@ import (
 )
 
 // nearlyFull is free space below which a filesystem counts as full: less than a WAL segment or
-// two (PostgreSQL's are 16 MiB), or under 1% of it.
-func nearlyFull(free, size uint64) bool { return free < 32<<20 || free < size/100 }
+// two (PostgreSQL's are 16 MiB), or under 1% of it up to 1 GiB (on a 4 TB disk 1% is 40 GB,
+// room enough that a failed load there is not the disk's doing).
+func nearlyFull(free, size uint64) bool { return free < 32<<20 || free < min(size/100, 1<<30) }
 
 // explainLoadFailure says why a load lost its connection, which the driver reports only as a
 // closed or reset socket. Ctrl-C closes the connections itself: that is an interruption. A server

@@ -488,7 +488,6 @@ func newRunCmd() *cobra.Command {
 	return cmd
 }
 
-// printSummary is sysbench's end-of-run report, so its users read it without a guide.
 // showRun prints one run's result and writes it under out (a sweep labels each run by its
 // thread count and writes a file per count).
 func showRun(cmd *cobra.Command, workloadName string, res *result.Result, out string, threads int, sweep bool) error {
@@ -513,6 +512,7 @@ func showRun(cmd *cobra.Command, workloadName string, res *result.Result, out st
 	return nil
 }
 
+// printSummary is sysbench's end-of-run report, so its users read it without a guide.
 func printSummary(w io.Writer, r *result.Result) {
 	if r.TPCH != nil {
 		printTPCH(w, r)

@@ -587,7 +587,8 @@ func checkRootShm(t *testing.T, srv *Server, pid int) {
 
 // Servers of one release initialise at once (compare's parallel tests, galera's nodes): a
 // starting mariadbd deletes every temporary-table file in its tmpdir, so inits that shared /tmp
-// removed each other's and aborted. Each release of the MySQL family, three at a time.
+// removed each other's and aborted. Each MariaDB release, three at a time (MySQL's init got the
+// same private tmpdir, but this test does not exercise it).
 func TestConcurrentInit(t *testing.T) {
 	for _, in := range Discover("") {
 		if in.Kind != MariaDB {

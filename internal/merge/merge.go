@@ -124,6 +124,8 @@ func sameRun(shards []Shard) error {
 			return errorf("%s measured %s %s but %s measured %s %s: merge only shards of one server", s.Name, r.Engine.Kind, r.Engine.Version, first.Name, a.Engine.Kind, a.Engine.Version)
 		case (r.Rate > 0) != (a.Rate > 0):
 			return errorf("%s and %s mix open and closed loop: merge only shards of one run", s.Name, first.Name)
+		case r.Routing != a.Routing:
+			return errorf("%s sent its statements to the %s but %s to the %s: merge only shards of one run", s.Name, r.Routing, first.Name, a.Routing)
 		case !sameData(r.Prepared, a.Prepared):
 			return errorf("%s ran on another data set than %s (%s): merge only shards that ran on one prepared data set", s.Name, first.Name, dataDiff(a.Prepared, r.Prepared))
 		}
