@@ -58,7 +58,7 @@ for engine in "${engines[@]}"; do
   for wl in oltp_read_write oltp_insert; do
     out="$tmp/$engine-$wl.json"
     if [ "$CHECKPOINT" = yes ]; then
-      [ "$engine" = postgres ] && psql -q "$dsn" -c CHECKPOINT
+      [ "$engine" = postgres ] && PGPASSWORD="$pass" psql -q -h 127.0.0.1 -p "$port" -U "$user" -d "$db" -c CHECKPOINT
       sync -f "$datadir"
     fi
     read -r s0 w0 m0 < <(dev_writes "$loop")

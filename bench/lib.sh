@@ -40,6 +40,13 @@ start_server() {
   hostport=${hostport%%/*}; port=${hostport##*:}; db=${dsn##*/}; db=${db%%\?*}
   userpass=${userpass%%@*}; user=${userpass%%:*}; pass=""
   [[ $userpass == *:* ]] && pass=${userpass#*:}
+  # serve leaves the password out and names the root-only file that holds it (password_file=).
+  local pwfile
+  pwfile=$(sed -n 's/.*[?&]password_file=\([^&]*\).*/\1/p' <<<"$dsn")
+  if [ -n "$pwfile" ]; then
+    pwfile=$(printf '%b' "${pwfile//%/\\x}")
+    pass=$(head -n 1 "$pwfile")
+  fi
   return 0
 }
 

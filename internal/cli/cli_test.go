@@ -41,7 +41,7 @@ func withPassword(tg sqldb.Target, pw string) string {
 // Bad input: one clear line naming the problem and the fix, exit status 2, no password echoed.
 func TestBadInput(t *testing.T) {
 	tg := testserver.Database(t, "postgres")
-	good := withPassword(tg, "fairbench")
+	good := withPassword(tg, tg.Password)
 	cases := []struct {
 		name string
 		args []string
@@ -89,7 +89,7 @@ func TestBadInput(t *testing.T) {
 // prepare, run with --out, check and cleanup through the command line, as a user would.
 func TestPrepareRunCleanup(t *testing.T) {
 	tg := testserver.Database(t, "mariadb")
-	dsn := withPassword(tg, "")
+	dsn := withPassword(tg, tg.Password)
 	base := []string{"--target", dsn, "--workload", "oltp_read_write", "--tables", "2", "--table-size", "1000"}
 	if code, out, errOut := run(append([]string{"prepare"}, base...)...); code != 0 {
 		t.Fatalf("prepare: exit %d\n%s%s", code, out, errOut)
@@ -120,7 +120,7 @@ func TestPrepareRunCleanup(t *testing.T) {
 // A thread sweep writes one result per step.
 func TestThreadSweep(t *testing.T) {
 	tg := testserver.Database(t, "postgres")
-	base := []string{"--target", withPassword(tg, "fairbench"), "--workload", "oltp_point_select", "--tables", "1", "--table-size", "1000"}
+	base := []string{"--target", withPassword(tg, tg.Password), "--workload", "oltp_point_select", "--tables", "1", "--table-size", "1000"}
 	if code, _, e := run(append([]string{"prepare"}, base...)...); code != 0 {
 		t.Fatal(e)
 	}

@@ -15,7 +15,7 @@ import (
 // line and exit 2 (issue 19).
 func TestDataSetParametersFromPrepare(t *testing.T) {
 	tg := testserver.Database(t, "postgres")
-	dsn := withPassword(tg, "fairbench")
+	dsn := withPassword(tg, tg.Password)
 	target := []string{"--target", dsn, "--workload", "oltp_read_only"}
 	if code, _, e := run(append([]string{"prepare", "--tables", "2", "--table-size", "500"}, target...)...); code != 0 {
 		t.Fatalf("prepare: %s", e)

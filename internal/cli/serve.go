@@ -42,8 +42,13 @@ func serve(cmd *cobra.Command, inst engine.Installation, prof engine.Profile, wo
 		return err
 	}
 	defer srv.Stop()
-	// The DSN of a throwaway loopback server carries its fixed throwaway password only.
-	fmt.Fprintln(cmd.OutOrStdout(), srv.DSN)
+	// The password stays off the terminal: the DSN names a root-only file that holds it, which
+	// fairbench run --target (and password_file= anywhere fairbench takes a DSN) reads.
+	dsn, err := srv.DSNWithPasswordFile()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), dsn)
 	fmt.Fprintf(stderr, "%s %s (%s) running (pid tree %v); Ctrl-C stops it and removes %s\n", inst.Name(), inst.Version, inst.Origin, srv.PIDs(), srv.DataDir)
 	select {
 	case <-cmd.Context().Done():

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bufio"
+	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,12 +33,16 @@ func TestServeNoticesDeadServer(t *testing.T) {
 	go io.Copy(io.Discard, pr)
 	var srv *engine.Server
 	for _, s := range engine.Running() {
-		if strings.TrimSpace(dsn) == s.DSN {
+		if strings.Contains(dsn, fmt.Sprintf("@127.0.0.1:%d/", s.Port)) {
 			srv = s
 		}
 	}
 	if srv == nil {
 		t.Fatalf("serve's server %s is not among the running ones", dsn)
+	}
+	u, _ := url.Parse(srv.DSN)
+	if pw, _ := u.User.Password(); pw == "" || strings.Contains(dsn, pw) || !strings.Contains(dsn, "password_file=") {
+		t.Errorf("serve printed %s: want the password left out and password_file= given instead", dsn)
 	}
 	pids := srv.PIDs()
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {

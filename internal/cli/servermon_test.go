@@ -66,7 +66,7 @@ func readResult(t *testing.T, path string) *result.Result {
 // node_exporter when given one, and otherwise marks them not measured.
 func TestRunByDSNServerFigures(t *testing.T) {
 	tg := testserver.Database(t, "postgres")
-	dsn := withPassword(tg, "fairbench")
+	dsn := withPassword(tg, tg.Password)
 	if code, _, stderr := run("prepare", "--target", dsn, "--workload", "oltp_read_write", "--tables", "1", "--table-size", "1000"); code != 0 {
 		t.Fatalf("prepare: %s", stderr)
 	}

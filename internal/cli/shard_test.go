@@ -58,7 +58,7 @@ func startShards(t *testing.T, n int, base []string) []*result.Result {
 func prepared(t *testing.T, kind string) []string {
 	t.Helper()
 	tg := testserver.Database(t, kind)
-	base := []string{"--target", withPassword(tg, "fairbench"), "--workload", "oltp_point_select", "--tables", "2", "--table-size", "2000"}
+	base := []string{"--target", withPassword(tg, tg.Password), "--workload", "oltp_point_select", "--tables", "2", "--table-size", "2000"}
 	if code, out, errOut := run(append([]string{"prepare"}, base...)...); code != 0 {
 		t.Fatalf("prepare: exit %d\n%s%s", code, out, errOut)
 	}

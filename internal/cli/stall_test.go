@@ -17,7 +17,7 @@ import (
 func TestRunOnAFrozenServerEndsAtItsTime(t *testing.T) {
 	srv := testserver.Server(t, "postgres")
 	tg := testserver.Database(t, "postgres")
-	base := []string{"--target", withPassword(tg, "fairbench"), "--workload", "oltp_point_select", "--tables", "1", "--table-size", "1000"}
+	base := []string{"--target", withPassword(tg, tg.Password), "--workload", "oltp_point_select", "--tables", "1", "--table-size", "1000"}
 	if code, out, errOut := run(append([]string{"prepare"}, base...)...); code != 0 {
 		t.Fatalf("prepare: exit %d\n%s%s", code, out, errOut)
 	}

@@ -31,7 +31,7 @@ func oneLineExit(t *testing.T, want int, has string, args ...string) {
 // user's to fix (exit 2), said in one line.
 func TestTooManyConnectionsIsInput(t *testing.T) {
 	tg := testserver.Database(t, "postgres")
-	good := withPassword(tg, "fairbench")
+	good := withPassword(tg, tg.Password)
 	oneLineExit(t, 0, "", "prepare", "--target", good, "--workload", "oltp_point_select", "--tables", "1", "--table-size", "100")
 	ctx := context.Background()
 	admin, err := sqldb.Open(ctx, tg)

@@ -275,7 +275,7 @@ func testServer(t *testing.T, inst Installation, prof Profile, dir string) {
 	u, err := url.Parse(srv.DSN)
 	if err != nil || u.Scheme != map[string]string{Postgres: "postgres", MySQL: "mysql", MariaDB: "mariadb"}[inst.Kind] ||
 		u.Hostname() != "127.0.0.1" || u.Port() != fmt.Sprint(srv.Port) || u.Path != "/fairbench" {
-		t.Fatalf("bad DSN %q", srv.DSN)
+		t.Fatalf("bad DSN for %s on port %d", srv.Kind, srv.Port)
 	}
 
 	var version string
@@ -283,7 +283,7 @@ func testServer(t *testing.T, inst Installation, prof Profile, dir string) {
 	if inst.Kind == Postgres {
 		conn, err := pgx.Connect(ctx, srv.DSN)
 		if err != nil {
-			t.Fatalf("connect %s: %v", srv.DSN, err)
+			t.Fatalf("connect %s on port %d: %v", srv.Kind, srv.Port, err)
 		}
 		closeDB = func() { conn.Close(context.Background()) }
 		if err := conn.QueryRow(ctx, "SELECT version()").Scan(&version); err != nil {
@@ -324,13 +324,14 @@ func testServer(t *testing.T, inst Installation, prof Profile, dir string) {
 	} else {
 		cfg := mysql.NewConfig()
 		cfg.User, cfg.Net, cfg.Addr, cfg.DBName = u.User.Username(), "tcp", u.Host, strings.TrimPrefix(u.Path, "/")
+		cfg.Passwd, _ = u.User.Password()
 		db, err := sql.Open("mysql", cfg.FormatDSN())
 		if err != nil {
 			t.Fatal(err)
 		}
 		closeDB = func() { db.Close() }
 		if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&version); err != nil {
-			t.Fatalf("query %s: %v", srv.DSN, err)
+			t.Fatalf("query %s on port %d: %v", srv.Kind, srv.Port, err)
 		}
 		if isMaria := strings.Contains(version, "MariaDB"); isMaria != (inst.Kind == MariaDB) {
 			t.Errorf("%s: version() = %q", inst.Kind, version)
@@ -371,6 +372,7 @@ func testServer(t *testing.T, inst Installation, prof Profile, dir string) {
 	}
 	defer closeDB()
 	t.Logf("version() = %s", version)
+	checkClosedToStrangers(t, srv)
 
 	// The connection stays open across Stop: shutdown must not wait for
 	// clients, and backends are part of the tree that has to die.

@@ -71,6 +71,7 @@ type clusterNode struct {
 	joiner          bool
 	gcomm, ist, sst int
 	peers           []string // every node's gcomm address, this one's included
+	password        string   // the cluster's root password: the founder sets it, joiners receive it
 }
 
 // args are the mariadbd options that make the server a galera node. binlog_format=ROW and
@@ -173,7 +174,7 @@ func StartGalera(ctx context.Context, inst Installation, prof Profile, workDir s
 	if err := c.waitSynced(ctx); err != nil {
 		return nil, err
 	}
-	c.DSN = "mariadb://root@" + strings.Join(addrs, ",") + "/fairbench"
+	c.DSN = c.Nodes[0].dsnFor(addrs, "")
 	return c, nil
 }
 
@@ -182,8 +183,9 @@ func StartGalera(ctx context.Context, inst Installation, prof Profile, workDir s
 func (c *Cluster) planNodes() ([]*clusterNode, error) {
 	nodes := make([]*clusterNode, GaleraNodes)
 	var peers []string
+	password := newPassword()
 	for i := range nodes {
-		n := &clusterNode{index: i, joiner: i > 0}
+		n := &clusterNode{index: i, joiner: i > 0, password: password}
 		for _, p := range []*int{&n.gcomm, &n.ist, &n.sst} {
 			port, err := reservePort()
 			if err != nil {

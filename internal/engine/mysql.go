@@ -13,38 +13,24 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-// initMySQL creates the data directory of a MySQL or MariaDB server, with a
-// root account that logs in over TCP from 127.0.0.1 without a password.
+// initMySQL creates the data directory of a MySQL or MariaDB server whose root account logs in
+// over TCP from 127.0.0.1 (and on the socket) with the server's password only, set before the
+// server first listens, so that no other local user ever finds it open.
 func (s *Server) initMySQL(ctx context.Context) error {
-	if s.Kind == MariaDB {
-		tool := mariadbInstallDB(s.inst.Binary, s.inst.Root)
-		if tool == "" {
-			return errors.New("mariadb-install-db not found: run scripts/install-engines.sh")
-		}
-		// --no-defaults has to come first. "normal" root authentication
-		// gives root@127.0.0.1 without a password, which MariaDB creates by
-		// default; the default "socket" method would lock TCP logins out.
-		args := []string{"--no-defaults", "--auth-root-authentication-method=normal"}
-		if os.Geteuid() == 0 {
-			args = append(args, "--user=root")
-		}
-		// The bootstrap's temporary tables go in the run dir, as the server's do (mysqlCmd): a
-		// starting mariadbd deletes every #sql file in its tmpdir, so two inits sharing /tmp
-		// (a root's, or the host's) removed each other's and aborted ("Unknown table
-		// 'mysql.tmp_user_sys'").
-		args = append(args, "--datadir="+s.inner("data"), "--tmpdir="+s.inner(""), "--skip-test-db", "--skip-name-resolve")
-		return s.runInit(ctx, s.inRootCmd(s.inst.inner(tool), args), nil, "init.log")
-	}
-
-	// --initialize-insecure only creates root@localhost, which a TCP login
-	// from 127.0.0.1 does not match under --skip-name-resolve; the init file
-	// runs during bootstrap and adds the loopback account.
-	initSQL := "CREATE USER 'root'@'127.0.0.1' IDENTIFIED BY '';\n" +
-		"GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;\n"
-	if err := os.WriteFile(s.host("init.sql"), []byte(initSQL), 0o644); err != nil {
+	if err := s.makeFilesDir(); err != nil {
 		return err
 	}
-	defer os.Remove(s.host("init.sql"))
+	accounts := s.host("accounts.sql")
+	if err := writePrivate(accounts, mysqlAccountsSQL(s.Kind, s.password)); err != nil {
+		return err
+	}
+	defer os.Remove(accounts)
+	if s.Kind == MariaDB {
+		return s.initMariaDB(ctx)
+	}
+	// --initialize-insecure creates root@localhost without a password; the init file runs during
+	// bootstrap and gives it the password, and adds root@127.0.0.1, which a TCP login matches under
+	// --skip-name-resolve.
 	args := []string{"--no-defaults"}
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root")
@@ -54,9 +40,63 @@ func (s *Server) initMySQL(ctx context.Context) error {
 		"--datadir="+s.inner("data"),
 		"--tmpdir="+s.inner(""),
 		"--log-error="+s.inner("error.log"),
-		"--init-file="+s.inner("init.sql"),
+		"--init-file="+s.inner("accounts.sql"),
 	)
 	return s.runInit(ctx, s.inRootCmd(s.inst.pathInRoot(), args), nil, "init.log")
+}
+
+// initMariaDB runs mariadb-install-db, then sets the accounts in a bootstrap of the new data
+// directory (mariadbd --bootstrap reads SQL from its input and opens no port).
+func (s *Server) initMariaDB(ctx context.Context) error {
+	tool := mariadbInstallDB(s.inst.Binary, s.inst.Root)
+	if tool == "" {
+		return errors.New("mariadb-install-db not found: run scripts/install-engines.sh")
+	}
+	// --no-defaults has to come first. "normal" root authentication gives root@localhost and
+	// root@127.0.0.1 password logins (the default "socket" method would lock TCP logins out);
+	// the bootstrap below gives them the password before anything listens.
+	args := []string{"--no-defaults", "--auth-root-authentication-method=normal"}
+	if os.Geteuid() == 0 {
+		args = append(args, "--user=root")
+	}
+	// The bootstrap's temporary tables go in the run dir, as the server's do (mysqlCmd): a
+	// starting mariadbd deletes every #sql file in its tmpdir, so two inits sharing /tmp
+	// (a root's, or the host's) removed each other's and aborted ("Unknown table
+	// 'mysql.tmp_user_sys'").
+	common := []string{"--datadir=" + s.inner("data"), "--tmpdir=" + s.inner("")}
+	args = append(append(args, common...), "--skip-test-db", "--skip-name-resolve")
+	if err := s.runInit(ctx, s.inRootCmd(s.inst.inner(tool), args), nil, "init.log"); err != nil {
+		return err
+	}
+	boot := []string{"--no-defaults"}
+	if os.Geteuid() == 0 {
+		boot = append(boot, "--user=root")
+	}
+	boot = append(append(boot, common...), "--bootstrap", "--log-error="+s.inner("error.log"))
+	cmd := s.inRootCmd(s.inst.pathInRoot(), boot)
+	in, err := os.Open(s.host("accounts.sql"))
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return s.runInitWithInput(ctx, cmd, in, "init.log")
+}
+
+// makeFilesDir creates the one directory the server may read and write files in on a client's
+// behalf (secure_file_priv): LOAD_FILE, SELECT ... INTO OUTFILE and server-side LOAD DATA reach
+// nothing else. fairbench itself loads with LOAD DATA LOCAL, which the client reads.
+func (s *Server) makeFilesDir() error {
+	return os.Mkdir(s.host("files"), 0o700)
+}
+
+// writePrivate writes a file that only its owner can read (it may hold the server's password).
+func writePrivate(path, content string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(content)
+	return errors.Join(err, f.Close())
 }
 
 func (s *Server) mysqlCmd() *exec.Cmd {
@@ -92,10 +132,10 @@ func (s *Server) mysqlCmd() *exec.Cmd {
 	if s.node != nil {
 		args = append(args, s.node.args(s.Port)...)
 	}
+	// Files on a client's behalf only in the run dir's files/ (see makeFilesDir). Debian's
+	// MySQL would default to /var/lib/mysql-files, which does not exist in the root.
+	args = append(args, "--secure-file-priv="+s.inner("files"))
 	if s.Kind == MySQL {
-		// Debian's build defaults secure_file_priv to /var/lib/mysql-files,
-		// which does not exist in the root, and mysqld refuses to start.
-		args = append(args, "--secure-file-priv=")
 		if ma, _ := majorMinor(s.Version); ma == 0 || ma >= 8 {
 			// The X plugin listens on 33060 by default: a second server (or
 			// a system MySQL) would clash with it.
@@ -121,6 +161,7 @@ func (s *Server) inRootCmd(binary string, args []string) *exec.Cmd {
 func (s *Server) mysqlDB(db string) *sql.DB {
 	cfg := mysql.NewConfig()
 	cfg.User = "root"
+	cfg.Passwd = s.password
 	cfg.Net = "tcp"
 	cfg.Addr = fmt.Sprintf("127.0.0.1:%d", s.Port)
 	cfg.DBName = db

@@ -95,13 +95,16 @@ func StartPostgresHA(ctx context.Context, inst Installation, prof Profile, workD
 		return nil, err
 	}
 	var addrs []string
+	// One password for the cluster's superuser, replication user and REST API: the replicas
+	// copy the leader's accounts.
+	password := newPassword()
 	for i := range PostgresHANodes {
 		pn := &patroniNode{name: "node" + itoa(i+1), etcd: c.etcd.Addr(), opts: opts}
 		if pn.rest, err = reservePort(); err != nil {
 			return nil, err
 		}
 		c.ports = append(c.ports, pn.rest)
-		s, err := startWith(ctx, inst, prof, workDir, reservePort, func(s *Server) { s.patroni = pn })
+		s, err := startWith(ctx, inst, prof, workDir, reservePort, func(s *Server) { s.patroni, s.password = pn, password })
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", pn.name, err)
 		}
@@ -117,7 +120,7 @@ func StartPostgresHA(ctx context.Context, inst Installation, prof Profile, workD
 	if err := c.waitStreaming(ctx); err != nil {
 		return nil, err
 	}
-	c.DSN = "postgres://fairbench:fairbench@" + strings.Join(addrs, ",") + "/fairbench?sslmode=disable&target_session_attrs=read-write"
+	c.DSN = c.Nodes[0].dsnFor(addrs, "sslmode=disable&target_session_attrs=read-write")
 	return c, nil
 }
 
@@ -228,8 +231,11 @@ func (s *Server) patroniConfig() map[string]any {
 	rest := "127.0.0.1:" + itoa(pn.rest)
 	return map[string]any{
 		"scope": "fairbench", "name": pn.name,
-		"restapi": map[string]any{"listen": rest, "connect_address": rest},
-		"etcd3":   map[string]any{"hosts": pn.etcd, "protocol": "http"},
+		// Changes through the REST API (restart, failover, reinitialise) need the password; reads
+		// (GET /patroni, /cluster) stay open, which is all fairbench uses.
+		"restapi": map[string]any{"listen": rest, "connect_address": rest,
+			"authentication": map[string]string{"username": "fairbench", "password": s.password}},
+		"etcd3": map[string]any{"hosts": pn.etcd, "protocol": "http"},
 		"bootstrap": map[string]any{
 			"dcs": map[string]any{
 				"ttl": pn.opts.Timing.TTL, "loop_wait": pn.opts.Timing.LoopWait, "retry_timeout": pn.opts.Timing.RetryTimeout,
@@ -254,8 +260,8 @@ func (s *Server) patroniConfig() map[string]any {
 				"host replication replicator 127.0.0.1/32 scram-sha-256",
 			},
 			"authentication": map[string]any{
-				"superuser":   map[string]string{"username": "fairbench", "password": "fairbench"},
-				"replication": map[string]string{"username": "replicator", "password": "fairbench"},
+				"superuser":   map[string]string{"username": "fairbench", "password": s.password},
+				"replication": map[string]string{"username": "replicator", "password": s.password},
 			},
 		},
 		"watchdog": map[string]any{"mode": "off"},
@@ -270,7 +276,7 @@ func (s *Server) patroniCmd() (*exec.Cmd, error) {
 		return nil, err
 	}
 	path := s.host("patroni.yml")
-	// It holds the throwaway cluster's fixed passwords, which its DSN carries anyway.
+	// It holds the cluster's password: readable by its owner (the postgres user) alone.
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		return nil, err
 	}

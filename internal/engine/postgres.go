@@ -70,7 +70,7 @@ func (s *Server) initPostgres(ctx context.Context) error {
 	// initdb reads the superuser password from a file so that it never
 	// appears in a process listing.
 	pwfile := s.host("pwfile")
-	if err := os.WriteFile(pwfile, []byte("fairbench\n"), 0o600); err != nil {
+	if err := writePrivate(pwfile, s.password+"\n"); err != nil {
 		return err
 	}
 	defer os.Remove(pwfile)
@@ -162,7 +162,12 @@ func privateShmCmd(prefix, binary string, args []string) *exec.Cmd {
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func (s *Server) pgConnect(ctx context.Context, db string) (*pgx.Conn, error) {
-	return pgx.Connect(ctx, fmt.Sprintf("postgres://fairbench:fairbench@127.0.0.1:%d/%s?sslmode=disable&connect_timeout=5", s.Port, db))
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://fairbench@127.0.0.1:%d/%s?sslmode=disable&connect_timeout=5", s.Port, db))
+	if err != nil {
+		return nil, err
+	}
+	cfg.Password = s.password
+	return pgx.ConnectConfig(ctx, cfg)
 }
 
 // setupPostgres creates the benchmark database and checks that the server

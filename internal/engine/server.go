@@ -41,10 +41,13 @@ var errPortTaken = errors.New("port already in use")
 // Server is a running throwaway server.
 type Server struct {
 	Kind, Version string
-	DSN           string // e.g. postgres://fairbench:fairbench@127.0.0.1:PORT/fairbench?sslmode=disable, mysql://root@127.0.0.1:PORT/fairbench, mariadb://root@127.0.0.1:PORT/fairbench
-	Port          int
-	DataDir       string            // host path
-	Applied       map[string]string // = profile.Settings(kind), for this server's version
+	// DSN is e.g. postgres://fairbench:PASSWORD@127.0.0.1:PORT/fairbench?sslmode=disable or
+	// mysql://root:PASSWORD@127.0.0.1:PORT/fairbench, with the server's own random password:
+	// for fairbench's clients only, never printed or stored (see credentials.go).
+	DSN     string
+	Port    int
+	DataDir string            // host path
+	Applied map[string]string // = profile.Settings(kind), for this server's version
 
 	inst       Installation
 	prof       Profile
@@ -58,6 +61,7 @@ type Server struct {
 	cg         *cgroup.Group // the server's own cgroup, nil where none could be made
 	cgErr      error         // why there is none
 	record     string        // the owner record that lets a later fairbench reap this server
+	password   string        // the superuser's, drawn at Start (a cluster's nodes share one)
 
 	mu         sync.Mutex
 	child      *child // the process currently running for this server (init step or server)
@@ -198,7 +202,12 @@ func Start(ctx context.Context, inst Installation, prof Profile, workDir string)
 
 // start is Start with the port picker given, so a test can hand out a taken port.
 func start(ctx context.Context, inst Installation, prof Profile, workDir string, pickPort func() (int, error), node *clusterNode) (*Server, error) {
-	return startWith(ctx, inst, prof, workDir, pickPort, func(s *Server) { s.node = node })
+	return startWith(ctx, inst, prof, workDir, pickPort, func(s *Server) {
+		s.node = node
+		if node != nil {
+			s.password = node.password // the cluster's: joiners receive the founder's accounts
+		}
+	})
 }
 
 // startWith is start with the server's cluster membership set by member before anything starts.
@@ -218,6 +227,9 @@ func startWith(ctx context.Context, inst Installation, prof Profile, workDir str
 		prof:    prof,
 	}
 	member(s)
+	if s.password == "" {
+		s.password = newPassword()
+	}
 	// Registered before anything exists on disk so that StopAll from a
 	// signal handler also cleans up a server that is still starting.
 	register(s)
@@ -326,14 +338,16 @@ func (s *Server) setup(ctx context.Context) error {
 	var err error
 	if s.patroni != nil {
 		err = s.checkPostgresSettings(ctx)
-		s.DSN = fmt.Sprintf("postgres://fairbench:fairbench@127.0.0.1:%d/fairbench?sslmode=disable", s.Port)
 	} else if s.Kind == Postgres {
 		err = s.setupPostgres(ctx)
-		s.DSN = fmt.Sprintf("postgres://fairbench:fairbench@127.0.0.1:%d/fairbench?sslmode=disable", s.Port)
 	} else {
 		err = s.setupMySQL(ctx)
-		s.DSN = fmt.Sprintf("%s://root@127.0.0.1:%d/fairbench", s.Kind, s.Port)
 	}
+	query := ""
+	if s.Kind == Postgres {
+		query = "sslmode=disable"
+	}
+	s.DSN = s.dsnFor([]string{"127.0.0.1:" + itoa(s.Port)}, query)
 	return err
 }
 
@@ -499,6 +513,15 @@ func (s *Server) startChild(cmd *exec.Cmd, name string, server bool) (*child, er
 
 // runInit runs an initialisation step to completion, logging to logName.
 func (s *Server) runInit(ctx context.Context, cmd *exec.Cmd, cred *syscall.Credential, logName string) error {
+	return s.runInitInput(ctx, cmd, cred, nil, logName)
+}
+
+// runInitWithInput is runInit for a step that reads its SQL from standard input (a bootstrap).
+func (s *Server) runInitWithInput(ctx context.Context, cmd *exec.Cmd, in io.Reader, logName string) error {
+	return s.runInitInput(ctx, cmd, nil, in, logName)
+}
+
+func (s *Server) runInitInput(ctx context.Context, cmd *exec.Cmd, cred *syscall.Credential, in io.Reader, logName string) error {
 	name := filepath.Base(cmd.Path)
 	if cmd.SysProcAttr != nil && cmd.SysProcAttr.Unshareflags != 0 && len(cmd.Args) > 3 {
 		name = cmd.Args[3] // privateShmCmd's shell, named after the binary it runs
@@ -506,6 +529,9 @@ func (s *Server) runInit(ctx context.Context, cmd *exec.Cmd, cred *syscall.Crede
 	f, err := s.prepare(cmd, cred, logName)
 	if err != nil {
 		return err
+	}
+	if in != nil {
+		cmd.Stdin = in
 	}
 	c, err := s.startChild(cmd, name, false)
 	f.Close()
@@ -734,8 +760,10 @@ func (s *Server) stop() error {
 		}
 	}
 	if s.record != "" {
-		if err := os.Remove(s.record); err != nil && !os.IsNotExist(err) {
-			errs = append(errs, err)
+		for _, f := range []string{s.record, passwordFileOf(s.record)} {
+			if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+				errs = append(errs, err)
+			}
 		}
 	}
 	s.mu.Lock()
