@@ -341,3 +341,22 @@ func Orphans(prefix string, running func(pid int) bool) []string {
 	}
 	return out
 }
+
+// IsMade says whether dir is a group directory of the kind New makes: an absolute, clean path
+// inside a mounted cgroup hierarchy whose name starts with prefix. The reaper removes only
+// such directories, whatever a server record names.
+func IsMade(dir, prefix string) bool {
+	if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir || !strings.HasPrefix(filepath.Base(dir), prefix) {
+		return false
+	}
+	mounts, err := Mounts()
+	if err != nil {
+		return false
+	}
+	for _, m := range mounts {
+		if (m.FSType == "cgroup" || m.FSType == "cgroup2") && strings.HasPrefix(dir, m.Point+"/") {
+			return true
+		}
+	}
+	return false
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -121,6 +122,12 @@ func TestReapKilledOwner(t *testing.T) {
 	var rec record
 	if err := json.Unmarshal(b, &rec); err != nil {
 		t.Fatalf("record %s: %v", recPath, err)
+	}
+	// While the child lives, its server is another fairbench's, which compare notes; this
+	// process's own server is not (other test packages' servers may be listed too).
+	others := strings.Join(OthersLive(), "; ")
+	if !strings.Contains(others, fmt.Sprintf("(port %d)", rec.Port)) || strings.Contains(others, fmt.Sprintf("(port %d)", mine.Port)) {
+		t.Errorf("OthersLive() = %q, want the child's server on port %d and not this process's on %d", others, rec.Port, mine.Port)
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()

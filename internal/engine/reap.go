@@ -7,12 +7,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/fairbench/fairbench/internal/cgroup"
+	"github.com/fairbench/fairbench/internal/ownfile"
 )
 
 // A fairbench killed outright (kill -9, the OOM killer) runs no Stop: its server keeps running,
@@ -21,8 +24,20 @@ import (
 // in any fairbench reaps the servers whose owner is gone. Servers of a live fairbench, which may
 // be running beside this one, are left alone.
 
-// RecordDir holds one record per throwaway server on this machine.
-var RecordDir = filepath.Join(os.TempDir(), "fairbench-servers")
+// RecordDir holds one record per throwaway server on this machine. It is root's
+// /run/fairbench/servers (another user's: a directory of its own under the temp dir), made
+// private (mode 0700) and used only while it belongs to this user and nobody else can write to
+// it: the reaper kills processes and removes directories that records name, so a record another
+// local user could plant (a world-writable /tmp/fairbench-servers, made first after a reboot)
+// would make root kill and remove whatever it named.
+var RecordDir = defaultRecordDir()
+
+func defaultRecordDir() string {
+	if os.Geteuid() == 0 {
+		return "/run/fairbench/servers"
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("fairbench-servers-%d", os.Geteuid()))
+}
 
 // ReapLog receives one line per server reaped at Start.
 var ReapLog io.Writer = os.Stderr
@@ -85,23 +100,45 @@ func (s *Server) writeRecord() error {
 	return writeRecordFile(path, rec)
 }
 
-// writeRecordFile writes a record atomically, so a reaper never reads half of one.
+// writeRecordFile writes a record atomically, so a reaper never reads half of one, through a
+// temporary file of an unpredictable name (a link planted at a fixed name is never followed).
 func writeRecordFile(path string, rec record) error {
-	if err := os.MkdirAll(RecordDir, 0o755); err != nil {
+	if err := ownfile.MakePrivateDir(RecordDir); err != nil {
 		return fmt.Errorf("server records: %w", err)
 	}
 	b, _ := json.Marshal(rec)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	f, err := os.CreateTemp(RecordDir, ".record-*")
+	if err != nil {
 		return fmt.Errorf("server record: %w", err)
 	}
-	return os.Rename(tmp, path)
+	_, err = f.Write(b)
+	if err = errors.Join(err, f.Close()); err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return fmt.Errorf("server record: %w", err)
+	}
+	return nil
+}
+
+// records lists the records in RecordDir that this user wrote; none if the directory is not its
+// own private one (ownfile.PrivateDir).
+func records() []string {
+	if ownfile.PrivateDir(RecordDir) != nil {
+		return nil
+	}
+	files, _ := filepath.Glob(filepath.Join(RecordDir, "*.json"))
+	return slices.DeleteFunc(files, func(f string) bool { return !ownfile.Regular(f) })
 }
 
 // ReapStale stops and removes every server whose fairbench is gone: its processes, cgroup,
 // mount, data directory and record. It returns one line per server reaped.
 func ReapStale() ([]string, error) {
-	files, _ := filepath.Glob(filepath.Join(RecordDir, "*.json"))
+	if err := ownfile.PrivateDir(RecordDir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("server records not read: %w", err)
+	}
+	files := records()
 	var reaped []string
 	var errs []error
 	for _, f := range files {
@@ -117,12 +154,18 @@ func ReapStale() ([]string, error) {
 		if ownerAlive(rec.Owner) {
 			continue
 		}
+		if err := rec.check(); err != nil {
+			errs = append(errs, fmt.Errorf("server record %s left alone: %w", f, err))
+			continue
+		}
 		if err := reap(rec); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
-			errs = append(errs, err)
+		for _, file := range []string{f, passwordFileOf(f)} {
+			if err := os.Remove(file); err != nil && !os.IsNotExist(err) {
+				errs = append(errs, err)
+			}
 		}
 		owner, _, _ := strings.Cut(rec.Owner, " ")
 		reaped = append(reaped, fmt.Sprintf("reaped a %s server left by fairbench pid %s, which is gone (port %d, %s)", rec.Kind, owner, rec.Port, rec.RunDir))
@@ -139,6 +182,31 @@ func ReapStale() ([]string, error) {
 		}
 	}
 	return reaped, errors.Join(errs...)
+}
+
+// check refuses a record that names anything Start does not make: the reaper acts only on the
+// directories, mount points and cgroups fairbench creates, whatever a record says.
+func (rec record) check() error {
+	for _, d := range []string{rec.RunDir, rec.SockDir, rec.MountPoint} {
+		if d != "" && !madeByStart(d, rec.Kind) {
+			return fmt.Errorf("%s is no directory fairbench makes", d)
+		}
+	}
+	if rec.DataDir != "" && (rec.RunDir == "" || !within(rec.DataDir, rec.RunDir)) {
+		return fmt.Errorf("data directory %s is not inside the run directory %s", rec.DataDir, rec.RunDir)
+	}
+	for _, g := range rec.Cgroups {
+		if !cgroup.IsMade(g, "fairbench-") {
+			return fmt.Errorf("%s is no cgroup fairbench makes", g)
+		}
+	}
+	return nil
+}
+
+// within says whether path is dir or lies beneath it (both cleaned, absolute).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && filepath.IsAbs(path) && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 func reap(rec record) error {
@@ -216,8 +284,7 @@ type Local struct {
 // FindLocal finds the live throwaway server listening on the loopback port, so a run given its
 // DSN measures it as compare does: from its cgroup.
 func FindLocal(port int) (*Local, bool) {
-	files, _ := filepath.Glob(filepath.Join(RecordDir, "*.json"))
-	for _, f := range files {
+	for _, f := range records() {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			continue
@@ -236,4 +303,26 @@ func FindLocal(port int) (*Local, bool) {
 		return l, true
 	}
 	return nil, false
+}
+
+// OthersLive lists the throwaway servers on this machine that another live fairbench runs (a
+// second compare, a serve): what a measurement here shares the machine with. One line each.
+func OthersLive() []string {
+	var out []string
+	for _, f := range records() {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var rec record
+		if json.Unmarshal(b, &rec) != nil || !ownerAlive(rec.Owner) {
+			continue
+		}
+		owner, _, _ := strings.Cut(rec.Owner, " ")
+		if owner == strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("a %s server of fairbench pid %s (port %d)", rec.Kind, owner, rec.Port))
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/cgroup"
+	"github.com/fairbench/fairbench/internal/ownfile"
 )
 
 // A fairbench killed outright (kill -9, the OOM killer) runs no Close: its loop device, mount,
@@ -104,7 +105,17 @@ func ReapStale(workDir string) ([]string, error) {
 	return reaped, errors.Join(errs...)
 }
 
+// isStale says whether base was left by a fairbench that is gone. Only a directory of this user's
+// that others cannot write to counts: another local user could make /tmp/fairbench-throttle-X
+// with a link at mnt to any mount point, whose users root would then kill and which it would
+// unmount.
 func isStale(base string) bool {
+	if ownfile.PrivateDir(base) != nil {
+		return false
+	}
+	if fi, err := os.Lstat(filepath.Join(base, "mnt")); err == nil && !fi.IsDir() {
+		return false
+	}
 	b, err := os.ReadFile(filepath.Join(base, ownerFile))
 	if err != nil {
 		st, serr := os.Stat(base)

@@ -532,3 +532,53 @@ func TestOwnDevice(t *testing.T) {
 		}
 	}
 }
+
+// A device directory another local user planted (the temp dir is everyone's) is never reaped: its
+// mnt may be a link to any mount point, whose users the reaper would kill (issue 28, item 5).
+func TestPlantedDeviceLeftAlone(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	work := t.TempDir()
+	victim := exec.Command("sleep", "60")
+	victim.Dir = work
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = victim.Process.Kill(); _ = victim.Wait() }()
+	cases := map[string]func(base string) error{
+		"owned by another user": func(base string) error { return os.Chown(base, 65534, 65534) },
+		"writable by others":    func(base string) error { return os.Chmod(base, 0o777) },
+		"mnt is a link": func(base string) error {
+			return os.Symlink(work, filepath.Join(base, "mnt"))
+		},
+	}
+	for name, plant := range cases {
+		t.Run(name, func(t *testing.T) {
+			base := filepath.Join(work, devicePrefix+strings.ReplaceAll(name, " ", "-"))
+			if err := os.Mkdir(base, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			// An owner that is gone: the planted directory would be reaped if it were trusted.
+			if err := os.WriteFile(filepath.Join(base, ownerFile), []byte("1 1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := plant(base); err != nil {
+				t.Fatal(err)
+			}
+			if isStale(base) {
+				t.Errorf("%s: a planted directory is taken for a stale device", name)
+			}
+			reaped, _ := ReapStale(work)
+			if len(reaped) != 0 {
+				t.Errorf("%s: reaped %v", name, reaped)
+			}
+			if _, err := os.Lstat(base); err != nil {
+				t.Errorf("%s: %s removed", name, base)
+			}
+		})
+	}
+	if err := victim.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Error("the reaper killed a process in the linked directory")
+	}
+}
