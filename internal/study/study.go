@@ -217,6 +217,9 @@ func runMeasured(ctx context.Context, tg sqldb.Target, c *Common, workloadName s
 				onInterval(iv)
 			}
 		}}
+	// The baseline is taken again after job.Run's flush (a checkpoint, InnoDB's dirty pages), as
+	// compare and run do: the flush's writes are the previous step's, not this one's.
+	j.OnSettled = func() { _ = mon.MeasureStart(ctx) }
 	res, runErr := j.Run(ctx, cfg)
 	if res == nil {
 		return nil, runErr
@@ -227,7 +230,9 @@ func runMeasured(ctx context.Context, tg sqldb.Target, c *Common, workloadName s
 	}
 	srv, ferr := mon.Finish(ctx, res.Transactions)
 	res.Server = srv
-	return &measured{res: res, srv: srv}, errors.Join(runErr, afterErr, ferr)
+	err = errors.Join(runErr, afterErr, ferr)
+	res.Fail(err)
+	return &measured{res: res, srv: srv}, err
 }
 
 // writeRun stores a raw run result under out/runs, for whoever wants more than the study shows.
