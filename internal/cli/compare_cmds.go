@@ -59,7 +59,7 @@ func newCompareCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			live, stopLive, err := startLive(c.metricsAddr)
+			live, stopLive, err := startLive(c.metricsAddr, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -27,6 +27,7 @@ func TestRunSettingErrors(t *testing.T) {
 	}{
 		{"time 0", append(run1, "--time", "0"), []string{"--time \"0\"", "more than zero", "e.g. 30s"}},
 		{"time 0s", append(run1, "--time", "0s"), []string{"--time", "more than zero"}},
+		{"time 1ns", append(run1, "--time", "1ns"), []string{"--time", "shorter than 100ms"}},
 		{"time NaN", append(run1, "--time", "NaN"), []string{"--time", "not a duration"}},
 		{"time negative", append(run1, "--time", "-5"), []string{"--time", "negative"}},
 		{"warmup Inf", append(run1, "--warmup", "Inf"), []string{"--warmup", "not a duration"}},

@@ -82,3 +82,18 @@ func scrapeTotal(t *testing.T, addr string, d time.Duration) float64 {
 	}
 	return 0
 }
+
+// --metrics-addr without a host listens on every interface; the user is told so (issue 28).
+func TestMetricsAddrOnEveryInterfaceIsSaid(t *testing.T) {
+	for addr, warned := range map[string]bool{":0": true, "0.0.0.0:0": true, "127.0.0.1:0": false} {
+		var stderr strings.Builder
+		_, stop, err := startLive(addr, &stderr)
+		if err != nil {
+			t.Fatalf("%s: %v", addr, err)
+		}
+		stop()
+		if got := strings.Contains(stderr.String(), "every network interface"); got != warned {
+			t.Errorf("--metrics-addr %s: warned %v (%q), want %v", addr, got, stderr.String(), warned)
+		}
+	}
+}

@@ -65,7 +65,7 @@ func newReproduceCmd() *cobra.Command {
 			if err := checkStudyClientHosts(s, sc, hosts); err != nil {
 				return err
 			}
-			live, stopLive, err := startLive(metricsAddr)
+			live, stopLive, err := startLive(metricsAddr, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

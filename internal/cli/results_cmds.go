@@ -151,6 +151,9 @@ func newMergeCmd() *cobra.Command {
 			if out == "" {
 				return badInputf("merge needs --out FILE for the merged result")
 			}
+			if err := checkWritable(out); err != nil {
+				return err
+			}
 			shards, err := readShards(args)
 			if err != nil {
 				return badInput(err)

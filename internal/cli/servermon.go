@@ -106,6 +106,7 @@ func runMeasured(ctx context.Context, j *job.Job, cfg runner.Config, hs hostSour
 	if err != nil && runErr == nil {
 		runErr = fmt.Errorf("reading the server's figures after the run: %w", err)
 	}
+	res.Fail(runErr)
 	return res, runErr
 }
 

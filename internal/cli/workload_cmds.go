@@ -384,7 +384,9 @@ func (r *runFlags) config(fs *pflag.FlagSet, progress io.Writer) (runner.Config,
 }
 
 // checkWritable fails before a run whose result could not be written after it: the directory
-// must exist and take a file. It creates and removes a probe beside the result.
+// must exist and take a file, and a file already there must be a results file (an earlier run's,
+// which the new one replaces), never some other file the user would lose. It creates and removes
+// a probe beside the result.
 func checkWritable(out string) error {
 	if out == "" {
 		return nil
@@ -392,6 +394,10 @@ func checkWritable(out string) error {
 	dir := filepath.Dir(out)
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
 		return badInputf("--out %s is a directory: give a file name such as %s", out, filepath.Join(out, "result.json"))
+	} else if err == nil {
+		if _, rerr := result.Read(out); rerr != nil {
+			return badInputf("--out %s exists and is not a fairbench results file: choose another file name, or remove it first", out)
+		}
 	}
 	f, err := os.CreateTemp(dir, ".fairbench-write-check-*")
 	if err != nil {
@@ -442,7 +448,7 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			live, stopLive, err := startLive(metricsAddr)
+			live, stopLive, err := startLive(metricsAddr, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -237,6 +237,7 @@ func Run(ctx context.Context, o *Options) error {
 		}
 		for _, inst := range order {
 			env.Engines[inst.Name()] = inst.Version
+			c.noteOthersLive(env)
 			if runErr = c.coreSweep(ctx, inst, rep); runErr != nil {
 				break
 			}
@@ -256,6 +257,22 @@ func Run(ctx context.Context, o *Options) error {
 		runErr = err
 	}
 	return runErr
+}
+
+// noteOthersLive says, in the log and the report's notes, when another fairbench's servers run on
+// this machine as an engine's steps begin: the engines then share the CPU and disk with them, and
+// their figures are low by an unknown amount (two compares at once each measured about half their
+// TPS alone).
+func (c *comparison) noteOthersLive(env *result.Environment) {
+	others := engine.OthersLive()
+	if len(others) == 0 {
+		return
+	}
+	note := fmt.Sprintf("Another fairbench was running servers on this machine during this comparison (%s): the engines shared the machine with them, so their figures may be low and are not comparable with a run alone.", strings.Join(others, "; "))
+	c.logf("== warning: %s", note)
+	if !slices.ContainsFunc(env.Notes, func(n string) bool { return strings.HasPrefix(n, "Another fairbench") }) {
+		env.Notes = append(env.Notes, note)
+	}
 }
 
 // connectionHeadroom is what a server needs beyond the clients: fairbench's admin and monitor
@@ -537,6 +554,7 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	if err := c.annotate(ctx, res, mon, st, run); err != nil && runErr == nil {
 		runErr = err
 	}
+	res.Fail(runErr)
 	// job.Run checked the data after the run where the workload asks for it, and marked a
 	// run that broke the data's invariants incomplete.
 	if dc := res.DataCheck; dc != nil && dc.Passed {

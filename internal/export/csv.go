@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fairbench/fairbench/internal/result"
@@ -61,7 +62,18 @@ func Intervals(w io.Writer, rs []*result.Result) error {
 }
 
 func ident(r *result.Result) []string {
-	return []string{r.Engine.Kind, r.Engine.Version, r.Workload.Name, r.Label}
+	return []string{text(r.Engine.Kind), text(r.Engine.Version), text(r.Workload.Name), text(r.Label)}
+}
+
+// text keeps a spreadsheet from reading a text cell as a formula: a results file may come from
+// anywhere, and a label such as =HYPERLINK(...) or @SUM(...) would run when the CSV is opened.
+// Such a cell gets a leading apostrophe, which spreadsheets show as text (OWASP's advice for CSV
+// injection). Numbers are written by itoa and ftoa and never pass through here.
+func text(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }
 
 func serverCPU(r *result.Result) string {

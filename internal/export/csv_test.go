@@ -57,3 +57,18 @@ func TestIntervals(t *testing.T) {
 		t.Errorf("unexpected intervals CSV:\n%s", b.String())
 	}
 }
+
+// A text cell that a spreadsheet would run as a formula is written as text (issue 28).
+func TestFormulaCellsAreText(t *testing.T) {
+	r := sample()[0]
+	r.Label = `=HYPERLINK("http://x","y")`
+	r.Workload.Name = "@SUM(A1)"
+	var b strings.Builder
+	if err := Runs(&b, []*result.Result{r}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, `'=HYPERLINK`) || !strings.Contains(out, "'@SUM(A1)") {
+		t.Errorf("formula cells not escaped:\n%s", out)
+	}
+}

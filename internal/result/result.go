@@ -444,7 +444,7 @@ func WriteFileAtomic(path string, data []byte) error {
 
 // Read loads one results file.
 func Read(path string) (*Result, error) {
-	data, err := os.ReadFile(path)
+	data, err := readLimited(path)
 	if err != nil {
 		return nil, err
 	}
@@ -459,6 +459,9 @@ func Decode(data []byte, source string) (*Result, error) {
 	}
 	if r.Schema > SchemaVersion {
 		return nil, fmt.Errorf("%s has results schema %d, newer than this fairbench understands (%d): upgrade fairbench", source, r.Schema, SchemaVersion)
+	}
+	if err := r.validate(source); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }

@@ -2,6 +2,8 @@ package result
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -79,4 +81,57 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A results file is validated on read: what no run measures is refused with a line naming it, so
+// that a report neither ranks a crafted -100 TPS first nor renders an empty file (issue 28).
+func TestDecodeRefusesImpossibleResults(t *testing.T) {
+	valid := `"schema":3,"engine":{"kind":"postgres"},"workload":{"name":"oltp_read_only"}`
+	cases := []struct{ name, doc, want string }{
+		{"all null", `{"schema":null,"engine":null,"workload":null,"tps":null}`, "not a fairbench results file"},
+		{"empty object", `{}`, "not a fairbench results file"},
+		{"negative tps", `{` + valid + `,"tps":-100}`, "tps is -100"},
+		{"negative threads", `{` + valid + `,"threads":-2}`, "threads is -2"},
+		{"negative p99", `{` + valid + `,"latency_ms":{"p99":-1}}`, "latency_ms.p99 is -1"},
+		{"negative interval", `{` + valid + `,"intervals":[{"t":1,"tps":-5}]}`, "interval 1 has a negative figure"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Decode([]byte(c.doc), "x.json")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Decode(%s) = %v, want an error with %q", c.doc, err, c.want)
+			}
+		})
+	}
+	if _, err := Decode([]byte(`{`+valid+`,"tps":12.5,"threads":4}`), "ok.json"); err != nil {
+		t.Errorf("a plain valid result was refused: %v", err)
+	}
+}
+
+func TestReadRefusesHugeFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(MaxFileBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := Read(path); err == nil || !strings.Contains(err.Error(), "larger than 64 MiB") {
+		t.Errorf("Read of a file over the limit = %v, want it refused by size", err)
+	}
+}
+
+func TestFailMarksIncompleteOnce(t *testing.T) {
+	r := &Result{Complete: true}
+	r.Fail(nil)
+	if !r.Complete {
+		t.Fatal("Fail(nil) marked the result incomplete")
+	}
+	r.Fail(errors.New("reading the server's figures after the run: server restarted"))
+	r.Fail(errors.New("a later error"))
+	if r.Complete || !strings.Contains(r.Error, "server restarted") {
+		t.Errorf("after Fail: complete %v, error %q; want incomplete with the first reason", r.Complete, r.Error)
+	}
 }

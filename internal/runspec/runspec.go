@@ -18,8 +18,10 @@ import (
 
 // Defaults, written once. A setting nobody gives takes these.
 const (
-	DefaultThreads        = 8
-	DefaultTime           = 30 * time.Second
+	DefaultThreads = 8
+	DefaultTime    = 30 * time.Second
+	// MinTime is the shortest measured time: --time 1ns ran, measured no transaction and exited 0.
+	MinTime               = 100 * time.Millisecond
 	DefaultWarmup         = time.Duration(0)
 	DefaultReportInterval = time.Second
 	DefaultMaxTries       = 10 // attempts per transaction on deadlocks and serialization failures
@@ -150,6 +152,10 @@ func Resolve(layers ...Layer) (Spec, error) {
 		}
 		s.Threads = []int{s.Ramp.Max}
 		s.ReportInterval = min(s.ReportInterval, s.Ramp.Every)
+	}
+	if s.Time < MinTime {
+		return s, inputErr("--time", s.Time.String(), fmt.Sprintf("shorter than %s, too short for a transaction to be measured", MinTime),
+			"use e.g. 10s or 30s")
 	}
 	if s.Rate > 0 && s.Rate*s.Time.Seconds() < 1 {
 		return s, inputErr("--rate", strconv.FormatFloat(s.Rate, 'g', -1, 64),

@@ -18,6 +18,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/fairbench/fairbench/internal/inputfile"
 	"github.com/fairbench/fairbench/internal/runspec"
 )
 
@@ -127,7 +128,7 @@ func Load(nameOrPath string) (*Suite, error) {
 	if data, err := builtin.ReadFile("builtin/" + nameOrPath + ".yaml"); err == nil {
 		return Parse(data, nameOrPath)
 	}
-	data, err := os.ReadFile(nameOrPath)
+	data, err := readSuiteFile(nameOrPath)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, fmt.Errorf("no suite %q: use one of %s, or the path of a YAML suite file", nameOrPath, strings.Join(Builtin(), ", "))
@@ -135,6 +136,19 @@ func Load(nameOrPath string) (*Suite, error) {
 		return nil, err
 	}
 	return Parse(data, nameOrPath)
+}
+
+// MaxFileBytes bounds a suite file: the built-in ones are under 2 KB, and a YAML decoder holds a
+// large file many times over in memory (a 300 MB file took 2 GB before it was refused).
+const MaxFileBytes = 1 << 20
+
+func readSuiteFile(path string) ([]byte, error) {
+	data, err := inputfile.Read(path, MaxFileBytes)
+	var big *inputfile.TooLargeError
+	if errors.As(err, &big) {
+		return nil, fmt.Errorf("suite file %w: a suite lists steps, a few lines each; give a suite file, not a data file", err)
+	}
+	return data, err
 }
 
 // Parse reads a suite from YAML, rejecting unknown keys so a typo does not silently change a run,

@@ -2,6 +2,8 @@ package suite
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -167,4 +169,21 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("repeat %d", s.Repeat)
 		}
 	})
+}
+
+// A file far larger than any suite is refused before it is decoded (issue 28: a 300 MB file took
+// 2 GB of memory).
+func TestLoadRefusesHugeFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.yaml")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(MaxFileBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") {
+		t.Errorf("Load of a %d-byte file = %v, want it refused by size", MaxFileBytes+1, err)
+	}
 }
