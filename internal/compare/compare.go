@@ -550,7 +550,7 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	if res == nil {
 		return runErr
 	}
-	res.Routing = routing
+	res.Routing, res.Step = routing, st.Name
 	if err := c.annotate(ctx, res, mon, st, run); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -637,6 +637,9 @@ func recordCPUs(srv *result.Server, n int) {
 // repeat must not overwrite each other.
 func resultName(engName string, st suite.Resolved, run stepRun, repeat int) string {
 	name := engName + "-" + st.Workload
+	if st.Name != "" {
+		name += "-" + fileSafe(st.Name)
+	}
 	if len(st.Threads) > 1 {
 		name += fmt.Sprintf("-t%d", run.threads)
 	}
@@ -653,6 +656,25 @@ func resultName(engName string, st suite.Resolved, run stepRun, repeat int) stri
 		name += fmt.Sprintf("-%d", run.rep)
 	}
 	return name
+}
+
+// fileSafe is a step name as part of a file name: letters, digits, '.' and '_' kept, runs of
+// anything else one '-'.
+func fileSafe(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range s {
+		ok := r == '.' || r == '_' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
+		switch {
+		case ok:
+			b.WriteRune(r)
+			dash = false
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
 }
 
 func writeEnvironment(dir string, env *result.Environment) error {

@@ -65,7 +65,7 @@ func Load(paths []string) ([]Line, error) {
 			if r.TPCH != nil {
 				continue
 			}
-			k := Key{Engine: r.Engine.Kind, Workload: r.Workload.Name, Label: r.Label}
+			k := Key{Engine: r.Engine.Kind, Workload: r.WorkloadID(), Label: r.Label}
 			if byKey[k] == nil {
 				byKey[k] = &Line{Key: k}
 			}

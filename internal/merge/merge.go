@@ -211,29 +211,55 @@ func overlap(shards []Shard) error {
 	return nil
 }
 
-// base starts the merged result from the first shard's identity.
+// fieldRules says, for every field of result.Result, what the merge does with it; the package's
+// test fails on a field missing here, so a new field is never dropped unnoticed (ToolCommit and
+// Meaningful once were). "first": every shard has the same (sameRun checks what could differ), so
+// the first shard's is kept; "sum": added up by add; "merged": computed from all shards by its
+// own function; "own": set by the merge itself; "per-shard": a shard's alone, kept in Shards or
+// left out on purpose.
+var fieldRules = map[string]string{
+	"Schema": "own", "ToolVersion": "first", "ToolCommit": "first", "Complete": "merged", "Error": "merged",
+	"StartedAt": "merged", "Engine": "first", "Workload": "first", "Label": "first", "Step": "first",
+	"Meaningful": "merged", "NotMeaningful": "merged",
+	"Threads": "sum", "Rate": "sum", "WarmupS": "first", "DurationS": "merged",
+	"Transactions": "sum", "TPS": "sum", "Queries": "sum", "QPS": "sum", "Errors": "sum", "Retries": "sum",
+	"Rollbacks": "sum", "Metrics": "sum", "ByKind": "merged",
+	"LatencyMS": "merged", "ScheduleLagMS": "merged", "ClientCPUS": "sum", "ClientScheduling": "first",
+	"Intervals": "merged", "Histogram": "merged", "Server": "first",
+	"Profile": "first", "Flipped": "first", "Dataset": "first",
+	// A ramp's steps are each shard's own client counts; merging them is not implemented.
+	"Ramp":     "per-shard",
+	"TPCH":     "per-shard", // sameRun refuses TPC-H shards
+	"Measured": "merged", "Shard": "per-shard", "Shards": "own", "Network": "first", "LagHistogram": "merged",
+	"Wire": "sum", "Prepared": "first", "StartState": "first", "DataCheck": "merged", "Availability": "merged",
+	"Routing": "first",
+}
+
+// base starts the merged result as a copy of the first shard, so every field fieldRules calls
+// "first" is carried whatever it is, and clears what add sums and what is a shard's own.
 func base(r *result.Result) *result.Result {
-	m := &result.Result{
-		Schema: result.SchemaVersion, ToolVersion: r.ToolVersion, Complete: true, StartedAt: r.StartedAt,
-		Engine: r.Engine, Workload: r.Workload, Label: r.Label, WarmupS: r.WarmupS,
-		ClientScheduling: r.ClientScheduling, Server: r.Server,
-		Measured: &result.Window{From: r.Measured.From, To: r.Measured.To},
-		// One server and one data set for all shards (sameRun): any shard's record is theirs.
-		Prepared: r.Prepared, Dataset: r.Dataset, StartState: r.StartState, Profile: r.Profile, Flipped: r.Flipped,
-		Routing: r.Routing, Network: r.Network,
-	}
+	m := *r
+	m.Schema, m.Complete, m.Error = result.SchemaVersion, true, ""
+	m.Threads, m.Rate, m.Transactions, m.TPS, m.QPS = 0, 0, 0, 0, 0
+	m.Errors, m.Retries, m.Rollbacks, m.ClientCPUS, m.DurationS = 0, 0, 0, 0, 0
+	m.Queries, m.Metrics, m.ByKind, m.Wire = result.Queries{}, nil, nil, nil
+	m.Ramp, m.TPCH, m.Shard, m.Shards = nil, nil, nil, nil
+	// Built up from every shard by mergeAvailability (never into the first shard's own record).
+	m.Availability = nil
+	m.Measured = &result.Window{From: r.Measured.From, To: r.Measured.To}
 	if r.Server != nil {
 		// The engine's counters cover the whole server, so any one shard's are the load of all of
 		// them; the per-transaction figures are taken again over the merged transactions below.
 		s := *r.Server
 		m.Server = &s
 	}
-	return m
+	return &m
 }
 
 // add sums one shard into m and keeps its own figures.
 func add(m, r *result.Result) {
 	m.Complete = m.Complete && r.Complete
+	addMeaning(m, r)
 	if !r.Complete && m.Error == "" {
 		m.Error = "a shard is incomplete: " + r.Error
 	}
@@ -269,6 +295,19 @@ func add(m, r *result.Result) {
 	addKinds(m, r)
 	addWire(m, r)
 	m.Shards = append(m.Shards, summary(r))
+}
+
+// addMeaning keeps a merge of shards that each measured too little unrankable: they share one
+// window, so their sum measured too little too.
+func addMeaning(m, r *result.Result) {
+	if r.IsMeaningful() {
+		return
+	}
+	no := false
+	m.Meaningful = &no
+	if m.NotMeaningful == "" {
+		m.NotMeaningful = r.NotMeaningful
+	}
 }
 
 // addWire sums the shards' statements and round trips; finish takes them per transaction.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -171,5 +172,43 @@ func TestMergeDataCheck(t *testing.T) {
 				t.Errorf("data check %+v, want %q's, passed %v", dc, tc.want, tc.passed)
 			}
 		})
+	}
+}
+
+// Every field of a result has a rule in fieldRules: a new field fails here until the merge says
+// what it does with it, so that none is dropped unnoticed (issue 23).
+func TestEveryResultFieldHasAMergeRule(t *testing.T) {
+	rt := reflect.TypeOf(result.Result{})
+	for i := range rt.NumField() {
+		name := rt.Field(i).Name
+		if _, ok := fieldRules[name]; !ok {
+			t.Errorf("result.Result.%s has no rule in merge's fieldRules: say whether it is the first shard's, summed, merged or per-shard", name)
+		}
+	}
+	for name := range fieldRules {
+		if _, ok := rt.FieldByName(name); !ok {
+			t.Errorf("fieldRules names %s, which result.Result no longer has", name)
+		}
+	}
+}
+
+// The fields once dropped are kept: the build's commit, and that shards too short to rank make a
+// merge too short to rank.
+func TestMergeKeepsCommitAndMeaning(t *testing.T) {
+	pooled := histogram.New()
+	a, b := shard(1, 2, t0, 100, pooled), shard(2, 2, t0, 100, pooled)
+	no := false
+	for _, s := range []Shard{a, b} {
+		s.Result.ToolCommit = "abc123def456"
+		s.Result.Meaningful, s.Result.NotMeaningful = &no, "fewer than 100 transactions"
+		s.Result.Step = "transfer=routine"
+	}
+	m, err := Merge([]Shard{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ToolCommit != "abc123def456" || m.IsMeaningful() || m.NotMeaningful == "" || m.Step != "transfer=routine" {
+		t.Errorf("merged: tool_commit %q, meaningful %v (%q), step %q; want the shards' commit, not meaningful, their step",
+			m.ToolCommit, m.IsMeaningful(), m.NotMeaningful, m.Step)
 	}
 }

@@ -91,7 +91,7 @@ func (k Key) String() string {
 }
 
 func keyOf(r *result.Result) Key {
-	return Key{Engine: r.Engine.Kind, Workload: r.Workload.Name, Label: r.Label, Threads: r.Threads, Rate: r.Rate}
+	return Key{Engine: r.Engine.Kind, Workload: r.WorkloadID(), Label: r.Label, Threads: r.Threads, Rate: r.Rate}
 }
 
 // Diff judges every step present on both sides; steps on one side only are reported as not

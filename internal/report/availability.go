@@ -84,10 +84,10 @@ func (m *model) availabilitySection() *document.Section {
 	for _, r := range m.Results {
 		if a := r.Availability; a != nil {
 			for _, f := range a.Faults {
-				s.Paras = append(s.Paras, faultLine(m.variantOf(r).Name, r.Workload.Name, f))
+				s.Paras = append(s.Paras, faultLine(m.variantOf(r).Name, r.WorkloadID(), f))
 			}
 			if a.Acks != nil && a.Acks.NotChecked != "" {
-				s.Paras = append(s.Paras, fmt.Sprintf("%s, %s: acknowledged transactions not checked: %s", m.variantOf(r).Name, r.Workload.Name, a.Acks.NotChecked))
+				s.Paras = append(s.Paras, fmt.Sprintf("%s, %s: acknowledged transactions not checked: %s", m.variantOf(r).Name, r.WorkloadID(), a.Acks.NotChecked))
 			}
 		}
 	}

@@ -966,7 +966,7 @@ func (m *model) notesSection() *document.Section {
 	}
 	for _, r := range m.Results {
 		if !r.Complete {
-			msg := fmt.Sprintf("Incomplete: %s, %s, %s", m.variantOf(r).Name, r.Workload.Name, threadsText(r.Threads))
+			msg := fmt.Sprintf("Incomplete: %s, %s, %s", m.variantOf(r).Name, r.WorkloadID(), threadsText(r.Threads))
 			if r.Label != "" {
 				msg += ", label " + r.Label
 			}
@@ -997,7 +997,7 @@ func (m *model) notesSection() *document.Section {
 	for _, w := range m.AllWorkloads {
 		opts := map[string][]string{}
 		for _, r := range m.Results {
-			if r.Workload.Name != w {
+			if r.WorkloadID() != w {
 				continue
 			}
 			for k, v := range r.Workload.Options {
@@ -1033,7 +1033,7 @@ func (m *model) runsSection() *document.Section {
 	for _, v := range m.Variants {
 		for _, w := range m.AllWorkloads {
 			for _, r := range m.Results {
-				if m.variantOf(r) != v || r.Workload.Name != w {
+				if m.variantOf(r) != v || r.WorkloadID() != w {
 					continue
 				}
 				threads := fmtInt(int64(r.Threads))

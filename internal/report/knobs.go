@@ -23,10 +23,10 @@ func (m *model) knobSection() *document.Section {
 	var keys []knobKey
 	knobOrder := map[string]int{}
 	for _, r := range m.Explain {
-		if r.Ramp != nil || r.TPCH != nil || r.Threads != m.Headline[r.Workload.Name] {
+		if r.Ramp != nil || r.TPCH != nil || r.Threads != m.Headline[r.WorkloadID()] {
 			continue
 		}
-		k := knobKey{strings.Join(r.Flipped, "+"), r.Engine.Kind, r.Workload.Name, r.Threads}
+		k := knobKey{strings.Join(r.Flipped, "+"), r.Engine.Kind, r.WorkloadID(), r.Threads}
 		if _, ok := knobOrder[k.knob]; !ok {
 			knobOrder[k.knob] = len(knobOrder)
 		}

@@ -168,15 +168,21 @@ var workloadOrder = map[string]int{
 }
 
 func lessWorkload(a, b string) bool {
-	ra, oka := workloadOrder[a]
-	rb, okb := workloadOrder[b]
+	// A suite step's rows ("payments (transfer=routine)") follow their workload's.
+	ba, _, _ := strings.Cut(a, " (")
+	bb, _, _ := strings.Cut(b, " (")
+	if ba == bb {
+		return a < b
+	}
+	ra, oka := workloadOrder[ba]
+	rb, okb := workloadOrder[bb]
 	switch {
 	case oka && okb:
 		return ra < rb
 	case oka != okb:
 		return oka
 	}
-	return a < b
+	return ba < bb
 }
 
 func newModel(in *Input) *model {
@@ -243,7 +249,7 @@ func (m *model) groupRuns() runsSeen {
 		if v.Version == "" {
 			v.Version = r.Engine.Version
 		}
-		w := r.Workload.Name
+		w := r.WorkloadID()
 		seen.allWorkloads[w] = true
 		switch {
 		case r.TPCH != nil:
@@ -344,7 +350,7 @@ func (m *model) assignLabels() {
 			m.effLabel[r] = rampLabel(r.Label)
 			continue
 		}
-		k := ew{r.Engine.Name(), r.Workload.Name}
+		k := ew{r.Engine.Name(), r.WorkloadID()}
 		byEW[k] = append(byEW[k], r)
 	}
 	for _, runs := range byEW {

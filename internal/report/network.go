@@ -30,7 +30,7 @@ func (m *model) networkSection() *document.Section {
 				explained = fmtPct(w.RoundTripsPerTxn * n.RTTMS / r.LatencyMS.Avg)
 			}
 		}
-		t.Rows = append(t.Rows, []document.Cell{{Text: r.Engine.Kind}, {Text: r.Workload.Name}, {Text: fmt.Sprint(n.Hosts)},
+		t.Rows = append(t.Rows, []document.Cell{{Text: r.Engine.Kind}, {Text: r.WorkloadID()}, {Text: fmt.Sprint(n.Hosts)},
 			{Text: fmtTrim(n.RTTMS)}, {Text: n.Mechanism}, {Text: rt}, {Text: fmtMS(r.LatencyMS.Avg)}, {Text: explained}})
 	}
 	if len(t.Rows) == 0 {

@@ -55,7 +55,7 @@ func mergeShards(rs []*result.Result) ([]*result.Result, error) {
 			out = append(out, r)
 			continue
 		}
-		k := runKey{r.Engine.Kind, r.Engine.Version, r.Workload.Name, r.Label, r.Shard.Count}
+		k := runKey{r.Engine.Kind, r.Engine.Version, r.WorkloadID(), r.Label, r.Shard.Count}
 		if groups[k] == nil {
 			order = append(order, k)
 		}
@@ -83,7 +83,7 @@ func (m *model) shardsSection() *document.Section {
 	for _, r := range m.Results {
 		for _, s := range r.Shards {
 			skew := s.Window.From.Sub(r.Measured.From).Seconds() * 1000
-			t.Rows = append(t.Rows, []document.Cell{{Text: r.Engine.Kind}, {Text: r.Workload.Name},
+			t.Rows = append(t.Rows, []document.Cell{{Text: r.Engine.Kind}, {Text: r.WorkloadID()},
 				{Text: fmt.Sprintf("%d of %d", s.Shard.Index, s.Shard.Count)}, {Text: s.Shard.Host},
 				{Text: fmt.Sprint(s.Threads)}, {Text: fmtRate(s.TPS), Incomplete: !s.Complete}, {Text: fmtMS(s.LatencyMS.P99)},
 				{Text: fmtInt(s.Errors)}, {Text: document.Fixed(skew, 0)}})

@@ -54,7 +54,7 @@ func (s *tpchSet) name() string {
 
 // addTPCH files a TPC-H run under its set and variant.
 func (m *model) addTPCH(v *variant, r *result.Result) {
-	k := tpchKey{v.Engine, v.Label, r.Workload.Name, r.TPCH.Mode, r.TPCH.ScaleFactor}
+	k := tpchKey{v.Engine, v.Label, r.WorkloadID(), r.TPCH.Mode, r.TPCH.ScaleFactor}
 	if m.tpchGroups == nil {
 		m.tpchGroups = map[tpchKey]*tpchGroup{}
 	}

@@ -29,6 +29,9 @@ type Result struct {
 	Workload    Workload  `json:"workload"`
 	// Label tells apart runs of the same engine and workload (a step of a sweep, a repeat).
 	Label string `json:"label,omitempty"`
+	// Step names the suite step that ran, where a suite runs one workload in several steps
+	// (tpcc's statements and routines): WorkloadID groups by it.
+	Step string `json:"step,omitempty"`
 
 	// Meaningful is false when the run measured too little for its throughput to mean anything
 	// (too few transactions, too short, stopped in its warm-up): TPS and QPS are then 0, and
@@ -118,6 +121,15 @@ type Wire struct {
 	RoundTrips       int64   `json:"round_trips"`
 	StatementsPerTxn float64 `json:"statements_per_txn"`
 	RoundTripsPerTxn float64 `json:"round_trips_per_txn"`
+}
+
+// WorkloadID is what a report groups a result by: the workload's name, and its suite step's
+// name where it has one ("payments (transfer=routine)").
+func (r *Result) WorkloadID() string {
+	if r.Step == "" {
+		return r.Workload.Name
+	}
+	return r.Workload.Name + " (" + r.Step + ")"
 }
 
 // IsMeaningful says whether r's throughput may be shown and ranked.

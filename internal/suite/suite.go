@@ -37,6 +37,10 @@ type Suite struct {
 
 // Step is one workload run; its run settings win over the suite's.
 type Step struct {
+	// Name tells apart steps of one workload (tpcc statements vs routines): the step's own name:
+	// in the file, else its own options (style=routines), else "step N"; "" for a workload run by
+	// one step only. It names the step's results files and its rows in the report.
+	Name     string
 	Workload string
 	Run      runspec.Layer
 	Options  map[string]string
@@ -67,6 +71,7 @@ type rampFile struct {
 }
 
 type stepFile struct {
+	Name     string            `yaml:"name"`
 	Ramp     *rampFile         `yaml:"ramp"`
 	Stages   *rampFile         `yaml:"stages"`
 	Workload string            `yaml:"workload"`
@@ -189,7 +194,7 @@ func Parse(data []byte, source string) (*Suite, error) {
 		if sf.Workload == "" {
 			return nil, fmt.Errorf("suite %s: step %d names no workload", source, i+1)
 		}
-		st := Step{Workload: sf.Workload, Options: sf.Options}
+		st := Step{Name: strings.TrimSpace(sf.Name), Workload: sf.Workload, Options: sf.Options}
 		ramp, kind := sf.Ramp, "ramp"
 		if sf.Stages != nil {
 			if sf.Ramp != nil {
@@ -202,10 +207,50 @@ func Parse(data []byte, source string) (*Suite, error) {
 		}
 		s.Steps = append(s.Steps, st)
 	}
+	if err := nameSteps(source, s.Steps); err != nil {
+		return nil, err
+	}
 	if _, err := s.Resolve(); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// nameSteps gives every step of a workload that more than one step runs a name of its own (see
+// Step.Name), so that overrides such as --threads, which make their run settings alike, never make
+// two steps write one results file. Names the file gives must differ within a workload.
+func nameSteps(source string, steps []Step) error {
+	count := map[string]int{}
+	for _, st := range steps {
+		count[st.Workload]++
+	}
+	taken := map[[2]string]int{}
+	for i := range steps {
+		st := &steps[i]
+		if st.Name == "" && count[st.Workload] > 1 {
+			// The one step of a workload without options of its own keeps no name: "payments"
+			// beside "payments (transfer=routine)".
+			st.Name = optionsName(st.Options)
+			if _, dup := taken[[2]string{st.Workload, st.Name}]; dup {
+				st.Name = fmt.Sprintf("step %d", i+1)
+			}
+		}
+		key := [2]string{st.Workload, st.Name}
+		if j, dup := taken[key]; dup {
+			return fmt.Errorf("suite %s: steps %d and %d of %s are both named %q: give each a name of its own", source, j+1, i+1, st.Workload, st.Name)
+		}
+		taken[key] = i
+	}
+	return nil
+}
+
+// optionsName is a step's own options as "k=v, k=v", sorted, or "" without any.
+func optionsName(opts map[string]string) string {
+	parts := make([]string, 0, len(opts))
+	for _, k := range slices.Sorted(maps.Keys(opts)) {
+		parts = append(parts, k+"="+opts[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // layer reads one level's run settings (the suite's or a step's) through runspec; kind says
@@ -245,6 +290,7 @@ func layer(at string, threads threadList, tm, warmup *string, ramp *rampFile, ki
 
 // Resolved is a step with every run setting filled in.
 type Resolved struct {
+	Name     string // Step.Name
 	Workload string
 	runspec.Spec
 	// Common are the suite-wide options: they apply where the workload has them. Own are the
@@ -261,7 +307,7 @@ func (s *Suite) Resolve() ([]Resolved, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Resolved{Workload: st.Workload, Spec: spec, Common: maps.Clone(s.Options), Own: maps.Clone(st.Options)})
+		out = append(out, Resolved{Name: st.Name, Workload: st.Workload, Spec: spec, Common: maps.Clone(s.Options), Own: maps.Clone(st.Options)})
 	}
 	return out, nil
 }
