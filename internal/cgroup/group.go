@@ -360,3 +360,40 @@ func IsMade(dir, prefix string) bool {
 	}
 	return false
 }
+
+// OfProcess is the group pid is in, for reading its figures (its maker, e.g. systemd, keeps it):
+// on cgroup v2 where its cgroup has the memory and io controllers, else its v1 groups of the
+// controllers New uses. ok is false where pid is in the root group of every hierarchy, which is
+// the whole machine and no server's own.
+func OfProcess(pid int) (_ *Group, ok bool) {
+	mounts, err := Mounts()
+	if err != nil {
+		return nil, false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return nil, false
+	}
+	self := string(b)
+	if rel, ok := PathIn(self, ""); ok && rel != "/" {
+		if dir, ok := v2Parent(mounts, self); ok {
+			return &Group{Name: filepath.Base(dir), V2: true, Dirs: map[string]string{Unified: dir}}, true
+		}
+	}
+	g := &Group{Dirs: map[string]string{}}
+	for _, c := range v1Controllers {
+		rel, ok := PathIn(self, c)
+		if !ok || rel == "/" {
+			continue
+		}
+		for _, m := range mounts {
+			if m.FSType == "cgroup" && HasController(m.SuperOpts, c) {
+				if d, err := ownDir(m, rel); err == nil {
+					g.Dirs[c], g.Name = d, filepath.Base(d)
+				}
+				break
+			}
+		}
+	}
+	return g, len(g.Dirs) > 0
+}

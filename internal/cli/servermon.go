@@ -22,8 +22,9 @@ import (
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
-// hostSource says where a run by DSN gets the server's host figures: the cgroup of a throwaway
-// server that a fairbench on this machine runs (serve, compare), node_exporter, or nowhere.
+// hostSource says where a run by DSN gets the server's host figures: node_exporter; or, for a
+// server on this machine, the cgroup of a throwaway server a fairbench runs (serve, compare), the
+// cgroup or process tree of any other server found by its listening socket; else nowhere.
 type hostSource struct {
 	local *engine.Local
 	node  *servermetrics.NodeExporter
@@ -44,7 +45,11 @@ func findHostSource(ctx context.Context, t sqldb.Target, nodeExporter string) (h
 	if ip := net.ParseIP(t.Host); (ip != nil && ip.IsLoopback()) || t.Host == "localhost" {
 		if l, ok := engine.FindLocal(t.Port); ok {
 			hs.local = l
+			return hs, nil
 		}
+	}
+	if l, ok := engine.FindListening(t.Host, t.Port); ok {
+		hs.local = l
 	}
 	return hs, nil
 }
@@ -120,19 +125,31 @@ func watcherFor(ctx context.Context, j *job.Job, hs hostSource) (servermetrics.W
 	if err != nil {
 		return nil, nil, err
 	}
-	return withLocal(servermetrics.NewMonitor(conn, nil).WithNodeExporter(hs.node), hs.local), func() { conn.Close() }, nil
+	mon := servermetrics.NewMonitor(conn, nil).WithNodeExporter(hs.node)
+	return withLocal(ctx, mon, conn, hs.local), func() { conn.Close() }, nil
 }
 
-// withLocal takes a throwaway server's figures from its cgroup and data directory (l nil: none).
-func withLocal(mon *servermetrics.Monitor, l *engine.Local) *servermetrics.Monitor {
+// withLocal takes the figures of a server on this machine from its cgroup, or its processes, and
+// its data directory (l nil: none). A server fairbench did not start names its data directory
+// itself, as its own process sees the filesystem (a chroot's, a container's).
+func withLocal(ctx context.Context, mon *servermetrics.Monitor, conn sqldb.Conn, l *engine.Local) *servermetrics.Monitor {
 	if l == nil {
 		return mon
 	}
+	dataDir := l.DataDir
+	if dataDir == "" && l.PID != 0 {
+		if d := servermetrics.DataDirectory(ctx, conn); d != "" {
+			dataDir = engine.HostPath(l.PID, d)
+		}
+	}
 	disk := ""
-	if d, err := cgroup.DiskOf(l.DataDir); err == nil {
+	if d, err := cgroup.DiskOf(dataDir); err == nil {
 		disk = d
 	}
-	return mon.WithCgroup(l.Group, disk).WithDataDir(l.DataDir)
+	if l.Group == nil && l.PIDs != nil {
+		mon = mon.WithProcesses(l.PIDs)
+	}
+	return mon.WithCgroup(l.Group, disk).WithDataDir(dataDir)
 }
 
 // watchNodes watches each host of a host list (a cluster's nodes) as a server of its own, over a
@@ -160,7 +177,7 @@ func watchNodes(ctx context.Context, t sqldb.Target) (servermetrics.Watcher, fun
 		conns = append(conns, c)
 		mon := servermetrics.NewMonitor(c, nil)
 		if hs, err := findHostSource(ctx, one, ""); err == nil {
-			mon = withLocal(mon, hs.local)
+			mon = withLocal(ctx, mon, c, hs.local)
 		}
 		nodes = append(nodes, servermetrics.ClusterNode{Name: fmt.Sprintf("node%d", i+1), Target: one, Monitor: mon})
 	}

@@ -275,10 +275,18 @@ func madeByStart(d, kind string) bool {
 		(strings.HasPrefix(b, kind+"-") && filepath.Base(filepath.Dir(d)) == "fairbench")
 }
 
-// Local is a server a fairbench on this machine started and still runs (compare, serve).
+// Local is a server running on this machine: one a fairbench started and still runs (compare,
+// serve; FindLocal), or any other found by its listening socket (FindListening).
 type Local struct {
 	Kind, DataDir string
-	Group         *cgroup.Group // nil where it has none
+	Group         *cgroup.Group // its own cgroup; nil where it has none
+	// PIDs is its process tree now, for /proc sampling where it has no cgroup of its own; nil
+	// for a throwaway server, which has one.
+	PIDs func() []int
+	// Found says how the server was found, for the run's log; PID is its first process (0 for a
+	// throwaway server).
+	Found string
+	PID   int
 }
 
 // FindLocal finds the live throwaway server listening on the loopback port, so a run given its

@@ -74,6 +74,14 @@ func NewMonitor(conn sqldb.Conn, pids func() []int) *Monitor {
 	return m
 }
 
+// WithProcesses samples the server's processes in /proc (pids lists them each time): a server
+// on this machine that fairbench did not start and that has no cgroup of its own.
+func (m *Monitor) WithProcesses(pids func() []int) *Monitor {
+	m.sampler = NewProcessSampler(pids)
+	m.local = true
+	return m
+}
+
 // WithNodeExporter takes a remote server's host figures (CPU, memory, disks of the whole
 // machine) from node_exporter, made with NewNodeExporter; nil changes nothing.
 func (m *Monitor) WithNodeExporter(n *NodeExporter) *Monitor {
