@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -11,9 +10,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/fairbench/fairbench/internal/cgroup"
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/job"
 	"github.com/fairbench/fairbench/internal/result"
@@ -54,65 +53,15 @@ func findHostSource(ctx context.Context, t sqldb.Target, nodeExporter string) (h
 	return hs, nil
 }
 
-// finishTimeout bounds reading the server's figures after a run.
-const finishTimeout = 10 * time.Second
-
-// runMeasured runs the job with the server side watched as compare watches it: the engine's own
-// counters over a connection of the monitor's own, and the host figures from hs.
+// runMeasured runs the job with the server side watched as compare watches it (job.Measured):
+// the engine's own counters over a connection of the monitor's own, and the host figures from hs.
 func runMeasured(ctx context.Context, j *job.Job, cfg runner.Config, hs hostSource) (*result.Result, error) {
 	mon, closeConns, err := watcherFor(ctx, j, hs)
 	if err != nil {
 		return nil, err
 	}
 	defer closeConns()
-	if err := mon.Start(ctx); err != nil {
-		return nil, fmt.Errorf("reading the server's counters: %w", err)
-	}
-	prevInterval, prevStart := cfg.OnInterval, cfg.OnMeasureStart
-	cfg.OnInterval = func(iv *result.Interval) {
-		mon.OnInterval(iv)
-		if prevInterval != nil {
-			prevInterval(iv)
-		}
-	}
-	cfg.OnMeasureStart = func() {
-		if cfg.Warmup > 0 {
-			_ = mon.MeasureStart(ctx)
-		}
-		if prevStart != nil {
-			prevStart()
-		}
-	}
-	// The baseline is taken again after job.Run's flush, whose writes are not the run's.
-	j.OnSettled = func() { _ = mon.MeasureStart(ctx) }
-	res, runErr := j.Run(ctx, cfg)
-	if res == nil {
-		return nil, runErr
-	}
-	// Read even after Ctrl-C, but bounded: a server that stopped answering must not hold the
-	// result back forever, and Ctrl-C must end fairbench within about a second. After a stall or
-	// with the server gone the answer is known not to come: a second, not finishTimeout, so the
-	// run ends at its time plus the grace plus that.
-	limit := finishTimeout
-	var stall *runner.StallError
-	var gone *runner.ServerGoneError
-	switch {
-	case ctx.Err() != nil:
-		limit = 300 * time.Millisecond
-	case errors.As(runErr, &stall), errors.As(runErr, &gone):
-		limit = time.Second
-	}
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
-	defer cancel()
-	srv, err := mon.Finish(fctx, res.Transactions)
-	if srv != nil {
-		res.Server = srv
-	}
-	if err != nil && runErr == nil {
-		runErr = fmt.Errorf("reading the server's figures after the run: %w", err)
-	}
-	res.Fail(runErr)
-	return res, runErr
+	return j.Measured(ctx, cfg, mon, j.Run)
 }
 
 // watcherFor watches the target's server as compare does; a host list without --node-exporter
@@ -138,7 +87,7 @@ func withLocal(ctx context.Context, mon *servermetrics.Monitor, conn sqldb.Conn,
 	}
 	dataDir := l.DataDir
 	if dataDir == "" && l.PID != 0 {
-		if d := servermetrics.DataDirectory(ctx, conn); d != "" {
+		if d := dialect.Of(conn).DataDirectory(ctx, conn); d != "" {
 			dataDir = engine.HostPath(l.PID, d)
 		}
 	}

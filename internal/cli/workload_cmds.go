@@ -506,6 +506,7 @@ func showRun(cmd *cobra.Command, workloadName string, res *result.Result, out st
 	}
 	printSummary(w, res)
 	printServer(w, res.Server)
+	printMachine(w, res.Machine)
 	if res.DataCheck != nil {
 		printVerdicts(w, workloadName, res.DataCheck)
 	}
@@ -516,6 +517,18 @@ func showRun(cmd *cobra.Command, workloadName string, res *result.Result, out st
 		fmt.Fprintf(cmd.ErrOrStderr(), "result written to %s\n", path)
 	}
 	return nil
+}
+
+// printMachine says what else the machine did during the run, and warns when it was busy.
+func printMachine(w io.Writer, m *result.MachineLoad) {
+	if m == nil {
+		return
+	}
+	fmt.Fprintf(w, "Machine: other processes used %.1f%% of the CPU on average (peak %.1f%%), steal %.1f%% (peak %.1f%%)\n",
+		m.OthersCPUPctMean, m.OthersCPUPctMax, m.StealPctMean, m.StealPctMax)
+	if m.Busy {
+		fmt.Fprintf(w, "    WARNING: more than %.0f%% of the machine was busy with other work: these figures are weak evidence; measure again on a quiet machine\n", m.BusyPct)
+	}
 }
 
 // printSummary is sysbench's end-of-run report, so its users read it without a guide.

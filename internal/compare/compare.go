@@ -22,13 +22,13 @@ import (
 	"github.com/fairbench/fairbench/internal/fingerprint"
 	"github.com/fairbench/fairbench/internal/job"
 	"github.com/fairbench/fairbench/internal/livemetrics"
+	"github.com/fairbench/fairbench/internal/machineload"
 	"github.com/fairbench/fairbench/internal/netsim"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/report"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/runspec"
-	"github.com/fairbench/fairbench/internal/servermetrics"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/suite"
 	"github.com/fairbench/fairbench/internal/sysinfo"
@@ -520,41 +520,26 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	srv, threads := run.srv, run.threads
 	engName := result.EngineName(srv.Kind, srv.Version)
 	c.logf("   %s: %s, %d threads, %s (step %d/%d, ETA %s)", engName, st.Workload, threads, st.Time, c.doneSteps+1, c.totalSteps, c.eta())
+	c.waitQuiet(ctx, srv.PIDs)
 	mon := srv.Monitor()
-	if err := mon.Start(ctx); err != nil {
-		return err
-	}
 	cfg := runner.Config{Threads: threads, Duration: st.Time, Warmup: st.Warmup, ReportInterval: st.ReportInterval,
-		MaxTries: st.MaxTries, Rate: st.Rate, Progress: o.IntervalLog, OnInterval: mon.OnInterval,
-		Ramp: runner.RampFrom(st.Ramp),
-		OnMeasureStart: func() {
-			if st.Warmup > 0 {
-				_ = mon.MeasureStart(ctx)
-			}
-		}}
+		MaxTries: st.MaxTries, Rate: st.Rate, Progress: o.IntervalLog, Ramp: runner.RampFrom(st.Ramp)}
 	j.PIDs = srv.PIDs
 	routing := c.route(j, srv)
 	j.Faults, j.Cluster = o.Faults, srv.FaultCluster()
 	// After a fault the data must still hold together (money conserved, TPC-C's conditions):
 	// checked on the survivors after every step, whatever the workload's own habit.
 	j.CheckAfterRun = j.CheckAfterRun || len(o.Faults) > 0
-	// The baseline is taken again after job.Run's flush, whose writes are not the step's.
-	j.OnSettled = func() { _ = mon.MeasureStart(ctx) }
-	var res *result.Result
-	var runErr error
+	clients := j.Run
 	if c.hosts != nil {
-		res, runErr = c.hosts.run(ctx, j, cfg)
-	} else {
-		res, runErr = j.Run(ctx, cfg)
+		clients = func(ctx context.Context, cfg runner.Config) (*result.Result, error) { return c.hosts.run(ctx, j, cfg) }
 	}
+	res, runErr := j.Measured(ctx, cfg, mon, clients)
 	if res == nil {
 		return runErr
 	}
 	res.Routing, res.Step = routing, st.Name
-	if err := c.annotate(ctx, res, mon, st, run); err != nil && runErr == nil {
-		runErr = err
-	}
-	res.Fail(runErr)
+	c.annotate(res, st, run)
 	// job.Run checked the data after the run where the workload asks for it, and marked a
 	// run that broke the data's invariants incomplete.
 	if dc := res.DataCheck; dc != nil && dc.Passed {
@@ -571,10 +556,28 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	return runErr
 }
 
+// quietWait bounds how long a step waits for other work on the machine to end.
+const quietWait = 30 * time.Second
+
+// waitQuiet holds a step back, up to quietWait, while processes other than fairbench and the
+// server use more than machineload.BusyPct of the machine's CPU, saying so; then the step runs
+// anyway and its result is marked busy (job.Measured records the machine's load per interval).
+func (c *comparison) waitQuiet(ctx context.Context, server func() []int) {
+	said := false
+	others := machineload.WaitQuiet(ctx, server, quietWait, func(pct float64) {
+		if !said {
+			c.logf("   waiting up to %s for the machine to be quiet: other processes use %.0f%% of its CPU", quietWait, pct)
+			said = true
+		}
+	})
+	if others > machineload.BusyPct {
+		c.logf("   the machine is still busy (other processes use %.0f%% of its CPU): measuring anyway; the result and the report say so", others)
+	}
+}
+
 // annotate records beside a step's measurements what it ran on: the engine, profile, data set,
-// its label among the suite's runs, and the server's own figures (an error if they could not be
-// read; the result is kept).
-func (c *comparison) annotate(ctx context.Context, res *result.Result, mon servermetrics.Watcher, st suite.Resolved, run stepRun) error {
+// its label among the suite's runs, and the server's settings beside its figures.
+func (c *comparison) annotate(res *result.Result, st suite.Resolved, run stepRun) {
 	srv := run.srv
 	res.Engine.Kind = srv.Kind
 	res.Profile = run.prof.Name()
@@ -587,16 +590,12 @@ func (c *comparison) annotate(ctx context.Context, res *result.Result, mon serve
 		// Each core count is a variant of the engine: its own curve by threads in the report.
 		res.Label = fmt.Sprintf("cpus=%d", run.prof.CPUs)
 	}
-	srvRes, err := mon.Finish(context.WithoutCancel(ctx), res.Transactions)
-	if err != nil {
-		return err
+	if srvRes := res.Server; srvRes != nil {
+		srvRes.Profile = srv.Applied
+		srvRes.Translations = srv.Translations()
+		srvRes.Settings = srv.Settings
+		recordCPUs(srvRes, run.prof.CPUs)
 	}
-	srvRes.Profile = srv.Applied
-	srvRes.Translations = srv.Translations()
-	srvRes.Settings = srv.Settings
-	recordCPUs(srvRes, run.prof.CPUs)
-	res.Server = srvRes
-	return nil
 }
 
 // logOutcome logs a step's headline figures once its result is written.

@@ -61,6 +61,7 @@ func Merge(shards []Shard) (*result.Result, error) {
 	}
 	m.Intervals = alignIntervals(shards)
 	m.DataCheck = mergeDataCheck(shards)
+	m.Machine = mergeMachine(shards)
 	mergeAvailability(m, shards)
 	finish(m)
 	markMissing(m, shards)
@@ -232,7 +233,7 @@ var fieldRules = map[string]string{
 	"TPCH":     "per-shard", // sameRun refuses TPC-H shards
 	"Measured": "merged", "Shard": "per-shard", "Shards": "own", "Network": "first", "LagHistogram": "merged",
 	"Wire": "sum", "Prepared": "first", "StartState": "first", "DataCheck": "merged", "Availability": "merged",
-	"Routing": "first",
+	"Routing": "first", "Machine": "merged",
 }
 
 // base starts the merged result as a copy of the first shard, so every field fieldRules calls
@@ -444,6 +445,29 @@ func mergeDataCheck(shards []Shard) *result.DataCheck {
 		return nil
 	}
 	return last.DataCheck
+}
+
+// mergeMachine is the busiest shard's machine: each client host measured its own, and a merge is
+// as weak as its weakest shard.
+func mergeMachine(shards []Shard) *result.MachineLoad {
+	var m *result.MachineLoad
+	for _, s := range shards {
+		ml := s.Result.Machine
+		if ml == nil {
+			continue
+		}
+		if m == nil {
+			c := *ml
+			m = &c
+			continue
+		}
+		m.OthersCPUPctMean = max(m.OthersCPUPctMean, ml.OthersCPUPctMean)
+		m.OthersCPUPctMax = max(m.OthersCPUPctMax, ml.OthersCPUPctMax)
+		m.StealPctMean = max(m.StealPctMean, ml.StealPctMean)
+		m.StealPctMax = max(m.StealPctMax, ml.StealPctMax)
+		m.Busy = m.Busy || ml.Busy
+	}
+	return m
 }
 
 // finish recomputes what depends on the merged totals.

@@ -207,17 +207,42 @@ func (m *model) decisions() []decision {
 					cands = append(cands, g)
 				}
 			}
-			out = append(out, decide(w, t, cands))
+			d := decide(w, t, cands)
+			d.Why += busyNote(cands)
+			out = append(out, d)
 			out = append(out, upgrades(w, t, cands)...)
 		}
 		if gs := m.rampGroupsFor(w); len(gs) > 0 {
-			out = append(out, decideRamp(w, gs))
+			d := decideRamp(w, gs)
+			d.Why += busyNote(gs)
+			out = append(out, d)
 		}
 		for _, s := range m.tpchSetsFor(w) {
 			out = append(out, decideTPCH(s))
 		}
 	}
 	return append(out, m.resourceDecisions()...)
+}
+
+// busyNote says, beside a pick, which of its runs shared the machine with other work (their
+// others' CPU above machineload.BusyPct on average): a pick drawn from them is weak evidence.
+func busyNote(cands []*group) string {
+	var busy []string
+	for _, g := range cands {
+		worst := 0.0
+		for _, r := range g.Used {
+			if r.Machine != nil && r.Machine.Busy {
+				worst = max(worst, r.Machine.OthersCPUPctMean)
+			}
+		}
+		if worst > 0 {
+			busy = append(busy, fmt.Sprintf("%s %s", g.V.Name, fmtPct(worst/100)))
+		}
+	}
+	if len(busy) == 0 {
+		return ""
+	}
+	return "; ⚠ measured while other processes used the CPU (" + strings.Join(busy, ", ") + " of the machine): weak evidence, rerun on a quiet machine"
 }
 
 // upgrades gives, for every engine with two or more releases in the comparison, one row per

@@ -291,3 +291,20 @@ func TestScheduleLagShown(t *testing.T) {
 		}
 	}
 }
+
+// A pick drawn from runs that shared the machine with other work says so beside it (issue 25).
+func TestBusyMachineSaidBesidePick(t *testing.T) {
+	const rw = "oltp_read_write"
+	busy := run("mysql", rw, 8, 1100, true)
+	busy.Machine = &result.MachineLoad{OthersCPUPctMean: 35, OthersCPUPctMax: 48, Busy: true, BusyPct: 10}
+	quiet := run("postgres", rw, 8, 1000, true)
+	quiet.Machine = &result.MachineLoad{OthersCPUPctMean: 2, BusyPct: 10}
+	ds := newModel(&Input{Results: []*result.Result{quiet, busy}}).decisions()
+	if len(ds) != 1 || !strings.Contains(ds[0].Why, "measured while other processes used the CPU (mysql 35.0% of the machine)") {
+		t.Errorf("decisions %+v: want the busy mysql run named beside the pick", ds)
+	}
+	ds = newModel(&Input{Results: []*result.Result{quiet, run("mysql", rw, 8, 1100, true)}}).decisions()
+	if strings.Contains(ds[0].Why, "other processes") {
+		t.Errorf("a quiet comparison was said busy: %s", ds[0].Why)
+	}
+}

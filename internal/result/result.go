@@ -109,6 +109,9 @@ type Result struct {
 	// Availability is the faults injected, reconnections, downtime and the acknowledged-
 	// transaction check (availability.go); absent when there is nothing to say.
 	Availability *Availability `json:"availability,omitempty"`
+	// Machine is what else the machine did meanwhile (machineload); absent in results that
+	// predate it.
+	Machine *MachineLoad `json:"machine,omitempty"`
 	// Routing is where a cluster's measured clients ran: "leader", or "replicas" (compare
 	// --read-replicas with a read-only workload on postgres-ha); absent for other targets.
 	Routing string `json:"routing,omitempty"`
@@ -311,6 +314,23 @@ type Interval struct {
 	// Nodes are a cluster's per-node figures for the interval, replication included; the
 	// server_* fields above are then their sum.
 	Nodes []NodeInterval `json:"nodes,omitempty"`
+	// OthersCPUPct is the machine's CPU that processes other than fairbench and the server used
+	// in the interval, StealPct what the hypervisor took, both in percent of the whole machine
+	// (machineload).
+	OthersCPUPct float64 `json:"others_cpu_pct,omitempty"`
+	StealPct     float64 `json:"steal_pct,omitempty"`
+}
+
+// MachineLoad is what else the machine did over the measured window: others' CPU and steal, mean
+// and peak of the intervals, in percent of the whole machine. Busy when others used more than
+// BusyPct on average: the result then shared the machine and its figures are weak evidence.
+type MachineLoad struct {
+	OthersCPUPctMean float64 `json:"others_cpu_pct_mean"`
+	OthersCPUPctMax  float64 `json:"others_cpu_pct_max"`
+	StealPctMean     float64 `json:"steal_pct_mean"`
+	StealPctMax      float64 `json:"steal_pct_max"`
+	Busy             bool    `json:"busy"`
+	BusyPct          float64 `json:"busy_pct"`
 }
 
 // Server holds what fairbench saw of the server side.

@@ -118,18 +118,3 @@ func parseInt(s string) (int64, error) {
 	}
 	return int64(f), nil
 }
-
-// DataDirectory is the server's data directory as the server names it (as its own process sees
-// the filesystem). PostgreSQL shows it to superusers and pg_read_all_settings only; "" where this
-// connection may not read it.
-func DataDirectory(ctx context.Context, c sqldb.Conn) string {
-	q := "SELECT current_setting('data_directory')"
-	if c.Kind().MySQLFamily() {
-		q = "SELECT @@datadir"
-	}
-	rows, err := c.Query(ctx, q)
-	if err != nil || len(rows) == 0 || len(rows[0]) == 0 {
-		return ""
-	}
-	return rows[0][0]
-}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/servermetrics"
@@ -342,77 +343,20 @@ func tableNames(n int) []string {
 // and the visibility map, which the first reader would otherwise do, writing) and analyzes;
 // InnoDB analyzes; both write every dirty page out.
 func settle(ctx context.Context, c sqldb.Conn, tables int) error {
+	d := dialect.Of(c)
 	for _, t := range tableNames(tables) {
-		var err error
-		if c.Kind().MySQLFamily() {
-			_, err = c.Query(ctx, "ANALYZE TABLE "+t)
-		} else {
-			err = c.Exec(ctx, "VACUUM (ANALYZE) "+t)
-		}
-		if err != nil {
+		if err := d.Maintain(ctx, c, t); err != nil {
 			return fmt.Errorf("settling %s: %w", t, err)
 		}
 	}
 	return flush(ctx, c)
 }
 
-// flush writes every dirty data page to disk now: a CHECKPOINT on PostgreSQL; on InnoDB the
-// page cleaner is told to keep no dirty pages until there are none.
+// flush writes every dirty data page to disk now, as before every measured step (the dialect's
+// Flush): a phase's page writes are then its own.
 func flush(ctx context.Context, c sqldb.Conn) error {
-	if !c.Kind().MySQLFamily() {
-		if err := c.Exec(ctx, "CHECKPOINT"); err != nil {
-			return fmt.Errorf("CHECKPOINT: %w", err)
-		}
-		// The checkpointer publishes its page count just after the checkpoint; wait for it to
-		// stop moving so the count lands in this phase.
-		var last int64 = -1
-		for i := 0; i < 20; i++ {
-			cs, err := servermetrics.Counters(ctx, c)
-			if err != nil {
-				return err
-			}
-			if cs[servermetrics.KeyPagesWritten] == last {
-				return nil
-			}
-			last = cs[servermetrics.KeyPagesWritten]
-			time.Sleep(100 * time.Millisecond)
-		}
-		return nil
-	}
-	rows, err := c.Query(ctx, "SELECT @@innodb_max_dirty_pages_pct, @@innodb_max_dirty_pages_pct_lwm")
-	if err != nil || len(rows) != 1 {
-		return fmt.Errorf("reading the dirty page settings: %v", err)
-	}
-	pct, lwm := rows[0][0], rows[0][1]
-	defer func() {
-		// pct first: the low-water mark may not exceed it.
-		_ = c.Exec(context.Background(), "SET GLOBAL innodb_max_dirty_pages_pct = "+pct)
-		_ = c.Exec(context.Background(), "SET GLOBAL innodb_max_dirty_pages_pct_lwm = "+lwm)
-	}()
-	if err := c.Exec(ctx, "SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0"); err != nil {
-		return err
-	}
-	if err := c.Exec(ctx, "SET GLOBAL innodb_max_dirty_pages_pct = 0"); err != nil {
-		return err
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		rows, err := c.Query(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")
-		if err != nil {
-			return err
-		}
-		if len(rows) == 1 && rows[0][1] == "0" {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("InnoDB still has %v dirty pages after 2 minutes of flushing", rows)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	_, err := dialect.Of(c).Flush(ctx, c)
+	return err
 }
 
 // tableState is what the sbtest tables look like between phases.

@@ -207,32 +207,20 @@ func runMeasured(ctx context.Context, tg sqldb.Target, c *Common, workloadName s
 	if dataDir != "" {
 		mon = mon.WithDataDir(dataDir)
 	}
-	if err := mon.Start(ctx); err != nil {
+	cfg := runner.Config{Threads: c.Threads, Duration: c.Time, MaxTries: runspec.DefaultMaxTries, ReportInterval: runspec.DefaultReportInterval,
+		OnInterval: onInterval}
+	clients := func(ctx context.Context, cfg runner.Config) (*result.Result, error) {
+		res, err := j.Run(ctx, cfg)
+		if res != nil && err == nil && after != nil {
+			err = after(ctx, mconn)
+		}
+		return res, err
+	}
+	res, err := j.Measured(ctx, cfg, mon, clients)
+	if res == nil {
 		return nil, err
 	}
-	cfg := runner.Config{Threads: c.Threads, Duration: c.Time, MaxTries: runspec.DefaultMaxTries, ReportInterval: runspec.DefaultReportInterval,
-		OnInterval: func(iv *result.Interval) {
-			mon.OnInterval(iv)
-			if onInterval != nil {
-				onInterval(iv)
-			}
-		}}
-	// The baseline is taken again after job.Run's flush (a checkpoint, InnoDB's dirty pages), as
-	// compare and run do: the flush's writes are the previous step's, not this one's.
-	j.OnSettled = func() { _ = mon.MeasureStart(ctx) }
-	res, runErr := j.Run(ctx, cfg)
-	if res == nil {
-		return nil, runErr
-	}
-	var afterErr error
-	if after != nil && runErr == nil {
-		afterErr = after(ctx, mconn)
-	}
-	srv, ferr := mon.Finish(ctx, res.Transactions)
-	res.Server = srv
-	err = errors.Join(runErr, afterErr, ferr)
-	res.Fail(err)
-	return &measured{res: res, srv: srv}, err
+	return &measured{res: res, srv: res.Server}, err
 }
 
 // writeRun stores a raw run result under out/runs, for whoever wants more than the study shows.

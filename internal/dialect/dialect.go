@@ -1,0 +1,86 @@
+// Package dialect is fairbench's one home for what differs between engines in SQL and in their
+// administration: each engine family is a type here, with what it can do as data, and the rest
+// of fairbench asks it instead of testing which engine it is. The model is CockroachDB's
+// workload dialects and BenchBase's per-database files: engine knowledge in one place, so that a
+// new engine (another PostgreSQL-wire server) is a new type here plus its start and stop in
+// internal/engine (docs/architecture.md, "Add an engine").
+//
+// It holds, so far, the administrative SQL a measured step needs (flushing dirty pages,
+// the backlog the step starts with, statistics maintenance, the data directory); the branches on
+// sqldb.Kind that remain elsewhere are listed in docs/architecture.md and move here as they are
+// touched.
+package dialect
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/fairbench/fairbench/internal/sqldb"
+)
+
+// Capabilities is what an engine family has, as data: code asks these instead of the engine's
+// name.
+type Capabilities struct {
+	// Flush says how its dirty pages are written out on demand, for the start state's record.
+	Flush string
+	// BulkLoad is its fastest loading path from a client.
+	BulkLoad string
+}
+
+// Dialect is one engine family's SQL and administration.
+type Dialect interface {
+	Kind() sqldb.Kind
+	Caps() Capabilities
+	// Flush writes the server's dirty data pages to disk now and waits until they are written and
+	// counted, so that the next measured step pays for none of them. It returns what was done
+	// ("checkpoint", "dirty pages flushed"), or an error that says why not ("not permitted: ...",
+	// "interrupted"), which a start state records as it is.
+	Flush(ctx context.Context, c sqldb.Conn) (string, error)
+	// Backlog is the dirty pages and the WAL/redo written since the last checkpoint, where the
+	// engine tells this connection; nil where it does not.
+	Backlog(ctx context.Context, c sqldb.Conn) (dirty, redo *int64)
+	// Maintain brings a table's planner statistics up to date (and, where the engine keeps dead
+	// row versions in the table, removes them).
+	Maintain(ctx context.Context, c sqldb.Conn, table string) error
+	// DataDirectory is the server's data directory as its own process names it; "" where this
+	// connection may not read it.
+	DataDirectory(ctx context.Context, c sqldb.Conn) string
+}
+
+// For is the dialect of an engine kind: PostgreSQL's, or InnoDB's for MySQL and MariaDB.
+func For(k sqldb.Kind) Dialect {
+	if k == sqldb.MySQL || k == sqldb.MariaDB {
+		return innodb{kind: k}
+	}
+	return postgres{}
+}
+
+// Of is the dialect of the server c is connected to.
+func Of(c sqldb.Conn) Dialect { return For(c.Kind()) }
+
+// errInterrupted is a flush cut short by its context (Ctrl-C).
+var errInterrupted = errors.New("interrupted")
+
+// firstInt is the first column of the first row as an integer; nil where the query fails (a
+// missing extension, no privilege) or returns nothing.
+func firstInt(ctx context.Context, c sqldb.Conn, q string) *int64 {
+	rows, err := c.Query(ctx, q)
+	if err != nil || len(rows) == 0 || len(rows[0]) == 0 {
+		return nil
+	}
+	v, err := strconv.ParseInt(rows[0][0], 10, 64)
+	if err != nil {
+		return nil
+	}
+	return &v
+}
+
+// firstString is the first column of the first row; "" where the query fails.
+func firstString(ctx context.Context, c sqldb.Conn, q string) string {
+	rows, err := c.Query(ctx, q)
+	if err != nil || len(rows) == 0 || len(rows[0]) == 0 {
+		return ""
+	}
+	return rows[0][0]
+}

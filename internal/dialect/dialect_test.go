@@ -1,0 +1,86 @@
+package dialect
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/testserver"
+)
+
+// Each dialect's administration on a real server: dirty pages written and flushed to about
+// none, the backlog read, a table maintained, the data directory named.
+func TestAdministrationOnRealServers(t *testing.T) {
+	for _, kind := range []string{"postgres", "mariadb", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			tg := testserver.Database(t, kind)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			c, err := sqldb.Open(ctx, tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			d := Of(c)
+			if d.Kind() != c.Kind() {
+				t.Fatalf("Of(%s) is %s's dialect", c.Kind(), d.Kind())
+			}
+			for _, q := range []string{"CREATE TABLE fb_dialect (id INT PRIMARY KEY, v VARCHAR(100))",
+				"INSERT INTO fb_dialect SELECT n, 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' FROM (" + numbers(kind) + ") AS s"} {
+				if err := c.Exec(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			if err := d.Maintain(ctx, c, "fb_dialect"); err != nil {
+				t.Errorf("Maintain: %v", err)
+			}
+			done, err := d.Flush(ctx, c)
+			if err != nil || (done != "checkpoint" && done != "dirty pages flushed") {
+				t.Errorf("Flush = %q, %v", done, err)
+			}
+			dirty, redo := d.Backlog(ctx, c)
+			if redo == nil {
+				t.Error("no WAL/redo backlog read after a flush")
+			}
+			if kind != "postgres" && (dirty == nil || *dirty > 1000) {
+				t.Errorf("InnoDB dirty pages after Flush: %v", dirty)
+			}
+			dir := d.DataDirectory(ctx, c)
+			if dir == "" || !strings.HasPrefix(dir, "/") {
+				t.Errorf("DataDirectory = %q", dir)
+			} else if kind != "mysql" { // MySQL's is inside its chroot
+				if _, err := os.Stat(dir); err != nil {
+					t.Errorf("DataDirectory %s: %v", dir, err)
+				}
+			}
+		})
+	}
+}
+
+// numbers is a query of 1..20000 in the engine's SQL.
+func numbers(kind string) string {
+	if kind == "postgres" {
+		return "SELECT generate_series(1, 20000) AS n"
+	}
+	// A cross join of digits: recursive CTEs stop at 1,000 rows by default on both.
+	d := "(SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)"
+	return "SELECT 1 + a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 10000 * f.d AS n FROM " + d + " a, " + d + " b, " + d + " c, " + d + " e, (SELECT 0 AS d UNION ALL SELECT 1) f"
+}
+
+// A flush that its context cuts short says it was interrupted.
+func TestFlushInterrupted(t *testing.T) {
+	tg := testserver.Database(t, "postgres")
+	c, err := sqldb.Open(context.Background(), tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Of(c).Flush(ctx, c); err == nil {
+		t.Error("a cancelled flush reported success")
+	}
+}

@@ -1,0 +1,129 @@
+package dialect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/sqldb"
+)
+
+// innodb is MySQL's and MariaDB's dialect: one SQL family, one storage engine.
+type innodb struct{ kind sqldb.Kind }
+
+func (d innodb) Kind() sqldb.Kind { return d.kind }
+
+func (innodb) Caps() Capabilities {
+	return Capabilities{Flush: "innodb_max_dirty_pages_pct = 0 until about none are dirty", BulkLoad: "LOAD DATA LOCAL INFILE"}
+}
+
+// FlushWait bounds how long Flush waits for InnoDB to write its dirty pages: a busy or very large
+// buffer pool must not hold a run up forever; the result then says how many were left.
+const FlushWait = 2 * time.Minute
+
+// Flush sets innodb_max_dirty_pages_pct to 0, which makes the page cleaners write every dirty
+// page, waits (bounded) until about none are left, and restores the setting, also when ctx is
+// cancelled. InnoDB lowers innodb_max_dirty_pages_pct_lwm along with it (MySQL's default is 10),
+// so that is restored too, after the first: a later step must not run with another flushing
+// policy. "About none": background work (purge, the change buffer) keeps dirtying a few pages, so
+// an exact zero may never come.
+func (innodb) Flush(ctx context.Context, c sqldb.Conn) (string, error) {
+	rows, err := c.Query(ctx, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm")
+	if err != nil || len(rows) == 0 || len(rows[0]) < 2 {
+		return "", fmt.Errorf("not done: reading innodb_max_dirty_pages_pct: %v", err)
+	}
+	pct, lwm := rows[0][0], rows[0][1]
+	for _, v := range []string{pct, lwm} {
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return "", errors.New("not done: innodb_max_dirty_pages_pct(_lwm) reads " + strconv.Quote(v))
+		}
+	}
+	if err := c.Exec(ctx, "SET GLOBAL innodb_max_dirty_pages_pct = 0"); err != nil {
+		return "", fmt.Errorf("not permitted: %w", err)
+	}
+	defer func() {
+		restore := context.WithoutCancel(ctx)
+		_ = c.Exec(restore, "SET GLOBAL innodb_max_dirty_pages_pct = "+pct)
+		_ = c.Exec(restore, "SET GLOBAL innodb_max_dirty_pages_pct_lwm = "+lwm)
+	}()
+	deadline := time.Now().Add(FlushWait)
+	for {
+		dirty, total, err := innodbPages(ctx, c)
+		if err != nil {
+			return "", fmt.Errorf("not done: %w", err)
+		}
+		if dirty <= max(16, total/1000) {
+			return "dirty pages flushed", nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("timed out after %s with %d dirty pages left", FlushWait, dirty)
+		}
+		select {
+		case <-ctx.Done():
+			return "", errInterrupted
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func innodbPages(ctx context.Context, c sqldb.Conn) (dirty, total int64, err error) {
+	s, err := globalStatus(ctx, c, "Innodb_buffer_pool_pages_dirty", "Innodb_buffer_pool_pages_total")
+	if err != nil {
+		return 0, 0, err
+	}
+	d, ok1 := s["Innodb_buffer_pool_pages_dirty"]
+	t, ok2 := s["Innodb_buffer_pool_pages_total"]
+	if !ok1 || !ok2 {
+		return 0, 0, fmt.Errorf("the server does not report Innodb_buffer_pool_pages_dirty")
+	}
+	return d, t, nil
+}
+
+func (innodb) Backlog(ctx context.Context, c sqldb.Conn) (dirty, redo *int64) {
+	s, err := globalStatus(ctx, c, "Innodb_buffer_pool_pages_dirty", "Innodb_checkpoint_age",
+		"Innodb_redo_log_current_lsn", "Innodb_redo_log_checkpoint_lsn")
+	if err != nil {
+		return nil, nil
+	}
+	if d, ok := s["Innodb_buffer_pool_pages_dirty"]; ok {
+		dirty = &d
+	}
+	if age, ok := s["Innodb_checkpoint_age"]; ok { // MariaDB
+		redo = &age
+	} else if cur, ok := s["Innodb_redo_log_current_lsn"]; ok { // MySQL 8.0.30 on
+		if cp, ok := s["Innodb_redo_log_checkpoint_lsn"]; ok {
+			age := cur - cp
+			redo = &age
+		}
+	}
+	return dirty, redo
+}
+
+// Maintain reads ANALYZE TABLE's answer (a row per table) as a query: the server sends one.
+func (innodb) Maintain(ctx context.Context, c sqldb.Conn, table string) error {
+	_, err := c.Query(ctx, "ANALYZE TABLE "+table)
+	return err
+}
+
+func (innodb) DataDirectory(ctx context.Context, c sqldb.Conn) string {
+	return firstString(ctx, c, "SELECT @@datadir")
+}
+
+// globalStatus reads integer status variables by name; absent ones are left out.
+func globalStatus(ctx context.Context, c sqldb.Conn, names ...string) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, n := range names {
+		rows, err := c.Query(ctx, "SHOW GLOBAL STATUS LIKE '"+n+"'")
+		if err != nil {
+			return nil, err
+		}
+		if len(rows) == 1 && len(rows[0]) >= 2 {
+			if v, err := strconv.ParseInt(rows[0][1], 10, 64); err == nil {
+				out[n] = v
+			}
+		}
+	}
+	return out, nil
+}

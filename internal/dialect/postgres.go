@@ -1,0 +1,67 @@
+package dialect
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/sqldb"
+)
+
+// postgres is PostgreSQL's dialect.
+type postgres struct{}
+
+func (postgres) Kind() sqldb.Kind { return sqldb.Postgres }
+
+func (postgres) Caps() Capabilities {
+	return Capabilities{Flush: "CHECKPOINT", BulkLoad: "COPY FROM STDIN"}
+}
+
+// Flush runs CHECKPOINT, which returns once the checkpoint is complete, then waits (at most 2 s)
+// for the checkpointer to publish its written-buffers count: published a moment later, it would
+// otherwise land in the next step's figures.
+func (postgres) Flush(ctx context.Context, c sqldb.Conn) (string, error) {
+	if err := c.Exec(ctx, "CHECKPOINT"); err != nil {
+		return "", fmt.Errorf("not permitted: %w", err)
+	}
+	var last *int64
+	for range 20 {
+		n := checkpointBuffers(ctx, c)
+		if n == nil || (last != nil && *n == *last) {
+			break
+		}
+		last = n
+		select {
+		case <-ctx.Done():
+			return "", errInterrupted
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return "checkpoint", nil
+}
+
+// checkpointBuffers is the buffers the checkpointer has written: pg_stat_checkpointer from
+// PostgreSQL 17 on, pg_stat_bgwriter before.
+func checkpointBuffers(ctx context.Context, c sqldb.Conn) *int64 {
+	if n := firstInt(ctx, c, "SELECT buffers_written FROM pg_stat_checkpointer"); n != nil {
+		return n
+	}
+	return firstInt(ctx, c, "SELECT buffers_checkpoint FROM pg_stat_bgwriter")
+}
+
+func (postgres) Backlog(ctx context.Context, c sqldb.Conn) (dirty, redo *int64) {
+	// pg_buffercache is read only where someone installed it: fairbench creates nothing in a
+	// database it did not make.
+	dirty = firstInt(ctx, c, "SELECT count(*) FROM pg_buffercache WHERE isdirty")
+	redo = firstInt(ctx, c, "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), redo_lsn)::bigint FROM pg_control_checkpoint()")
+	return dirty, redo
+}
+
+func (postgres) Maintain(ctx context.Context, c sqldb.Conn, table string) error {
+	return c.Exec(ctx, "VACUUM (ANALYZE) "+table)
+}
+
+// DataDirectory: data_directory is shown to superusers and pg_read_all_settings only.
+func (postgres) DataDirectory(ctx context.Context, c sqldb.Conn) string {
+	return firstString(ctx, c, "SELECT current_setting('data_directory')")
+}

@@ -1,0 +1,95 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/machineload"
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/runner"
+)
+
+// Watcher is the server side of a measured step (servermetrics.Monitor, ClusterMonitor): its
+// figures from Start, re-based at MeasureStart, fed every interval, read at Finish.
+type Watcher interface {
+	Start(ctx context.Context) error
+	MeasureStart(ctx context.Context) error
+	OnInterval(iv *result.Interval)
+	Finish(ctx context.Context, transactions int64) (*result.Server, error)
+}
+
+// RunFunc runs the step's clients and returns what they measured: Job.Run, or client hosts'.
+type RunFunc func(context.Context, runner.Config) (*result.Result, error)
+
+// FinishTimeout bounds reading the server's figures after a step.
+const FinishTimeout = 10 * time.Second
+
+// Measured is the one measured step of run, compare, study and reproduce: the server's watcher
+// started, re-based after the settle's flush (whose writes are the previous step's) and after the
+// warm-up, fed every interval; the clients run by run; the server's figures read under one
+// deadline rule; and the result marked incomplete when anything after the run failed, so that a
+// command's exit status and its file never disagree.
+func (j *Job) Measured(ctx context.Context, cfg runner.Config, mon Watcher, run RunFunc) (*result.Result, error) {
+	if err := mon.Start(ctx); err != nil {
+		return nil, fmt.Errorf("reading the server's counters: %w", err)
+	}
+	prevInterval, prevStart, prevSettled := cfg.OnInterval, cfg.OnMeasureStart, j.OnSettled
+	machine := machineload.New(j.PIDs)
+	cfg.OnInterval = func(iv *result.Interval) {
+		mon.OnInterval(iv)
+		machine.OnInterval(iv) // after the monitor: it subtracts the server's CPU
+		if prevInterval != nil {
+			prevInterval(iv)
+		}
+	}
+	cfg.OnMeasureStart = func() {
+		machine.Reset()
+		if cfg.Warmup > 0 {
+			_ = mon.MeasureStart(ctx)
+		}
+		if prevStart != nil {
+			prevStart()
+		}
+	}
+	j.OnSettled = func() {
+		_ = mon.MeasureStart(ctx)
+		machine.Reset()
+		if prevSettled != nil {
+			prevSettled()
+		}
+	}
+	defer func() { j.OnSettled = prevSettled }()
+	res, runErr := run(ctx, cfg)
+	if res == nil {
+		return nil, runErr
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishLimit(ctx, runErr))
+	defer cancel()
+	srv, err := mon.Finish(fctx, res.Transactions)
+	if srv != nil {
+		res.Server = srv
+	}
+	if err != nil && runErr == nil {
+		runErr = fmt.Errorf("reading the server's figures after the run: %w", err)
+	}
+	res.Machine = machineload.Summary(res.Intervals)
+	res.Fail(runErr)
+	return res, runErr
+}
+
+// finishLimit is how long the server's figures may take after a step: FinishTimeout normally;
+// after Ctrl-C a moment, so that fairbench ends within about a second; after a stall or with the
+// server gone a second, since the answer is known not to come.
+func finishLimit(ctx context.Context, runErr error) time.Duration {
+	var stall *runner.StallError
+	var gone *runner.ServerGoneError
+	switch {
+	case ctx.Err() != nil:
+		return 300 * time.Millisecond
+	case errors.As(runErr, &stall), errors.As(runErr, &gone):
+		return time.Second
+	}
+	return FinishTimeout
+}

@@ -1,0 +1,60 @@
+package machineload
+
+import (
+	"os/exec"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+// A process outside fairbench that burns a CPU shows as others' CPU (about half of this 2-core
+// machine per spinning process, 100/NumCPU percent), and fairbench's own spinning does not.
+func TestOthersCPU(t *testing.T) {
+	if runtime.NumCPU() > 16 {
+		t.Skip("one spinning process is too small a share of this machine to tell from noise")
+	}
+	share := 100 / float64(runtime.NumCPU())
+
+	// fairbench's own work (this process) is not others'.
+	s := New(nil)
+	spinFor(300 * time.Millisecond)
+	var own result.Interval
+	s.OnInterval(&own)
+
+	// A process this test does not parent: setsid'd away from the tree by a shell that exits.
+	hog := exec.Command("sh", "-c", "setsid sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!")
+	out, err := hog.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := string(out[:len(out)-1])
+	defer exec.Command("kill", "-9", pid).Run()
+	time.Sleep(200 * time.Millisecond)
+	s.Reset()
+	time.Sleep(time.Second)
+	var busy result.Interval
+	s.OnInterval(&busy)
+
+	t.Logf("own spinning: others %.1f%%; a foreign hog: others %.1f%% (one CPU is %.0f%%), steal %.1f%%", own.OthersCPUPct, busy.OthersCPUPct, share, busy.StealPct)
+	if busy.OthersCPUPct < share*0.6 {
+		t.Errorf("a foreign process spinning one CPU showed as %.1f%% others, want about %.0f%%", busy.OthersCPUPct, share)
+	}
+	if own.OthersCPUPct > busy.OthersCPUPct {
+		t.Errorf("fairbench's own spinning counted as others (%.1f%%) more than a foreign hog (%.1f%%)", own.OthersCPUPct, busy.OthersCPUPct)
+	}
+	m := Summary([]result.Interval{busy, busy})
+	if m == nil || !m.Busy || m.OthersCPUPctMean != busy.OthersCPUPct {
+		t.Errorf("Summary of busy intervals = %+v, want busy", m)
+	}
+	if q := Summary([]result.Interval{{OthersCPUPct: 2}, {OthersCPUPct: 4}}); q.Busy || q.OthersCPUPctMean != 3 || q.OthersCPUPctMax != 4 {
+		t.Errorf("Summary of quiet intervals = %+v", q)
+	}
+}
+
+func spinFor(d time.Duration) {
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+	}
+}
