@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# How stable are fairbench's verdicts? Runs the same compare K times in a row and prints, for every
+# row of the report's quick decision, how many of the K runs gave each answer (a tie counts as an
+# answer of its own), and whether the machine was busy in any run. A verdict that moves between
+# reruns of the same command is noise, whatever the report said.
+#
+# Before each run it prints the load average and the steal since the previous run: measure alone
+# (nothing else of yours running, load under 1.5 on a 2-core machine), or the tally is weak.
+#
+# Usage: bench/verdict-stability.sh [compare flags...]   (default: --suite quick)
+# Environment: K (runs, default 5), OUT (default out/verdict-stability)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+K=${K:-5}
+OUT=${OUT:-out/verdict-stability}
+case "$K" in '' | *[!0-9]* | 0) echo "verdict-stability: K must be a whole number of runs from 1 up, not '$K'" >&2; exit 2 ;; esac
+[ $# -gt 0 ] || set -- --suite quick
+
+. bench/lib.sh
+
+tally="$tmp/picks"
+: >"$tally"
+for i in $(seq "$K"); do
+  before=$(stat_ticks)
+  echo "== run $i of $K: load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  t0=$(date +%s)
+  "$FB" compare "$@" --out "$OUT/run-$i" --force >"$tmp/compare-$i.log" 2>&1 || {
+    echo "verdict-stability: run $i failed; its log ends:" >&2
+    tail -n 5 "$tmp/compare-$i.log" >&2
+    exit 1
+  }
+  echo "   took $(($(date +%s) - t0)) s, steal $(steal_pct "$before" "$(stat_ticks)")%" >&2
+  # The quick decision's rows: | use case | pick | why |, the pick's ** marks dropped.
+  awk -F' \\| ' -v run="$i" '
+    /^## Quick decision/ { on = 1; next }
+    /^## / { on = 0 }
+    on && /^\| / && !/^\| Use case/ && !/^\|---/ {
+      uc = $1; sub(/^\| /, "", uc); pick = $2; gsub(/\*\*/, "", pick)
+      busy = ($3 ~ /measured while other processes/) ? " (busy)" : ""
+      print uc "\t" pick busy
+    }' "$OUT/run-$i/report.md" >>"$tally"
+done
+
+echo
+printf '%-60s %s\n' "quick-decision row" "answers over $K runs"
+awk -F'\t' -v k="$K" '
+  { n[$1 "\t" $2]++; if (!($1 in seen)) { seen[$1] = 1; order[++rows] = $1 } }
+  END {
+    for (r = 1; r <= rows; r++) {
+      row = order[r]; line = ""; same = 0
+      for (key in n) {
+        split(key, p, "\t")
+        if (p[1] != row) continue
+        line = line (line ? "; " : "") p[2] " x" n[key]
+        if (n[key] == k) same = 1
+      }
+      printf "%-60s %s%s\n", substr(row, 1, 60), line, same ? "" : "   <- moved"
+    }
+  }' "$tally"
