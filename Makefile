@@ -61,7 +61,8 @@ FUZZ_TARGETS = \
 	./internal/runspec:FuzzParseFault \
 	./internal/compare:FuzzParseExplain \
 	./internal/engine:FuzzParseEngines \
-	./internal/regress:FuzzParseFailIf
+	./internal/regress:FuzzParseFailIf \
+	./internal/workloadfile:FuzzParse
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} in $${t%:*} for $(FUZZTIME)"; \

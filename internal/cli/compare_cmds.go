@@ -145,7 +145,7 @@ func (c *compareFlags) options(cmd *cobra.Command) (*compare.Options, error) {
 	if err := checkOutDir(out, c.force); err != nil {
 		return nil, err
 	}
-	opts := &compare.Options{Engines: []string{c.engines}, Suite: s, OutDir: out, Profile: prof, Explain: knobs, MySQLRoot: c.mysqlRoot, ServerCPUs: cpus,
+	opts := &compare.Options{QuietWait: compare.DefaultQuietWait, Engines: []string{c.engines}, Suite: s, OutDir: out, Profile: prof, Explain: knobs, MySQLRoot: c.mysqlRoot, ServerCPUs: cpus,
 		WorkDir: c.workDir, DeviceBytes: deviceBytes, DeviceNoJournal: c.noJournal, Seed: c.seed, ReadReplicas: c.readReplicas, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}
 	if opts.Faults, err = runspec.ParseFaults("--fault", c.faults); err != nil {
 		return nil, err

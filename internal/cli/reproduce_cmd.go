@@ -71,7 +71,7 @@ func newReproduceCmd() *cobra.Command {
 			}
 			defer stopLive()
 			o := reproduce.Options{Scale: sc, Engines: kinds, OutDir: out, Log: cmd.ErrOrStderr(), Cores: runtime.NumCPU(),
-				Execute: reproduce.CompareExecutor(reproduce.ExecConfig{MySQLRoot: mysqlRoot, WorkDir: workDir, Live: live,
+				Execute: reproduce.CompareExecutor(reproduce.ExecConfig{QuietWait: compare.DefaultQuietWait, MySQLRoot: mysqlRoot, WorkDir: workDir, Live: live,
 					Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr(), Clients: hosts.Clients, Network: hosts.Network})}
 			if again {
 				o.Execute = func(context.Context, reproduce.Run, []string, string) error { return nil } // the results are there

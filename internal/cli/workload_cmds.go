@@ -25,6 +25,7 @@ import (
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
+	"github.com/fairbench/fairbench/internal/workloadfile"
 )
 
 // jobFlags are the flags every workload command shares: the target, the workload, the workload's
@@ -641,6 +642,11 @@ func newWorkloadsCmd() *cobra.Command {
 					opts = append(opts, fmt.Sprintf("--%s=%s", o.Name, o.Default))
 				}
 				fmt.Fprintf(w, "%-24s options: %s\n", "", strings.Join(opts, " "))
+			}
+			fmt.Fprintf(w, "%-24s %s\n", "FILE.yaml", "your own workload: tables, generated rows and weighted transactions from a file (docs/workload-files.md)")
+			fmt.Fprintf(w, "%-24s options: --%s=1\n", "", workloadfile.OptScale)
+			if examples, _ := filepath.Glob(filepath.Join("examples", "workloads", "*.yaml")); len(examples) > 0 {
+				fmt.Fprintf(w, "%-24s examples here: %s\n", "", strings.Join(examples, " "))
 			}
 			return nil
 		},

@@ -40,10 +40,14 @@ import (
 
 // Options is one comparison.
 type Options struct {
-	Engines []string
-	Suite   *suite.Suite
-	OutDir  string
-	Profile engine.Profile
+	// QuietWait is how long each step waits for other work on the machine to end before it
+	// measures anyway, marked busy (the command line's default: DefaultQuietWait); 0 measures at
+	// once, still marking a busy machine.
+	QuietWait time.Duration
+	Engines   []string
+	Suite     *suite.Suite
+	OutDir    string
+	Profile   engine.Profile
 	// Explain lists knobs (engine.Knobs) to flip one at a time: each engine a knob applies to runs
 	// the suite again with that knob flipped, and the report shows each knob's effect.
 	Explain   []string
@@ -519,8 +523,8 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	o := c.opts
 	srv, threads := run.srv, run.threads
 	engName := result.EngineName(srv.Kind, srv.Version)
-	c.logf("   %s: %s, %d threads, %s (step %d/%d, ETA %s)", engName, st.Workload, threads, st.Time, c.doneSteps+1, c.totalSteps, c.eta())
 	c.waitQuiet(ctx, srv.PIDs)
+	c.logf("   %s: %s, %d threads, %s (step %d/%d, ETA %s)", engName, st.Workload, threads, st.Time, c.doneSteps+1, c.totalSteps, c.eta())
 	mon := srv.Monitor()
 	cfg := runner.Config{Threads: threads, Duration: st.Time, Warmup: st.Warmup, ReportInterval: st.ReportInterval,
 		MaxTries: st.MaxTries, Rate: st.Rate, Progress: o.IntervalLog, Ramp: runner.RampFrom(st.Ramp)}
@@ -556,17 +560,21 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	return runErr
 }
 
-// quietWait bounds how long a step waits for other work on the machine to end.
-const quietWait = 30 * time.Second
+// DefaultQuietWait is how long compare's steps wait for a quiet machine unless told otherwise.
+const DefaultQuietWait = 30 * time.Second
 
-// waitQuiet holds a step back, up to quietWait, while processes other than fairbench and the
+// waitQuiet holds a step back, up to QuietWait, while processes other than fairbench and the
 // server use more than machineload.BusyPct of the machine's CPU, saying so; then the step runs
 // anyway and its result is marked busy (job.Measured records the machine's load per interval).
 func (c *comparison) waitQuiet(ctx context.Context, server func() []int) {
+	wait := c.opts.QuietWait
+	if wait <= 0 {
+		return
+	}
 	said := false
-	others := machineload.WaitQuiet(ctx, server, quietWait, func(pct float64) {
+	others := machineload.WaitQuiet(ctx, server, wait, func(pct float64) {
 		if !said {
-			c.logf("   waiting up to %s for the machine to be quiet: other processes use %.0f%% of its CPU", quietWait, pct)
+			c.logf("   waiting up to %s for the machine to be quiet: other processes use %.0f%% of its CPU", wait, pct)
 			said = true
 		}
 	})

@@ -14,6 +14,7 @@ package dialect
 import (
 	"context"
 	"errors"
+	"io"
 	"strconv"
 
 	"github.com/fairbench/fairbench/internal/sqldb"
@@ -26,6 +27,13 @@ type Capabilities struct {
 	Flush string
 	// BulkLoad is its fastest loading path from a client.
 	BulkLoad string
+	// IndexesText says whether a text column can be in a key or index as it is (InnoDB needs a
+	// prefix length, so a portable schema uses varchar there).
+	IndexesText bool
+	// PrimaryKeyAtCreate says whether a table's primary key is best declared when the table is
+	// created (InnoDB clusters rows by it, so adding it later rebuilds the table) rather than
+	// built once after the load (PostgreSQL's heap does not depend on it).
+	PrimaryKeyAtCreate bool
 }
 
 // Dialect is one engine family's SQL and administration.
@@ -46,6 +54,27 @@ type Dialect interface {
 	// DataDirectory is the server's data directory as its own process names it; "" where this
 	// connection may not read it.
 	DataDirectory(ctx context.Context, c sqldb.Conn) string
+	// TypeName is the engine's column type for a portable one (Types; length and scale where
+	// the type takes them: varchar(length), decimal(length, scale)).
+	TypeName(portable string, length, scale int) string
+}
+
+// Types are the portable column types a workload file may use: each maps to a type every engine
+// stores and compares alike.
+var Types = []string{"smallint", "int", "bigint", "decimal", "varchar", "text", "bool", "date", "timestamp"}
+
+// typeName is the mapping the two families share; each overrides what it spells otherwise.
+func typeName(portable string, length, scale int, override map[string]string) string {
+	if t, ok := override[portable]; ok {
+		return t
+	}
+	switch portable {
+	case "decimal":
+		return "decimal(" + strconv.Itoa(length) + "," + strconv.Itoa(scale) + ")"
+	case "varchar":
+		return "varchar(" + strconv.Itoa(length) + ")"
+	}
+	return portable
 }
 
 // For is the dialect of an engine kind: PostgreSQL's, or InnoDB's for MySQL and MariaDB.
@@ -83,4 +112,23 @@ func firstString(ctx context.Context, c sqldb.Conn, q string) string {
 		return ""
 	}
 	return rows[0][0]
+}
+
+// Loader is an engine's fastest way to load rows from a client: PostgreSQL's COPY FROM STDIN,
+// MySQL's and MariaDB's LOAD DATA LOCAL INFILE, both reading tab-separated text lines with
+// backslash escapes and \N for NULL.
+type Loader interface {
+	// StartLoading readies the server (LOAD DATA LOCAL needs local_infile on) and returns what
+	// undoes that; an error says why the server cannot be loaded this way.
+	StartLoading(ctx context.Context, c sqldb.Conn) (restore func(), err error)
+	// Load streams r's lines into table's columns.
+	Load(ctx context.Context, c sqldb.Conn, table string, columns []string, r io.Reader) error
+}
+
+// LoaderFor is the loader of an engine kind.
+func LoaderFor(k sqldb.Kind) Loader {
+	if k == sqldb.MySQL || k == sqldb.MariaDB {
+		return innodb{kind: k}
+	}
+	return postgres{}
 }

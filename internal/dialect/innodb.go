@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -16,7 +17,8 @@ type innodb struct{ kind sqldb.Kind }
 func (d innodb) Kind() sqldb.Kind { return d.kind }
 
 func (innodb) Caps() Capabilities {
-	return Capabilities{Flush: "innodb_max_dirty_pages_pct = 0 until about none are dirty", BulkLoad: "LOAD DATA LOCAL INFILE"}
+	return Capabilities{Flush: "innodb_max_dirty_pages_pct = 0 until about none are dirty", BulkLoad: "LOAD DATA LOCAL INFILE",
+		PrimaryKeyAtCreate: true}
 }
 
 // FlushWait bounds how long Flush waits for InnoDB to write its dirty pages: a busy or very large
@@ -126,4 +128,30 @@ func globalStatus(ctx context.Context, c sqldb.Conn, names ...string) (map[strin
 		}
 	}
 	return out, nil
+}
+
+// innodbTypes: timestamp is DATETIME(6), which has no time zone and no 2038 limit, as
+// PostgreSQL's timestamp (MySQL's TIMESTAMP converts to UTC and ends in 2038); bool is
+// tinyint(1), which BOOLEAN stands for.
+var innodbTypes = map[string]string{"timestamp": "datetime(6)", "bool": "boolean"}
+
+func (innodb) TypeName(portable string, length, scale int) string {
+	return typeName(portable, length, scale, innodbTypes)
+}
+
+// StartLoading turns local_infile on for the load where the server has it off (MySQL 8's
+// default), which takes SUPER or SYSTEM_VARIABLES_ADMIN.
+func (innodb) StartLoading(ctx context.Context, c sqldb.Conn) (func(), error) {
+	ok, restore, err := sqldb.EnableLocalInfile(ctx, c)
+	if !ok {
+		if err == nil {
+			err = errors.New("local_infile is off")
+		}
+		return restore, fmt.Errorf("the server does not take LOAD DATA LOCAL INFILE (%v), and this user cannot turn local_infile on: SET GLOBAL local_infile = 1 as an administrator", err)
+	}
+	return restore, nil
+}
+
+func (innodb) Load(ctx context.Context, c sqldb.Conn, table string, columns []string, r io.Reader) error {
+	return sqldb.LoadData(ctx, c, table, columns, r, "\t", "\n")
 }

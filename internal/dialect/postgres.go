@@ -3,6 +3,7 @@ package dialect
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/fairbench/fairbench/internal/sqldb"
@@ -14,7 +15,7 @@ type postgres struct{}
 func (postgres) Kind() sqldb.Kind { return sqldb.Postgres }
 
 func (postgres) Caps() Capabilities {
-	return Capabilities{Flush: "CHECKPOINT", BulkLoad: "COPY FROM STDIN"}
+	return Capabilities{Flush: "CHECKPOINT", BulkLoad: "COPY FROM STDIN", IndexesText: true}
 }
 
 // Flush runs CHECKPOINT, which returns once the checkpoint is complete, then waits (at most 2 s)
@@ -64,4 +65,18 @@ func (postgres) Maintain(ctx context.Context, c sqldb.Conn, table string) error 
 // DataDirectory: data_directory is shown to superusers and pg_read_all_settings only.
 func (postgres) DataDirectory(ctx context.Context, c sqldb.Conn) string {
 	return firstString(ctx, c, "SELECT current_setting('data_directory')")
+}
+
+// pgTypes: int is integer, bool is boolean; timestamp without time zone, as the others store it.
+var pgTypes = map[string]string{"int": "integer", "bool": "boolean", "timestamp": "timestamp"}
+
+func (postgres) TypeName(portable string, length, scale int) string {
+	return typeName(portable, length, scale, pgTypes)
+}
+
+func (postgres) StartLoading(context.Context, sqldb.Conn) (func(), error) { return func() {}, nil }
+
+func (postgres) Load(ctx context.Context, c sqldb.Conn, table string, columns []string, r io.Reader) error {
+	_, err := sqldb.CopyFrom(ctx, c, table, columns, r)
+	return err
 }

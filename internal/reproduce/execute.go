@@ -3,6 +3,7 @@ package reproduce
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/fairbench/fairbench/internal/compare"
 	"github.com/fairbench/fairbench/internal/engine"
@@ -21,6 +22,8 @@ type ExecConfig struct {
 	// Clients and Network put the load on simulated client hosts at a distance (compare's own).
 	Clients int
 	Network *netsim.Spec
+	// QuietWait is compare's wait for a quiet machine before each step (compare.Options).
+	QuietWait time.Duration
 }
 
 // CompareExecutor runs each of a study's comparisons with compare (or the bandwidth study), on
@@ -37,7 +40,7 @@ func CompareExecutor(c ExecConfig) Executor {
 		if err != nil {
 			return err
 		}
-		return compare.Run(ctx, &compare.Options{Engines: engines, Suite: s, OutDir: dir, Profile: runProfile(run),
+		return compare.Run(ctx, &compare.Options{QuietWait: c.QuietWait, Engines: engines, Suite: s, OutDir: dir, Profile: runProfile(run),
 			Explain: run.Explain, ServerCPUs: run.ServerCPUs, MySQLRoot: c.MySQLRoot, WorkDir: c.WorkDir,
 			Command: c.Command, Log: c.Log, Live: c.Live, Clients: c.Clients, Network: c.Network})
 	}

@@ -180,9 +180,21 @@ func Register(s Spec) {
 	registry[s.Name] = s
 }
 
-// Lookup finds a workload by name with an error that lists the names that exist.
+// FileLoader makes the Spec of a workload file (FILE.yaml); internal/workloadfile sets it.
+var FileLoader func(path string) (Spec, error)
+
+// IsFile says whether a workload name is a workload file's path.
+func IsFile(name string) bool {
+	return strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")
+}
+
+// Lookup finds a workload by name, or reads a workload file (a name ending in .yaml), with an
+// error that lists the names that exist.
 func Lookup(name string) (Spec, error) {
 	s, ok := registry[name]
+	if !ok && IsFile(name) && FileLoader != nil {
+		return FileLoader(name)
+	}
 	if !ok {
 		return s, fmt.Errorf("unknown workload %q: run 'fairbench workloads' to list them (e.g. oltp_read_write)", name)
 	}

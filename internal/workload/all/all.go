@@ -9,4 +9,5 @@ import (
 	_ "github.com/fairbench/fairbench/internal/workload/tpcb"     // pgbench's TPC-B-like
 	_ "github.com/fairbench/fairbench/internal/workload/tpcc"     // TPC-C
 	_ "github.com/fairbench/fairbench/internal/workload/tpch"     // TPC-H
+	_ "github.com/fairbench/fairbench/internal/workloadfile"      // a user's own workload, from FILE.yaml
 )

@@ -1,0 +1,115 @@
+package workloadfile
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Statement is one SQL statement of a transaction, with :name parameters.
+type Statement struct {
+	SQL string
+	// Text is SQL with each parameter a ? placeholder (sqldb's form for every engine), and
+	// Params the parameters' names in order.
+	Text   string
+	Params []string
+	// Kind counts it as sysbench does: "read" (it returns rows), "write", or "other".
+	Kind string
+	at   pos
+}
+
+// bind turns :name parameters into placeholders. It skips quoted strings, quoted identifiers,
+// comments and PostgreSQL's :: casts, and refuses a ? of the user's own, which the drivers would
+// take for a placeholder.
+func (s *Statement) bind() error {
+	if s.SQL == "" {
+		return errors.New("a statement is empty")
+	}
+	var b strings.Builder
+	sql := s.SQL
+	for i := 0; i < len(sql); {
+		c := sql[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			j := closing(sql, i+1, c)
+			if j < 0 {
+				return fmt.Errorf("statement %q has a %c that is never closed", short(sql), c)
+			}
+			b.WriteString(sql[i : j+1])
+			i = j + 1
+		case c == '-' && strings.HasPrefix(sql[i:], "--"):
+			j := strings.IndexByte(sql[i:], '\n')
+			if j < 0 {
+				j = len(sql) - i
+			}
+			b.WriteString(sql[i : i+j])
+			i += j
+		case c == '/' && strings.HasPrefix(sql[i:], "/*"):
+			j := strings.Index(sql[i+2:], "*/")
+			if j < 0 {
+				return fmt.Errorf("statement %q has a /* comment that is never closed", short(sql))
+			}
+			b.WriteString(sql[i : i+j+4])
+			i += j + 4
+		case c == ':' && strings.HasPrefix(sql[i:], "::"):
+			b.WriteString("::")
+			i += 2
+		case c == ':' && i+1 < len(sql) && isNameStart(sql[i+1]):
+			j := i + 1
+			for j < len(sql) && isNameChar(sql[j]) {
+				j++
+			}
+			s.Params = append(s.Params, sql[i+1:j])
+			b.WriteByte('?')
+			i = j
+		case c == '?':
+			return fmt.Errorf("statement %q uses ?, which fairbench's drivers take for a placeholder: write parameters as :name", short(sql))
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	s.Text = strings.TrimSuffix(strings.TrimSpace(b.String()), ";")
+	if strings.Contains(s.Text, ";") {
+		return fmt.Errorf("statement %q holds more than one statement: list each on its own", short(sql))
+	}
+	s.Kind = statementKind(s.Text)
+	return nil
+}
+
+// closing is the index of the quote that closes one opened before from, a doubled quote being
+// part of the string.
+func closing(sql string, from int, q byte) int {
+	for j := from; j < len(sql); j++ {
+		if sql[j] == q {
+			if j+1 < len(sql) && sql[j+1] == q {
+				j++
+				continue
+			}
+			return j
+		}
+	}
+	return -1
+}
+
+// statementKind is "read" for a statement that returns rows, "write" for one that changes them.
+func statementKind(sql string) string {
+	word, _, _ := strings.Cut(strings.TrimLeft(sql, " \t\n("), " ")
+	switch strings.ToUpper(strings.TrimSpace(word)) {
+	case "SELECT", "WITH", "VALUES", "TABLE", "SHOW":
+		return "read"
+	case "INSERT", "UPDATE", "DELETE", "REPLACE", "MERGE":
+		return "write"
+	}
+	return "other"
+}
+
+func isNameStart(c byte) bool { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
+func isNameChar(c byte) bool  { return isNameStart(c) || (c >= '0' && c <= '9') }
+
+func short(s string) string {
+	if len(s) > 60 {
+		return s[:57] + "..."
+	}
+	return s
+}

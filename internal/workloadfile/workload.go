@@ -1,0 +1,246 @@
+package workloadfile
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/fairbench/fairbench/internal/randgen"
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/workload"
+)
+
+// OptScale multiplies every table's rows.
+const OptScale = "scale"
+
+func init() { workload.FileLoader = SpecOf }
+
+// SpecOf makes a workload.Spec of the file at path: its tables are its data set, named after the
+// file's name and a digest of its tables, so that a changed schema or generator is another
+// data set that must be prepared again.
+func SpecOf(path string) (workload.Spec, error) {
+	f, err := Load(path)
+	if err != nil {
+		return workload.Spec{}, err
+	}
+	b, _ := os.ReadFile(path)
+	sum := sha256.Sum256(b)
+	return workload.Spec{
+		Name:        path,
+		Description: f.Description,
+		Options: []workload.Option{
+			{Name: OptScale, Default: "1", Help: "multiplies every table's rows", Max: 1 << 20},
+		},
+		Dataset:     "file:" + f.Name + ":" + hex.EncodeToString(sum[:6]),
+		DataOptions: []string{OptScale},
+		New: func(o workload.Options) (workload.Workload, error) {
+			scale, err := o.Int(OptScale, 1)
+			if err != nil {
+				return nil, err
+			}
+			// A fresh parse for each workload: references are resolved at its scale, and next's
+			// counters belong to it alone.
+			own, err := Parse(b, path)
+			if err != nil {
+				return nil, err
+			}
+			return newFileWorkload(own, int64(scale))
+		},
+	}, nil
+}
+
+// fileWorkload is a workload file with its rows scaled and its references resolved.
+type fileWorkload struct {
+	f     *File
+	rows  map[string]int64 // per table, scaled
+	kinds []string
+}
+
+func newFileWorkload(f *File, scale int64) (*fileWorkload, error) {
+	w := &fileWorkload{f: f, rows: map[string]int64{}}
+	for _, t := range f.Tables {
+		w.rows[t.Name] = t.Rows * scale
+	}
+	for _, t := range f.Tables {
+		for _, c := range t.Columns {
+			w.resolve(c.Gen)
+		}
+	}
+	for _, tx := range f.Transactions {
+		w.kinds = append(w.kinds, tx.Name)
+		for _, g := range tx.Params {
+			w.resolve(g)
+		}
+	}
+	return w, nil
+}
+
+// resolve gives ref and next the key range of the sequence they name, at this scale. next
+// starts above the loaded keys and is shared by every worker, so no two INSERTs draw one key.
+func (w *fileWorkload) resolve(g *Gen) {
+	if g == nil || (g.Kind != "ref" && g.Kind != "next") {
+		return
+	}
+	tn, cn, _ := strings.Cut(g.Ref, ".")
+	seq := w.f.table(tn).column(cn).Gen
+	n := w.rows[tn]
+	g.Min, g.Max = seq.Min, seq.Min+max(n, 1)-1
+	if g.Kind == "next" {
+		g.next = &atomic.Int64{}
+		g.next.Store(seq.Min + n - 1)
+	}
+}
+
+func (w *fileWorkload) tableNames() []string {
+	out := make([]string, len(w.f.Tables))
+	for i, t := range w.f.Tables {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// TransactionKinds lists the file's transactions, for per-transaction counts and latency.
+func (w *fileWorkload) TransactionKinds() []string { return w.kinds }
+
+// Cleanup drops the file's tables that fairbench created, children first.
+func (w *fileWorkload) Cleanup(ctx context.Context, env *workload.Env) error {
+	c, err := env.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return workload.DropOwned(ctx, c, w.tableNames())
+}
+
+// Check verifies that every table holds the rows it was loaded with, at least (transactions may
+// add rows; a table with fewer lost some).
+func (w *fileWorkload) Check(ctx context.Context, env *workload.Env) error {
+	c, err := env.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for _, t := range w.f.Tables {
+		rows, err := c.Query(ctx, "SELECT count(*) FROM "+t.Name)
+		if err != nil {
+			return w.missing(err, t.Name)
+		}
+		n, _ := strconv.ParseInt(rows[0][0], 10, 64)
+		if n < w.rows[t.Name] && !w.deletes(t.Name) {
+			return fmt.Errorf("table %s holds %d rows, fewer than the %d loaded, and no transaction deletes from it", t.Name, n, w.rows[t.Name])
+		}
+	}
+	return nil
+}
+
+// deletes says whether a transaction deletes from the table.
+func (w *fileWorkload) deletes(table string) bool {
+	for _, tx := range w.f.Transactions {
+		for _, st := range tx.Statements {
+			up := strings.ToUpper(st.Text)
+			if strings.HasPrefix(up, "DELETE") && strings.Contains(strings.ToLower(st.Text), table) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (w *fileWorkload) missing(err error, table string) error {
+	if sqldb.IsUndefinedTable(err) {
+		return &workload.NotPreparedError{Workload: w.f.Path, Detail: "table " + table + " not found"}
+	}
+	return err
+}
+
+// worker runs the file's transactions on one connection, its statements prepared once.
+type worker struct {
+	w     *fileWorkload
+	conn  sqldb.Conn
+	rng   *randgen.Rand
+	cum   []int // cumulative weights of the transactions
+	stmts [][]sqldb.Stmt
+	args  []any
+	drawn map[string]any // this transaction's parameters, drawn once for all its statements
+}
+
+// NewWorker prepares every statement of every transaction on conn.
+func (w *fileWorkload) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.Rand, thread, threads int) (workload.Worker, error) {
+	wk := &worker{w: w, conn: conn, rng: rng, drawn: map[string]any{}}
+	sum := 0
+	for _, tx := range w.f.Transactions {
+		sum += tx.Weight
+		wk.cum = append(wk.cum, sum)
+		var sts []sqldb.Stmt
+		for _, s := range tx.Statements {
+			st, err := conn.Prepare(ctx, s.Text)
+			if err != nil {
+				if sqldb.IsUndefinedTable(err) {
+					return nil, w.missing(err, "of "+w.f.Name)
+				}
+				return nil, fmt.Errorf("transaction %s: preparing %q on %s: %w", tx.Name, short(s.SQL), conn.Kind(), err)
+			}
+			sts = append(sts, st)
+		}
+		wk.stmts = append(wk.stmts, sts)
+	}
+	return wk, nil
+}
+
+// Transaction runs one transaction, chosen by weight: its statements in BEGIN/COMMIT when there
+// are several, alone in autocommit when there is one (as pgbench and sysbench run a one-statement
+// transaction).
+func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
+	x := int(wk.rng.Float64() * float64(wk.cum[len(wk.cum)-1]))
+	k := 0
+	for k < len(wk.cum)-1 && x >= wk.cum[k] {
+		k++
+	}
+	q.Kind = k
+	tx := wk.w.f.Transactions[k]
+	for name, g := range tx.Params {
+		wk.drawn[name] = g.Value(wk.rng)
+	}
+	multi := len(tx.Statements) > 1
+	if multi {
+		if err := wk.conn.Exec(ctx, "BEGIN"); err != nil {
+			return err
+		}
+		q.Other++
+	}
+	for i, s := range tx.Statements {
+		if err := wk.statement(ctx, s, wk.stmts[k][i], q); err != nil {
+			return fmt.Errorf("transaction %s, statement %d: %w", tx.Name, i+1, err)
+		}
+	}
+	if multi {
+		q.Other++
+		return wk.conn.Exec(ctx, "COMMIT")
+	}
+	return nil
+}
+
+func (wk *worker) statement(ctx context.Context, s *Statement, st sqldb.Stmt, q *workload.Queries) error {
+	wk.args = wk.args[:0]
+	for _, p := range s.Params {
+		wk.args = append(wk.args, wk.drawn[p])
+	}
+	var err error
+	switch s.Kind {
+	case "read":
+		q.Read++
+		_, err = st.Query(ctx, wk.args...)
+	case "write":
+		q.Write++
+		_, err = st.Exec(ctx, wk.args...)
+	default:
+		q.Other++
+		_, err = st.Exec(ctx, wk.args...)
+	}
+	return err
+}
