@@ -20,6 +20,9 @@ const BusyPct = 10.0
 
 // Sampler takes the machine's CPU account at each interval's end.
 type Sampler struct {
+	// root is the oldest fairbench process above this one (compare, whose client-host shards and
+	// servers are all its descendants), or this process.
+	root int
 	// server lists the server's processes where fairbench knows them (a throwaway server; nil for
 	// a server given by DSN, whose CPU is then the interval's server_cpu_pct).
 	server func() []int
@@ -36,7 +39,7 @@ type snapshot struct {
 
 // New starts a sampler; server (may be nil) lists the server's processes.
 func New(server func() []int) *Sampler {
-	s := &Sampler{server: server}
+	s := &Sampler{server: server, root: fairbenchRoot()}
 	s.last = s.take()
 	return s
 }
@@ -105,7 +108,7 @@ func (s *Sampler) take() snapshot {
 	snap.busy = v[0] + v[1] + v[2] + v[5] + v[6]
 	snap.steal = v[7]
 	snap.total = snap.busy + v[3] + v[4] + snap.steal
-	pids := processTree(os.Getpid())
+	pids := processTree(s.root)
 	if s.server != nil {
 		pids = append(pids, s.server()...)
 	}
@@ -146,6 +149,31 @@ func statFields(pid int) ([]string, bool) {
 		return nil, false
 	}
 	return strings.Fields(s[i+1:]), true
+}
+
+// fairbenchRoot is the oldest ancestor of this process that runs the same binary: a shard that
+// compare started on a simulated client host counts compare, the other shards and the servers as
+// its own, not as others' load.
+func fairbenchRoot() int {
+	self, err := os.Readlink("/proc/self/exe")
+	root := os.Getpid()
+	if err != nil {
+		return root
+	}
+	for {
+		f, ok := statFields(root)
+		if !ok || len(f) < 2 {
+			return root
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		if ppid <= 1 {
+			return root
+		}
+		if exe, err := os.Readlink("/proc/" + strconv.Itoa(ppid) + "/exe"); err != nil || exe != self {
+			return root
+		}
+		root = ppid
+	}
 }
 
 // processTree is root and its live descendants: fairbench's client threads, the servers it

@@ -1,7 +1,10 @@
 package machineload
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
+	"strconv"
 	"runtime"
 	"testing"
 	"time"
@@ -56,5 +59,30 @@ func TestOthersCPU(t *testing.T) {
 func spinFor(d time.Duration) {
 	end := time.Now().Add(d)
 	for time.Now().Before(end) {
+	}
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv("MACHINELOAD_CHILD") != "" {
+		fmt.Print(fairbenchRoot())
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// A fairbench started by a fairbench (compare's client-host shards) takes the parent's tree as
+// its own; one started by anything else, its own.
+func TestFairbenchRoot(t *testing.T) {
+	if got := fairbenchRoot(); got != os.Getpid() {
+		t.Errorf("fairbenchRoot() = %d under go test, want this process %d", got, os.Getpid())
+	}
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), "MACHINELOAD_CHILD=1")
+	out, err := child.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != strconv.Itoa(os.Getpid()) {
+		t.Errorf("a child of the same binary found root %s, want its parent %d", out, os.Getpid())
 	}
 }
