@@ -20,11 +20,15 @@ func TestOthersCPU(t *testing.T) {
 	}
 	share := 100 / float64(runtime.NumCPU())
 
-	// fairbench's own work (this process) is not others'.
+	// fairbench's own work (this process's) is counted as ours, whatever else the machine does
+	// meanwhile (other test packages may keep it busy).
 	s := New(nil)
+	before := s.take()
 	spinFor(300 * time.Millisecond)
-	var own result.Interval
-	s.OnInterval(&own)
+	after := s.take()
+	if ticks := after.ours - before.ours; ticks < 15 {
+		t.Errorf("300 ms of this process's own spinning counted as %d ticks of ours, want about 30", ticks)
+	}
 
 	// A process this test does not parent: setsid'd away from the tree by a shell that exits.
 	hog := exec.Command("sh", "-c", "setsid sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!")
@@ -40,12 +44,9 @@ func TestOthersCPU(t *testing.T) {
 	var busy result.Interval
 	s.OnInterval(&busy)
 
-	t.Logf("own spinning: others %.1f%%; a foreign hog: others %.1f%% (one CPU is %.0f%%), steal %.1f%%", own.OthersCPUPct, busy.OthersCPUPct, share, busy.StealPct)
+	t.Logf("a foreign hog: others %.1f%% (one CPU is %.0f%%), steal %.1f%%", busy.OthersCPUPct, share, busy.StealPct)
 	if busy.OthersCPUPct < share*0.6 {
-		t.Errorf("a foreign process spinning one CPU showed as %.1f%% others, want about %.0f%%", busy.OthersCPUPct, share)
-	}
-	if own.OthersCPUPct > busy.OthersCPUPct {
-		t.Errorf("fairbench's own spinning counted as others (%.1f%%) more than a foreign hog (%.1f%%)", own.OthersCPUPct, busy.OthersCPUPct)
+		t.Errorf("a foreign process spinning one CPU showed as %.1f%% others, want at least about %.0f%%", busy.OthersCPUPct, share)
 	}
 	m := Summary([]result.Interval{busy, busy})
 	if m == nil || !m.Busy || m.OthersCPUPctMean != busy.OthersCPUPct {
