@@ -507,6 +507,9 @@ func (c *comparison) load(ctx context.Context, srv *throwaway.Server, name strin
 		return fmt.Errorf("fingerprinting the data loaded on %s: %w", name, err)
 	}
 	c.logf("   %s: data fingerprinted in %.1fs", name, data.dataset.Seconds)
+	if a, ok := j.Workload.(workload.Answerer); ok {
+		data.dataset.Answers = a.Answers(ctx, srv.Conn)
+	}
 	return nil
 }
 

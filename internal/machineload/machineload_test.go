@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,10 +25,10 @@ type parityDiff struct {
 }
 
 type parityAudit struct {
-	settings, data, statements *document.Table
-	diffs                      []parityDiff
-	defaults                   bool     // some engine ran with its package's defaults
-	unrecorded                 []string // what the results do not record, so could not be compared
+	settings, data, answers, statements *document.Table
+	diffs                               []parityDiff
+	defaults                            bool     // some engine ran with its package's defaults
+	unrecorded                          []string // what the results do not record, so could not be compared
 }
 
 func (a *parityAudit) unexplained() int {
@@ -264,6 +265,7 @@ func (m *model) audit() *parityAudit {
 	}
 	a.settings = m.settingsAudit(a)
 	a.data = m.dataAudit(a)
+	a.answers = m.answersAudit()
 	a.statements = m.statementsAudit(a)
 	m.parity = a
 	return a
@@ -584,6 +586,67 @@ func (m *model) dataAudit(a *parityAudit) *document.Table {
 	return t
 }
 
+// answersAudit shows each read statement's answer on every engine (workload files record them
+// right after prepare), and names the statements whose answers differ: same SQL, same data,
+// other rows or another order, which is what a port of the application has to handle.
+func (m *model) answersAudit() *document.Table {
+	type stmt struct {
+		tx  string
+		n   int
+		sql string
+	}
+	answers := map[*variant]map[stmt]string{}
+	var order []stmt
+	for _, r := range m.Results {
+		v := m.variantOf(r)
+		if r.Dataset == nil || len(r.Dataset.Answers) == 0 || answers[v] != nil {
+			continue
+		}
+		answers[v] = map[stmt]string{}
+		for _, a := range r.Dataset.Answers {
+			k := stmt{a.Transaction, a.Statement, a.SQL}
+			if !slices.Contains(order, k) {
+				order = append(order, k)
+			}
+			answers[v][k] = answerText(a)
+		}
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	h, num := m.engineHeader("Statement", "")
+	num[0], num[1] = false, false
+	t := &document.Table{Caption: "Answers (each read statement run once with the same parameters on every engine, right after prepare)", Header: h, Numeric: num}
+	var differ []string
+	for _, k := range order {
+		cells := []document.Cell{{Text: fmt.Sprintf("%s #%d", k.tx, k.n), Head: true}, {Text: k.sql}}
+		seen := map[string]bool{}
+		for _, v := range m.Variants {
+			txt := answers[v][k]
+			cells = append(cells, document.Cell{Text: orDash(txt)})
+			if txt != "" {
+				seen[txt] = true
+			}
+		}
+		t.Rows = append(t.Rows, cells)
+		if len(seen) > 1 {
+			differ = append(differ, fmt.Sprintf("%s #%d", k.tx, k.n))
+		}
+	}
+	t.Foot = []string{"Each answer is its rows counted and checksummed over a canonical text (in the engine's order where the statement has an ORDER BY, sorted otherwise); equal digests, equal answers."}
+	if len(differ) > 0 {
+		t.Foot = append(t.Foot, "Answers differ: "+joinAnd(differ)+". The engines ran the same SQL on the same rows and answered otherwise: an ORDER BY without a tie-breaker, a collation, the order of NULLs or a rounding rule. That is what a port of the application has to handle; the throughput figures still compare the same statements.")
+	}
+	return t
+}
+
+func answerText(a result.Answer) string {
+	if a.Error != "" {
+		return "error: " + a.Error
+	}
+	return fmt.Sprintf("%s rows (%s)", fmtInt(a.Rows), a.Checksum)
+}
+
 func containsFacts(list []dataFacts, f dataFacts) bool {
 	for _, x := range list {
 		if x == f {
@@ -735,7 +798,7 @@ func (m *model) paritySection() *document.Section {
 		}
 		s.Tables = append(s.Tables, t)
 	}
-	for _, t := range []*document.Table{a.settings, m.translationsTable(), a.data, a.statements} {
+	for _, t := range []*document.Table{a.settings, m.translationsTable(), a.data, a.answers, a.statements} {
 		if t != nil {
 			s.Tables = append(s.Tables, t)
 		}

@@ -424,6 +424,21 @@ type Dataset struct {
 	Checksummed bool    `json:"checksummed"`
 	Note        string  `json:"note,omitempty"` // what the checksums leave out, or why there are none
 	Seconds     float64 `json:"seconds"`        // what taking the fingerprint cost
+	// Answers are the workload's read statements run once each with fixed parameters right
+	// after prepare (workload files): equal answers on every engine, or the statement whose
+	// answers differ.
+	Answers []Answer `json:"answers,omitempty"`
+}
+
+// Answer is one read statement's answer on one engine: its rows counted and checksummed over a
+// canonical text (the same on every engine), in order where the statement orders them.
+type Answer struct {
+	Transaction string `json:"transaction"`
+	Statement   int    `json:"statement"` // 1-based, in its transaction
+	SQL         string `json:"sql"`
+	Rows        int64  `json:"rows"`
+	Checksum    string `json:"checksum,omitempty"`
+	Error       string `json:"error,omitempty"` // the engine's error, where the statement failed
 }
 
 type DatasetTable struct {

@@ -55,6 +55,13 @@ type Typed interface {
 	TransactionKinds() []string
 }
 
+// Answerer is implemented by workloads whose read statements can be run once with fixed
+// parameters to compare their answers across engines (workload files): compare records the
+// answers beside the data set's fingerprint, right after prepare.
+type Answerer interface {
+	Answers(ctx context.Context, c sqldb.Conn) []result.Answer
+}
+
 // ErrRolledBack is returned by a transaction that rolled back on purpose, as TPC-C's 1% of
 // NewOrders with an unused item do: the runner counts it as done, and as a rollback.
 var ErrRolledBack = errors.New("rolled back on purpose by the workload")

@@ -9,6 +9,7 @@ import (
 	"github.com/fairbench/fairbench/internal/fingerprint"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/testserver"
+	"github.com/fairbench/fairbench/internal/workload"
 	"github.com/fairbench/fairbench/internal/workload/workloadtest"
 
 	_ "github.com/fairbench/fairbench/internal/workload/all"
@@ -25,6 +26,7 @@ var shopTables = []string{"customers", "products", "orders", "order_lines"}
 // check passed, and cleanup leaving nothing (issue 24).
 func TestShopOnEveryEngine(t *testing.T) {
 	prints := map[string]*result.Dataset{}
+	answers := map[string][]result.Answer{}
 	for _, kind := range []string{"postgres", "mariadb", "mysql"} {
 		t.Run(kind, func(t *testing.T) {
 			tg := testserver.Database(t, kind)
@@ -36,6 +38,7 @@ func TestShopOnEveryEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 			prints[kind] = fp
+			answers[kind] = j.Workload.(workload.Answerer).Answers(context.Background(), c)
 			res := workloadtest.Run(t, j, 4, 2*time.Second)
 			for _, k := range []string{"browse", "search", "place_order", "pay"} {
 				if bk := res.ByKind[k]; bk == nil || bk.Transactions == 0 || bk.Errors > 0 {
@@ -63,5 +66,37 @@ func TestShopOnEveryEngine(t *testing.T) {
 		if !slices.Equal(fp.Indexes, pg.Indexes) {
 			t.Errorf("%s has indexes %v, postgres %v", kind, fp.Indexes, pg.Indexes)
 		}
+		if !slices.Equal(answers[kind], answers["postgres"]) || len(answers[kind]) != 2 {
+			t.Errorf("%s answered %+v, postgres %+v: want the same answers to the two reads", kind, answers[kind], answers["postgres"])
+		}
 	}
+}
+
+// The same statements on the same rows, answered otherwise (a collation), and one that only
+// PostgreSQL takes: the answers say which (issue 24's must-show).
+func TestAnswersDiffer(t *testing.T) {
+	got := map[string][]result.Answer{}
+	for _, kind := range []string{"postgres", "mariadb"} {
+		tg := testserver.Database(t, kind)
+		j := workloadtest.Job(t, tg, "testdata/portability.yaml", nil, 1)
+		workloadtest.Prepare(t, j, 1)
+		c := workloadtest.Conn(t, tg)
+		got[kind] = j.Workload.(workload.Answerer).Answers(context.Background(), c)
+		if len(got[kind]) != 3 {
+			t.Fatalf("%s: %d answers, want one per read statement (3): %+v", kind, len(got[kind]), got[kind])
+		}
+	}
+	pg, my := got["postgres"], got["mariadb"]
+	for i, name := range []string{"sorted", "exact"} {
+		if pg[i].Transaction != name || pg[i].Error != "" || my[i].Error != "" {
+			t.Fatalf("%s: %+v / %+v", name, pg[i], my[i])
+		}
+		if pg[i].Checksum == my[i].Checksum {
+			t.Errorf("%s: both engines answered %s: want the collation's difference to show", name, pg[i].Checksum)
+		}
+	}
+	if pg[2].Error != "" || my[2].Error == "" {
+		t.Errorf("regex: postgres %+v, mariadb %+v: want it answered on PostgreSQL and MariaDB's error named", pg[2], my[2])
+	}
+	t.Logf("mariadb on ~: %s", my[2].Error)
 }
