@@ -100,3 +100,36 @@ func TestAnswersDiffer(t *testing.T) {
 	}
 	t.Logf("mariadb on ~: %s", my[2].Error)
 }
+
+// The other examples on every engine: loaded alike (equal content checksums), answering alike,
+// and run without an error.
+func TestExamplesOnEveryEngine(t *testing.T) {
+	for _, file := range []string{"../../examples/workloads/kv.yaml", "../../examples/workloads/timeseries.yaml"} {
+		sums := map[string][]result.DatasetTable{}
+		answers := map[string][]result.Answer{}
+		for _, kind := range []string{"postgres", "mariadb", "mysql"} {
+			tg := testserver.Database(t, kind)
+			j := workloadtest.Job(t, tg, file, nil, 3)
+			workloadtest.Prepare(t, j, 2)
+			c := workloadtest.Conn(t, tg)
+			fp, err := fingerprint.Take(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sums[kind] = fp.Tables
+			answers[kind] = j.Workload.(workload.Answerer).Answers(context.Background(), c)
+			res := workloadtest.Run(t, j, 2, time.Second)
+			if res.Errors > 0 {
+				t.Errorf("%s on %s: %d errors", file, kind, res.Errors)
+			}
+		}
+		for _, kind := range []string{"mariadb", "mysql"} {
+			if !slices.Equal(sums[kind], sums["postgres"]) {
+				t.Errorf("%s: %s loaded %+v, postgres %+v", file, kind, sums[kind], sums["postgres"])
+			}
+			if !slices.Equal(answers[kind], answers["postgres"]) {
+				t.Errorf("%s: %s answered %+v, postgres %+v", file, kind, answers[kind], answers["postgres"])
+			}
+		}
+	}
+}
