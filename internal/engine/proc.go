@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/fairbench/fairbench/internal/procfs"
 )
 
 // procInfo identifies a process across PID reuse: a PID alone could, by the
@@ -16,19 +18,8 @@ type procInfo struct {
 }
 
 func readProc(pid int) (procInfo, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procInfo{}, false
-	}
-	// comm may contain spaces and parentheses; everything after the last ')'
-	// is space-separated.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return procInfo{}, false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
+	f, ok := procfs.StatFields(pid)
+	if !ok || len(f) < 20 {
 		return procInfo{}, false
 	}
 	ppid, _ := strconv.Atoi(f[1])
@@ -39,27 +30,14 @@ func readProc(pid int) (procInfo, bool) {
 
 // processTree returns root and all its descendants that are alive.
 func processTree(root int) []procInfo {
-	rootInfo, ok := readProc(root)
-	if !ok || dead(rootInfo) {
+	if p, ok := readProc(root); !ok || dead(p) {
 		return nil
 	}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return []procInfo{rootInfo}
-	}
-	children := map[int][]procInfo{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	var out []procInfo
+	for _, pid := range procfs.Tree(root) {
 		if p, ok := readProc(pid); ok && !dead(p) {
-			children[p.ppid] = append(children[p.ppid], p)
+			out = append(out, p)
 		}
-	}
-	out := []procInfo{rootInfo}
-	for i := 0; i < len(out); i++ {
-		out = append(out, children[out[i].pid]...)
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/procfs"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -108,7 +109,7 @@ func (s *Sampler) take() snapshot {
 	snap.busy = v[0] + v[1] + v[2] + v[5] + v[6]
 	snap.steal = v[7]
 	snap.total = snap.busy + v[3] + v[4] + snap.steal
-	pids := processTree(s.root)
+	pids := procfs.Tree(s.root)
 	if s.server != nil {
 		pids = append(pids, s.server()...)
 	}
@@ -126,7 +127,7 @@ func ticksOf(pids []int) uint64 {
 			continue
 		}
 		seen[pid] = true
-		if f, ok := statFields(pid); ok && len(f) > 14 {
+		if f, ok := procfs.StatFields(pid); ok && len(f) > 14 {
 			for _, k := range []int{11, 12, 13, 14} { // utime stime cutime cstime
 				t, _ := strconv.ParseUint(f[k], 10, 64)
 				sum += t
@@ -134,21 +135,6 @@ func ticksOf(pids []int) uint64 {
 		}
 	}
 	return sum
-}
-
-// statFields are /proc/PID/stat's fields after the command name: f[0] is the state, f[1] the
-// parent, f[11] utime (proc(5) numbers them from 1 with the pid first).
-func statFields(pid int) ([]string, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return nil, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return nil, false
-	}
-	return strings.Fields(s[i+1:]), true
 }
 
 // fairbenchRoot is the oldest ancestor of this process that runs the same binary: a shard that
@@ -161,7 +147,7 @@ func fairbenchRoot() int {
 		return root
 	}
 	for {
-		f, ok := statFields(root)
+		f, ok := procfs.StatFields(root)
 		if !ok || len(f) < 2 {
 			return root
 		}
@@ -174,31 +160,6 @@ func fairbenchRoot() int {
 		}
 		root = ppid
 	}
-}
-
-// processTree is root and its live descendants: fairbench's client threads, the servers it
-// started, its client-host shards.
-func processTree(root int) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return []int{root}
-	}
-	children := map[int][]int{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if f, ok := statFields(pid); ok && len(f) > 1 {
-			ppid, _ := strconv.Atoi(f[1])
-			children[ppid] = append(children[ppid], pid)
-		}
-	}
-	out := []int{root}
-	for i := 0; i < len(out); i++ {
-		out = append(out, children[out[i]]...)
-	}
-	return out
 }
 
 func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }

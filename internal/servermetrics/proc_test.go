@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fairbench/fairbench/internal/procfs"
 )
 
 const (
@@ -323,7 +325,7 @@ func TestProcessSamplerReapedChildHandsOver(t *testing.T) {
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	root := cmd.Process.Pid
-	s := NewProcessSampler(func() []int { return processTree(root) })
+	s := NewProcessSampler(func() []int { return procfs.Tree(root) })
 
 	sawChild := false
 	deadline := time.Now().Add(30 * time.Second)
@@ -390,8 +392,8 @@ func BenchmarkSample(b *testing.B) {
 		name string
 		pids func() []int
 	}{
-		{"self", func() []int { return processTree(self) }},
-		{"self+16", func() []int { return processTree(self) }},
+		{"self", func() []int { return procfs.Tree(self) }},
+		{"self+16", func() []int { return procfs.Tree(self) }},
 	}
 	if os.Getenv("FAIRBENCH_TEST_PG") != "" {
 		trees = append(trees, struct {
@@ -442,41 +444,6 @@ func benchSample(b *testing.B, pids func() []int, pss bool) {
 		}
 	}
 	b.ReportMetric(float64(len(list)), "procs")
-}
-
-// processTree is root and its descendants, found through /proc/PID/stat's ppid.
-func processTree(root int) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return []int{root}
-	}
-	children := map[int][]int{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		children[ppid] = append(children[ppid], pid)
-	}
-	out := []int{root}
-	for i := 0; i < len(out); i++ {
-		out = append(out, children[out[i]]...)
-	}
-	return out
 }
 
 // pidsNamed scans /proc for processes whose comm is one of names.
@@ -534,7 +501,7 @@ func TestProcessSamplerReapedChildDiskIO(t *testing.T) {
 		<-exited
 	}()
 	root := cmd.Process.Pid
-	s := NewProcessSampler(func() []int { return processTree(root) })
+	s := NewProcessSampler(func() []int { return procfs.Tree(root) })
 	first, err := s.Sample()
 	if err != nil {
 		t.Fatal(err)

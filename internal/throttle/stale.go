@@ -12,6 +12,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/cgroup"
 	"github.com/fairbench/fairbench/internal/ownfile"
+	"github.com/fairbench/fairbench/internal/procfs"
 )
 
 // A fairbench killed outright (kill -9, the OOM killer) runs no Close: its loop device, mount,
@@ -25,19 +26,13 @@ const (
 	ownerGrace = time.Minute
 )
 
-// statFields are the fields of /proc/PID/stat after the command name (proc(5): state, ppid, ...);
-// the name itself is in parentheses and may hold spaces or parentheses.
+// statFields are the fields of /proc/PID/stat after the command name (procfs.StatFields).
 func statFields(pid int) ([]string, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return nil, err
+	f, ok := procfs.StatFields(pid)
+	if !ok {
+		return nil, fmt.Errorf("/proc/%d/stat cannot be read", pid)
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return nil, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	return strings.Fields(s[i+1:]), nil
+	return f, nil
 }
 
 // processStart is the process's start time in clock ticks since boot (stat field 22).

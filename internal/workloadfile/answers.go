@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -28,16 +27,17 @@ func (w *fileWorkload) Answers(ctx context.Context, c sqldb.Conn) []result.Answe
 	r := rng.New(answerSeed)
 	var out []result.Answer
 	for _, tx := range w.f.Transactions {
-		drawn := map[string]any{}
-		for _, name := range slices.Sorted(maps.Keys(tx.Params)) {
-			drawn[name] = tx.Params[name].Value(r)
+		b := bind(tx)
+		drawn := make([]any, len(b.gens))
+		for i, g := range b.gens {
+			drawn[i] = g.Value(r)
 		}
 		for i, st := range tx.Statements {
 			if st.Kind != "read" {
 				continue
 			}
-			args := make([]any, len(st.Params))
-			for k, p := range st.Params {
+			args := make([]any, len(b.args[i]))
+			for k, p := range b.args[i] {
 				args[k] = drawn[p]
 			}
 			a := result.Answer{Transaction: tx.Name, Statement: i + 1, SQL: short(st.SQL)}

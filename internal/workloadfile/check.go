@@ -184,12 +184,9 @@ func (c *checker) transactions() {
 		if len(tx.Statements) == 0 {
 			c.fail(tx.at, "transaction %s has no statements", tx.Name)
 		}
-		for name, g := range tx.Params {
+		for _, g := range tx.Params {
 			if g.Kind == "ref" || g.Kind == "next" {
 				c.ref(g)
-			}
-			if g.Kind == "time" && len(name) > 0 {
-				g.date = false
 			}
 		}
 		used := map[string]bool{}

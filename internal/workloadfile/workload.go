@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -166,16 +168,42 @@ type worker struct {
 	cum   []int // cumulative weights of the transactions
 	stmts [][]sqldb.Stmt
 	args  []any
-	drawn map[string]any // this transaction's parameters, drawn once for all its statements
+	drawn []any // this transaction's parameters (bound.names order), drawn once for all its statements
+	bound []boundTx
+}
+
+// boundTx is a transaction's parameters in a fixed order and each statement's arguments as
+// indexes into it, so a transaction draws and binds without a map.
+type boundTx struct {
+	gens []*Gen
+	args [][]int
+}
+
+func bind(tx *Transaction) boundTx {
+	var b boundTx
+	index := map[string]int{}
+	for _, name := range slices.Sorted(maps.Keys(tx.Params)) {
+		index[name] = len(b.gens)
+		b.gens = append(b.gens, tx.Params[name])
+	}
+	for _, st := range tx.Statements {
+		idx := make([]int, len(st.Params))
+		for i, p := range st.Params {
+			idx[i] = index[p]
+		}
+		b.args = append(b.args, idx)
+	}
+	return b
 }
 
 // NewWorker prepares every statement of every transaction on conn.
 func (w *fileWorkload) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.Rand, thread, threads int) (workload.Worker, error) {
-	wk := &worker{w: w, conn: conn, rng: rng, drawn: map[string]any{}}
+	wk := &worker{w: w, conn: conn, rng: rng}
 	sum := 0
 	for _, tx := range w.f.Transactions {
 		sum += tx.Weight
 		wk.cum = append(wk.cum, sum)
+		wk.bound = append(wk.bound, bind(tx))
 		var sts []sqldb.Stmt
 		for _, s := range tx.Statements {
 			st, err := conn.Prepare(ctx, s.Text)
@@ -202,9 +230,10 @@ func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 		k++
 	}
 	q.Kind = k
-	tx := wk.w.f.Transactions[k]
-	for name, g := range tx.Params {
-		wk.drawn[name] = g.Value(wk.rng)
+	tx, b := wk.w.f.Transactions[k], &wk.bound[k]
+	wk.drawn = wk.drawn[:0]
+	for _, g := range b.gens {
+		wk.drawn = append(wk.drawn, g.Value(wk.rng))
 	}
 	multi := len(tx.Statements) > 1
 	if multi {
@@ -214,7 +243,7 @@ func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 		q.Other++
 	}
 	for i, s := range tx.Statements {
-		if err := wk.statement(ctx, s, wk.stmts[k][i], q); err != nil {
+		if err := wk.statement(ctx, s, b.args[i], wk.stmts[k][i], q); err != nil {
 			return fmt.Errorf("transaction %s, statement %d: %w", tx.Name, i+1, err)
 		}
 	}
@@ -225,10 +254,10 @@ func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 	return nil
 }
 
-func (wk *worker) statement(ctx context.Context, s *Statement, st sqldb.Stmt, q *workload.Queries) error {
+func (wk *worker) statement(ctx context.Context, s *Statement, args []int, st sqldb.Stmt, q *workload.Queries) error {
 	wk.args = wk.args[:0]
-	for _, p := range s.Params {
-		wk.args = append(wk.args, wk.drawn[p])
+	for _, i := range args {
+		wk.args = append(wk.args, wk.drawn[i])
 	}
 	var err error
 	switch s.Kind {
