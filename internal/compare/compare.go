@@ -233,12 +233,7 @@ func Run(ctx context.Context, o *Options) error {
 	c.logf("== suite %s: %s", o.Suite.Name, o.Suite.Description)
 	var runErr error
 	for rep := 1; rep <= o.Suite.Repeat && runErr == nil; rep++ {
-		order := append([]engine.Installation(nil), insts...)
-		// Alternate the engine order between repeats so no engine always runs on a colder or
-		// warmer machine than the others.
-		if rep%2 == 0 {
-			slices.Reverse(order)
-		}
+		order := roundOrder(insts, rep)
 		for _, inst := range order {
 			env.Engines[inst.Name()] = inst.Version
 			c.noteOthersLive(env)
@@ -261,6 +256,18 @@ func Run(ctx context.Context, o *Options) error {
 		runErr = err
 	}
 	return runErr
+}
+
+// roundOrder rotates the engine order by one place each round (ABC, BCA, CAB), so over as many
+// rounds as engines each runs once in every position: none always runs first on a cold machine
+// or last after the others have warmed the page cache and the CPU's clock.
+func roundOrder(insts []engine.Installation, rep int) []engine.Installation {
+	n := len(insts)
+	order := make([]engine.Installation, n)
+	for i := range insts {
+		order[i] = insts[(i+rep-1)%n]
+	}
+	return order
 }
 
 // noteOthersLive says, in the log and the report's notes, when another fairbench's servers run on

@@ -26,11 +26,13 @@ type BarChart struct {
 
 // BarSeries is one engine's values, one per category; NaN leaves a gap. Failed marks the
 // categories where it has no valid value rather than none at all: a cross at the bar's foot.
+// Lo and Hi, when set, are an interval around each value (NaN: none), drawn as a whisker.
 type BarSeries struct {
 	Name   string
 	Color  string
 	Values []float64
 	Failed []bool
+	Lo, Hi []float64
 }
 
 // SVG draws the chart; "" when no series has a value.
@@ -103,6 +105,11 @@ func (bc BarChart) draw(s BarSeries, i int, base float64, tr func(float64) float
 		case Finite(v):
 			bs.X = append(bs.X, float64(c+1))
 			bs.Y = append(bs.Y, tr(v))
+			lo, hi := math.NaN(), math.NaN()
+			if c < len(s.Lo) && c < len(s.Hi) && Finite(s.Lo[c]) && Finite(s.Hi[c]) {
+				lo, hi = tr(s.Lo[c]), tr(s.Hi[c])
+			}
+			bs.Lo, bs.Hi = append(bs.Lo, lo), append(bs.Hi, hi)
 		}
 	}
 	return bs
@@ -114,6 +121,7 @@ type groupBars struct {
 	Color        string
 	Index, Count int
 	X, Y         []float64 // group centres and bar tops, in axis units
+	Lo, Hi       []float64 // per bar, its interval's ends in axis units (NaN: none)
 	Base         float64   // where bars start, in axis units
 	Failed       []float64 // group centres where this series has no valid value
 }
@@ -151,6 +159,9 @@ func (bs groupBars) Render(r chart.Renderer, cb chart.Box, xrange, yrange chart.
 		r.LineTo(x1, y0)
 		r.Close()
 		r.FillStroke()
+		if i < len(bs.Lo) && Finite(bs.Lo[i]) {
+			bs.whisker(r, (x0+x1)/2, cb.Bottom-yrange.Translate(bs.Lo[i]), cb.Bottom-yrange.Translate(bs.Hi[i]))
+		}
 	}
 	// A cross at the foot of a missing bar says there is no valid value rather than a tiny one.
 	for _, x := range bs.Failed {
@@ -164,6 +175,21 @@ func (bs groupBars) Render(r chart.Renderer, cb chart.Box, xrange, yrange chart.
 		r.Stroke()
 		r.MoveTo(xm-3, y0-3)
 		r.LineTo(xm+3, y0-9)
+		r.Stroke()
+	}
+}
+
+// whisker draws an interval from yLo to yHi at x, in a dark grey that shows on any bar colour.
+func (bs groupBars) whisker(r chart.Renderer, x, yLo, yHi int) {
+	r.SetStrokeDashArray(nil)
+	r.SetStrokeColor(hex("#333333"))
+	r.SetStrokeWidth(1.5)
+	r.MoveTo(x, yLo)
+	r.LineTo(x, yHi)
+	r.Stroke()
+	for _, y := range []int{yLo, yHi} {
+		r.MoveTo(x-4, y)
+		r.LineTo(x+4, y)
 		r.Stroke()
 	}
 }

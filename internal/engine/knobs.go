@@ -26,18 +26,55 @@ type Knob struct {
 	Doc     string   // what flipping it does, for --help and the report
 	// flip changes the settings of one engine of kind (m is the profile's map for it).
 	flip func(p Profile, kind string, m map[string]string)
+	// expect gives the sign of the throughput change the flip's physics allows, from the
+	// settings it led to: +1 when it removes work (no log flush at commit), -1 when it adds
+	// work, 0 when either way is possible.
+	expect func(kind string, to map[string]string) int
+}
+
+// Expect gives the sign of the throughput change flipping k to the settings to can cause: +1
+// when the flip only removes work (commit without a log flush), -1 when it only adds work (a
+// synced binary log), 0 when it may go either way. A measured effect of the other sign is noise.
+func (k Knob) Expect(kind string, to map[string]string) int {
+	if k.expect == nil {
+		return 0
+	}
+	return k.expect(kind, to)
+}
+
+// removesWorkWhen gives an expect function: +1 when setting key is off (one of offs), else -1.
+func removesWorkWhen(keys map[string]string, offs ...string) func(string, map[string]string) int {
+	return func(kind string, to map[string]string) int {
+		key := keys[kind]
+		if key == "" {
+			key = keys[""]
+		}
+		v, ok := to[key]
+		if !ok {
+			return 0
+		}
+		for _, off := range offs {
+			if strings.EqualFold(v, off) {
+				return 1
+			}
+		}
+		return -1
+	}
 }
 
 // Knobs are the settings --explain can flip, in the order they are documented.
 var Knobs = []Knob{
 	{Name: "binlog", Engines: []string{MySQL, MariaDB}, flip: flipBinlog,
-		Doc: "binary log: on with sync_binlog=1 where the profile has it off, off where it is on"},
+		expect: removesWorkWhen(map[string]string{"": "log_bin"}, "OFF"),
+		Doc:    "binary log: on with sync_binlog=1 where the profile has it off, off where it is on"},
 	{Name: "doublewrite", Engines: []string{Postgres, MySQL, MariaDB}, flip: flipTornPage,
-		Doc: "torn-page protection: innodb_doublewrite on InnoDB, full_page_writes on PostgreSQL, turned off"},
+		expect: removesWorkWhen(map[string]string{Postgres: "full_page_writes", "": "innodb_doublewrite"}, "off"),
+		Doc:    "torn-page protection: innodb_doublewrite on InnoDB, full_page_writes on PostgreSQL, turned off"},
 	{Name: "flush-method", Engines: []string{MySQL, MariaDB}, flip: flipFlushMethod,
 		Doc: "innodb_flush_method fsync (through the page cache) instead of the engine's default O_DIRECT"},
 	{Name: "synchronous-commit", Engines: []string{Postgres, MySQL, MariaDB}, flip: flipSyncCommit,
-		Doc: "commit without waiting for the log flush: synchronous_commit=off, innodb_flush_log_at_trx_commit=2"},
+		expect: removesWorkWhen(map[string]string{Postgres: "synchronous_commit", "": "innodb_flush_log_at_trx_commit"}, "off", "2", "0"),
+		Doc:    "commit without waiting for the log flush: synchronous_commit=off, innodb_flush_log_at_trx_commit=2"},
 	{Name: "buffer-pool", Engines: []string{Postgres, MySQL, MariaDB}, flip: func(Profile, string, map[string]string) {},
 		Doc: "the other profile's buffer pool: the packages' 128 MiB under fair, the fair size under defaults"},
 }

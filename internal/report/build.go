@@ -34,7 +34,9 @@ func build(in *Input) (*document.Doc, error) {
 	d.Date = reportDate(m.Results)
 	d.Summary = m.summary()
 
-	d.Sections = append(d.Sections, m.paritySection(), m.decisionSection())
+	// The answer first: the picks and the headline chart, then the audit of the terms they
+	// were measured on.
+	d.Sections = append(d.Sections, m.decisionSection(), m.paritySection())
 	if s := m.resultsSection(); s != nil {
 		d.Sections = append(d.Sections, s)
 	}
@@ -265,24 +267,30 @@ func (m *model) decisionSection() *document.Section {
 			uc += " · " + d.Workload
 		}
 		pick := d.Pick
-		if d.Winner != nil || len(d.Tied) > 0 {
+		if d.Winner != nil || d.Lead != nil || len(d.Tied) > 0 {
 			pick += m.pickCaveat()
 		}
 		t.Rows = append(t.Rows, []document.Cell{{Text: uc, Head: true}, {Text: pick, Best: d.Winner != nil}, {Text: d.Why}})
 	}
 	if anyOLTP {
-		t.Foot = append(t.Foot, fmt.Sprintf("Best pick is the highest TPS at the thread count every engine ran. A gap smaller than the larger of both engines' repeat spread and %s counts as a tie. Incomplete runs are never picked.", fmtPct(minNoise)))
+		t.Foot = append(t.Foot, "Best pick is the highest median TPS at the thread count every engine ran, with the ratio of its throughput to the runner-up's and that ratio's 95% interval from the repeats (Student's t on the logs of each round's ratio). An interval that includes 1 is a tie; a single run measures no noise, so its lead stays unconfirmed. Incomplete runs are never picked.")
 	}
 	if anyTPCH {
-		t.Foot = append(t.Foot, fmt.Sprintf("Analytics rows pick the lowest TPC-H geometric mean (throughput test: the most queries per hour) among engines that answered every query correctly: an engine with a wrong answer, a timeout or an error is never picked, however fast. A gap below %s (or the repeat spread) counts as a tie.", fmtPct(minNoise)))
+		t.Foot = append(t.Foot, "Analytics rows pick the lowest TPC-H geometric mean (throughput test: the most queries per hour) among engines that answered every query correctly: an engine with a wrong answer, a timeout or an error is never picked, however fast. The speed ratio's 95% interval from the repeats decides, as for the other picks.")
 	}
 	if anyResource {
-		t.Foot = append(t.Foot, fmt.Sprintf("Memory rows pick the smallest memory the kernel charged the server's cgroup (shared buffers counted once); disk rows the fewest block-device write operations per transaction. A gap below %s counts as a tie; incomplete runs are left out.", fmtPct(minNoise)))
+		t.Foot = append(t.Foot, "Memory rows pick the smallest memory the kernel charged the server's cgroup (shared buffers counted once); disk rows the fewest block-device write operations per transaction. These summarise many workloads rather than repeat one, so a gap below 5% counts as a tie; incomplete runs are left out.")
 	}
 	if anyRamp {
 		t.Foot = append(t.Foot, "Rows marked (ramp) rank each engine's ramp by its throughput at its own saturation point, whatever the thread count there, with the same tie rule; ramps are never compared with fixed-thread runs.")
 	}
-	return &document.Section{ID: "decision", Heading: "Quick decision", Tables: []*document.Table{t}}
+	s := &document.Section{ID: "decision", Heading: "Quick decision", Tables: []*document.Table{t}}
+	if svg, err := m.headlineChart(); err != nil {
+		s.Paras = append(s.Paras, "headline chart not drawn: "+err.Error())
+	} else if svg != "" {
+		s.Figures = []document.FigGroup{{Figures: []document.Figure{{Title: "Each engine against the best", SVG: svg}}, Wide: true}}
+	}
+	return s
 }
 
 // metricRow describes one row of a per-workload block in a table with engines as columns.
@@ -815,7 +823,7 @@ func (m *model) spreadSection() *document.Section {
 			}
 		}
 	}
-	t.Foot = []string{"Spread is (max − min) / median TPS over complete runs; the quick decision treats gaps below it (and below 5%) as ties."}
+	t.Foot = []string{"Spread is (max − min) / median TPS over complete runs; the quick decision's intervals come from the same runs."}
 	return &document.Section{ID: "spread", Heading: "Repeat spread", Tables: []*document.Table{t}}
 }
 

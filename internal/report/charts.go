@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/fairbench/fairbench/internal/document"
+	"github.com/fairbench/fairbench/internal/interval"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -205,4 +207,43 @@ func stepRate(g *group, threads int, f func(result.Interval) float64, perSecond 
 		return sum / secs
 	}
 	return sum / float64(n)
+}
+
+// headlineChart is the report's one chart of the answer: per workload, each engine's median
+// throughput relative to the best engine's, with the 95% interval of that ratio from the repeats
+// as a whisker (none for the best itself, nor for single runs, which measure no noise).
+func (m *model) headlineChart() (template.HTML, error) {
+	bc := document.BarChart{Title: "Throughput relative to the best engine, per workload (whiskers: 95% interval)",
+		YName: "× best", Width: 960, Height: 320}
+	series := make([]document.BarSeries, len(m.Variants))
+	for i, v := range m.Variants {
+		series[i] = document.BarSeries{Name: v.Name, Color: colorOf(v)}
+	}
+	for _, w := range m.AllWorkloads {
+		if len(m.Threads[w]) == 0 {
+			continue
+		}
+		rk := rank(slices.DeleteFunc(m.headlineGroups(w), func(g *group) bool { return g == nil }))
+		if len(rk.ranked) < 2 {
+			continue
+		}
+		best := rk.ranked[0]
+		bc.Categories = append(bc.Categories, w)
+		for i, v := range m.Variants {
+			val, lo, hi := math.NaN(), math.NaN(), math.NaN()
+			if g := m.group(v, w, m.Headline[w]); g != nil && !g.Incomplete && best.TPS > 0 {
+				val = g.TPS / best.TPS
+				if r, ok := interval.Of(g.Samples, best.Samples, true); ok && g != best {
+					lo, hi = r.Lo, r.Hi
+				}
+			}
+			s := &series[i]
+			s.Values, s.Lo, s.Hi = append(s.Values, val), append(s.Lo, lo), append(s.Hi, hi)
+		}
+	}
+	if len(bc.Categories) == 0 {
+		return "", nil
+	}
+	bc.Series = series
+	return bc.SVG()
 }

@@ -5,11 +5,9 @@ import (
 	"math"
 	"sort"
 	"strings"
-)
 
-// minNoise is the smallest gap treated as a real difference. Single runs carry no measure of
-// their own noise, and back-to-back runs of the same server routinely differ by a few percent.
-const minNoise = 0.05
+	"github.com/fairbench/fairbench/internal/interval"
+)
 
 var useCases = map[string]string{
 	"oltp_read_write":   "Mixed OLTP (reads + writes)",
@@ -32,8 +30,9 @@ type decision struct {
 	Threads  int
 	Pick     string
 	Why      string
-	Winner   *variant   // nil on a tie or when nothing completed
-	Tied     []*variant // the engines within noise of the best, best first, on a tie
+	Winner   *variant   // nil on a tie, an unconfirmed lead, or when nothing completed
+	Tied     []*variant // the engines whose interval against the best includes no difference, best first
+	Lead     *variant   // the best by median on an unconfirmed lead (single runs), else nil
 	// Ramp marks a decision between ramp runs, by saturation throughput; Workload then carries
 	// " (ramp)" and Threads is the winner's saturation point.
 	Ramp bool
@@ -45,18 +44,42 @@ type decision struct {
 	Resource bool
 }
 
-// noise is the relative TPS gap below which two groups cannot be told apart.
-func noise(a, b *group) float64 {
-	return math.Max(minNoise, math.Max(a.Spread, b.Spread))
+// outcome is what the repeats allow to be said of the best candidate against another.
+type outcome int
+
+const (
+	// decided: the interval of the ratio lies wholly beyond 1.
+	decided outcome = iota
+	// tied: the interval includes 1, so the repeats cannot tell the two apart.
+	tied
+	// unconfirmed: a side has a single run, which measures no noise; no verdict is drawn.
+	unconfirmed
+)
+
+// judge compares the best candidate's figures with another's, higher being better: the ratio
+// best/other with its interval, paired by round (runs in the order they started).
+func judge(best, other []float64) (interval.Ratio, outcome) {
+	r, ok := interval.Of(best, other, true)
+	switch {
+	case !ok:
+		return r, unconfirmed
+	case r.Lo > 1:
+		return r, decided
+	}
+	// An interval wholly below 1 (the median ranked first, the geometric means the other way)
+	// is no evidence for either order: a tie.
+	return r, tied
 }
 
-// ranking orders the candidates of one decision: complete groups by TPS, best first; the
-// incomplete ones are never ranked. tied holds the best and every group within noise of it.
+// ranking orders the candidates of one decision: complete groups by median TPS, best first;
+// the incomplete ones are never ranked. tied holds the best and every group whose interval
+// against it includes no difference.
 type ranking struct {
 	ranked, excluded []*group
 	tied             []*group
-	gap, thr         float64 // of the last tied group, for the "why"
-	suffix           string  // names the excluded groups
+	lone             bool           // a ranked group has one run: no interval, no verdict
+	vs               interval.Ratio // best over the runner-up, or over the last tied group
+	suffix           string         // names the excluded groups
 }
 
 func rank(cands []*group) ranking {
@@ -86,11 +109,18 @@ func rank(cands []*group) ranking {
 	}
 	best := rk.ranked[0]
 	rk.tied = []*group{best}
-	for _, g := range rk.ranked[1:] {
-		gp := gapOf(best, g)
-		if t := noise(best, g); gp <= t {
+	for i, g := range rk.ranked[1:] {
+		r, out := judge(best.Samples, g.Samples)
+		switch out {
+		case unconfirmed:
+			rk.lone = true
+		case tied:
 			rk.tied = append(rk.tied, g)
-			rk.gap, rk.thr = gp, t
+			rk.vs = r
+		case decided:
+			if i == 0 {
+				rk.vs = r
+			}
 		}
 	}
 	return rk
@@ -103,8 +133,35 @@ func tiePick(d *decision, tied []*group) {
 		names[i] = g.V.Name
 		d.Tied = append(d.Tied, g.V)
 	}
-	d.Pick = "tie: " + strings.Join(names, " ≈ ") + " (within noise)"
+	d.Pick = "tie: " + strings.Join(names, " ≈ ")
 }
+
+// verdict fills d's pick from a ranking of two or more groups, the same way for fixed runs and
+// ramps: no verdict from single runs, a tie when an interval includes no difference, else the
+// best with its ratio over the runner-up. lead describes the best, other another group, and
+// detail adds figures to a decided pick.
+func verdict(d *decision, rk ranking, lead string, other func(*group) string, detail func(best, second *group) string) {
+	best, second := rk.ranked[0], rk.ranked[1]
+	switch {
+	case rk.lone:
+		d.Pick, d.Lead = "unconfirmed: "+best.V.Name+" leads", best.V
+		d.Why = fmt.Sprintf("%s vs %s; a single run measures no noise, so no verdict: run with --repeat 3 or more for an interval",
+			lead, other(second)) + rk.suffix
+	case len(rk.tied) > 1:
+		tiePick(d, rk.tied)
+		others := make([]string, 0, len(rk.tied)-1)
+		for _, g := range rk.tied[1:] {
+			others = append(others, other(g))
+		}
+		d.Why = fmt.Sprintf("%s vs %s: ratio %s includes no difference (%s, %s)", lead, strings.Join(others, ", "),
+			rk.vs, confidenceText(), rk.vs.Basis()) + rk.suffix
+	default:
+		d.Pick, d.Winner = fmt.Sprintf("%s, %s, %s", best.V.Name, rk.vs, rk.vs.Basis()), best.V
+		d.Why = fmt.Sprintf("%s vs %s, %s", lead, other(second), detail(best, second)) + rk.suffix
+	}
+}
+
+func confidenceText() string { return fmt.Sprintf("%.0f%% interval", 100*interval.Confidence) }
 
 // decide picks the engine for one workload from the groups measured at the same thread count.
 func decide(workload string, threads int, cands []*group) decision {
@@ -121,19 +178,11 @@ func decide(workload string, threads int, cands []*group) decision {
 		d.Why = fmt.Sprintf("only complete result: %s TPS, p95 %s ms", fmtRate(best.TPS), fmtMS(best.Lat.P95)) + rk.suffix
 		return d
 	}
-	if len(rk.tied) > 1 {
-		tiePick(&d, rk.tied)
-		others := make([]string, 0, len(rk.tied)-1)
-		for _, g := range rk.tied[1:] {
-			others = append(others, fmt.Sprintf("%s (%s)", fmtRate(g.TPS), g.V.Name))
-		}
-		d.Why = fmt.Sprintf("%s TPS vs %s: %s apart, noise %s", fmtRate(best.TPS), strings.Join(others, ", "), fmtPct(rk.gap), fmtPct(rk.thr)) + rk.suffix
-		return d
-	}
-	second := rk.ranked[1]
-	d.Pick, d.Winner = best.V.Name, best.V
-	d.Why = fmt.Sprintf("%s TPS vs %s (%s), p95 %s ms vs %s ms", fmtRate(best.TPS), fmtRate(second.TPS), second.V.Name,
-		fmtMS(best.Lat.P95), fmtMS(second.Lat.P95)) + rk.suffix
+	verdict(&d, rk, fmtRate(best.TPS)+" TPS",
+		func(g *group) string { return fmt.Sprintf("%s (%s)", fmtRate(g.TPS), g.V.Name) },
+		func(best, second *group) string {
+			return fmt.Sprintf("p95 %s ms vs %s ms", fmtMS(best.Lat.P95), fmtMS(second.Lat.P95))
+		})
 	return d
 }
 
@@ -163,35 +212,20 @@ func decideRamp(workload string, cands []*group) decision {
 	}
 	best := rk.ranked[0]
 	d.Threads = best.Threads
-	other := func(g *group) string {
-		return fmt.Sprintf("%s (%s at %s)", fmtRate(g.TPS), g.V.Name, threadsText(g.Threads))
-	}
 	lead := fmt.Sprintf("saturates at %s with %s TPS", threadsText(best.Threads), fmtRate(best.TPS))
 	if len(rk.ranked) == 1 {
 		d.Pick, d.Winner = best.V.Name, best.V
 		d.Why = "only complete ramp: " + lead + ", p99 " + fmtMS(best.Lat.P99) + " ms" + rk.suffix
 		return d
 	}
-	if len(rk.tied) > 1 {
-		tiePick(&d, rk.tied)
-		others := make([]string, 0, len(rk.tied)-1)
-		for _, g := range rk.tied[1:] {
-			others = append(others, other(g))
-		}
-		d.Why = fmt.Sprintf("%s vs %s: %s apart, noise %s", lead, strings.Join(others, ", "), fmtPct(rk.gap), fmtPct(rk.thr)) + rk.suffix
-		return d
-	}
-	second := rk.ranked[1]
-	d.Pick, d.Winner = best.V.Name, best.V
-	d.Why = fmt.Sprintf("%s vs %s, p99 there %s ms vs %s ms", lead, other(second), fmtMS(best.Lat.P99), fmtMS(second.Lat.P99)) + rk.suffix
+	verdict(&d, rk, lead,
+		func(g *group) string {
+			return fmt.Sprintf("%s (%s at %s)", fmtRate(g.TPS), g.V.Name, threadsText(g.Threads))
+		},
+		func(best, second *group) string {
+			return fmt.Sprintf("p99 there %s ms vs %s ms", fmtMS(best.Lat.P99), fmtMS(second.Lat.P99))
+		})
 	return d
-}
-
-func gapOf(best, g *group) float64 {
-	if best.TPS <= 0 {
-		return 0
-	}
-	return (best.TPS - g.TPS) / best.TPS
 }
 
 // decisions gives one row per workload with fixed-thread runs, one more per workload with ramp
@@ -247,7 +281,7 @@ func busyNote(cands []*group) string {
 
 // upgrades gives, for every engine with two or more releases in the comparison, one row per
 // step from an older release to the next newer one: what the upgrade changed on this workload,
-// beyond the noise or within it (the same tie rule as the engine picks).
+// judged by the interval of the ratio newer/older, as the engine picks are.
 func upgrades(workload string, threads int, cands []*group) []decision {
 	var out []decision
 	for i, older := range cands {
@@ -271,23 +305,24 @@ func upgrade(workload string, threads int, older, newer *group) decision {
 		return d
 	}
 	change := (newer.TPS - older.TPS) / older.TPS
-	thr := noise(older, newer)
 	figures := fmt.Sprintf("%s TPS vs %s at %s, p95 %s ms vs %s ms", fmtRate(newer.TPS), fmtRate(older.TPS), threadsText(threads),
 		fmtMS(newer.Lat.P95), fmtMS(older.Lat.P95))
-	sign := "+"
+	sign, word := "+", "faster"
 	if change < 0 {
-		sign = "−"
+		sign, word = "−", "slower"
 	}
-	if math.Abs(change) <= thr {
-		d.Pick = "no change (within noise)"
-		d.Why = fmt.Sprintf("%s: %s%s, noise %s", figures, sign, fmtPct(math.Abs(change)), fmtPct(thr))
-		return d
+	moved := sign + fmtPct(math.Abs(change))
+	r, ok := interval.Of(newer.Samples, older.Samples, true)
+	switch {
+	case !ok:
+		d.Pick = "unconfirmed: " + moved + " TPS"
+		d.Why = figures + "; a single run measures no noise, so no verdict: run with --repeat 3 or more for an interval"
+	case !r.Excludes(1):
+		d.Pick = "no change"
+		d.Why = fmt.Sprintf("%s: ratio %s includes no change (%s, %s)", figures, r, confidenceText(), r.Basis())
+	default:
+		d.Pick = fmt.Sprintf("%s TPS (%s), %s, %s", moved, word, r, r.Basis())
+		d.Why = figures
 	}
-	word := "faster"
-	if change < 0 {
-		word = "slower"
-	}
-	d.Pick = fmt.Sprintf("%s%s TPS (%s)", sign, fmtPct(math.Abs(change)), word)
-	d.Why = fmt.Sprintf("%s: beyond the noise of %s", figures, fmtPct(thr))
 	return d
 }

@@ -1,8 +1,10 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fairbench/fairbench/internal/result"
 )
@@ -21,6 +23,17 @@ func run(kind, workload string, threads int, tps float64, complete bool) *result
 	}
 }
 
+// reps gives one run per TPS figure, at 8 threads, started in that order: the rounds of a
+// comparison with repeats.
+func reps(kind, workload string, tps ...float64) []*result.Result {
+	out := make([]*result.Result, len(tps))
+	for i, x := range tps {
+		out[i] = run(kind, workload, 8, x, true)
+		out[i].StartedAt = time.Date(2026, 11, 27, 0, i, 0, 0, time.UTC)
+	}
+	return out
+}
+
 func TestDecisions(t *testing.T) {
 	const rw = "oltp_read_write"
 	tests := []struct {
@@ -31,77 +44,69 @@ func TestDecisions(t *testing.T) {
 		whyParts []string
 	}{
 		{
-			name: "clear winner",
-			results: []*result.Result{
-				run("mariadb", rw, 8, 987, true),
-				run("postgres", rw, 8, 1234, true),
-				run("mysql", rw, 8, 900, true),
-			},
-			pick: "postgres", winner: "postgres",
+			name: "clear winner over three rounds, with its interval",
+			results: slices.Concat(
+				reps("mariadb", rw, 987, 990, 985),
+				reps("postgres", rw, 1234, 1240, 1229),
+				reps("mysql", rw, 900, 905, 899),
+			),
+			pick: "postgres, 1.25× [1.24, 1.26], 3 rounds", winner: "postgres",
 			whyParts: []string{"1,234 TPS vs 987 (mariadb)", "p95 9.72 ms vs 12.16 ms"},
 		},
 		{
 			name: "winner is not hard-coded",
-			results: []*result.Result{
-				run("postgres", rw, 8, 700, true),
-				run("mysql", rw, 8, 1500, true),
-			},
-			pick: "mysql", winner: "mysql",
+			results: slices.Concat(
+				reps("postgres", rw, 700, 710, 690),
+				reps("mysql", rw, 1500, 1490, 1510),
+			),
+			pick: "mysql, 2.14× [2.03, 2.26], 3 rounds", winner: "mysql",
 			whyParts: []string{"1,500 TPS vs 700 (postgres)"},
 		},
 		{
-			name: "single runs within 5% tie",
+			name: "single runs: a lead, never a verdict, however large",
 			results: []*result.Result{
-				run("postgres", rw, 8, 1000, true),
+				run("postgres", rw, 8, 2000, true),
 				run("mariadb", rw, 8, 970, true),
-				run("mysql", rw, 8, 800, true),
 			},
-			pick:     "tie: postgres ≈ mariadb (within noise)",
-			whyParts: []string{"1,000 TPS vs 970 (mariadb)", "3.0% apart", "noise 5.0%"},
+			pick:     "unconfirmed: postgres leads",
+			whyParts: []string{"2,000 TPS vs 970 (mariadb)", "a single run measures no noise", "--repeat 3"},
 		},
 		{
-			name: "single runs just over 5% do not tie",
-			results: []*result.Result{
-				run("postgres", rw, 8, 1000, true),
-				run("mariadb", rw, 8, 940, true),
-			},
-			pick: "postgres", winner: "postgres",
+			name: "noisy repeats tie a gap their medians show",
+			// mysql median 1000, postgres 920: 8% behind, but the rounds disagree.
+			results: slices.Concat(
+				reps("mysql", rw, 950, 1000, 1050),
+				reps("postgres", rw, 980, 920, 860),
+			),
+			pick:     "tie: mysql ≈ postgres",
+			whyParts: []string{"1,000 TPS vs 920 (postgres)", "includes no difference (95% interval, 3 rounds)"},
 		},
 		{
-			name: "repeat spread widens the noise band",
-			// mysql median 1000, spread (1050-950)/1000 = 10%; postgres median 920 is 8% behind.
-			results: []*result.Result{
-				run("mysql", rw, 8, 950, true), run("mysql", rw, 8, 1000, true), run("mysql", rw, 8, 1050, true),
-				run("postgres", rw, 8, 915, true), run("postgres", rw, 8, 920, true), run("postgres", rw, 8, 925, true),
-			},
-			pick:     "tie: mysql ≈ postgres (within noise)",
-			whyParts: []string{"1,000 TPS vs 920 (postgres)", "8.0% apart", "noise 10.0%"},
-		},
-		{
-			name: "tight repeats separate a gap single runs could not",
-			results: []*result.Result{
-				run("mysql", rw, 8, 1000, true), run("mysql", rw, 8, 1005, true), run("mysql", rw, 8, 995, true),
-				run("postgres", rw, 8, 930, true), run("postgres", rw, 8, 931, true), run("postgres", rw, 8, 929, true),
-			},
-			pick: "mysql", winner: "mysql",
+			name: "tight repeats separate a small gap",
+			results: slices.Concat(
+				reps("mysql", rw, 1000, 1005, 995),
+				reps("postgres", rw, 970, 974, 966),
+			),
+			pick: "mysql, 1.03× [1.03, 1.03], 3 rounds", winner: "mysql",
 		},
 		{
 			name: "incomplete result that would have won never wins",
-			results: []*result.Result{
-				run("postgres", rw, 8, 1000, true),
-				run("mysql", rw, 8, 5000, false),
-				run("mariadb", rw, 8, 800, true),
-			},
-			pick: "postgres", winner: "postgres",
+			results: slices.Concat(
+				reps("postgres", rw, 1000, 1001, 999),
+				[]*result.Result{run("mysql", rw, 8, 5000, false)},
+				reps("mariadb", rw, 800, 801, 799),
+			),
+			pick: "postgres, 1.25× [1.25, 1.25], 3 rounds", winner: "postgres",
 			whyParts: []string{"1,000 TPS vs 800 (mariadb)", "mysql not ranked (incomplete)"},
 		},
 		{
-			name: "incomplete repeat is left out of the median",
-			results: []*result.Result{
-				run("postgres", rw, 8, 1000, true),
-				run("mysql", rw, 8, 1100, true), run("mysql", rw, 8, 1110, true), run("mysql", rw, 8, 100, false),
-			},
-			pick: "mysql", winner: "mysql",
+			name: "incomplete repeat is left out of the median and the interval",
+			results: slices.Concat(
+				reps("postgres", rw, 1000, 1002, 998),
+				reps("mysql", rw, 1100, 1110, 1105),
+				[]*result.Result{run("mysql", rw, 8, 100, false)},
+			),
+			pick: "mysql, 1.10× [1.09, 1.12], 3 rounds", winner: "mysql",
 			whyParts: []string{"1,105 TPS vs 1,000 (postgres)"},
 		},
 		{
@@ -125,7 +130,7 @@ func TestDecisions(t *testing.T) {
 				run("postgres", rw, 4, 500, true), run("postgres", rw, 16, 900, true), run("postgres", rw, 64, 3000, true),
 				run("mysql", rw, 4, 600, true), run("mysql", rw, 16, 1200, true),
 			},
-			pick: "mysql", winner: "mysql",
+			pick:     "unconfirmed: mysql leads",
 			whyParts: []string{"1,200 TPS vs 900 (postgres)"},
 		},
 	}
@@ -215,9 +220,10 @@ func TestTooLittleIsNotRanked(t *testing.T) {
 
 // Two releases of one engine: the upgrade row says what changed, beyond the noise or within it.
 func TestUpgradeRows(t *testing.T) {
+	// Three rounds of each release, 1% apart around tps.
 	mk := func(kind, release string, tps float64) *group {
 		return &group{V: &variant{Kind: kind, Engine: kind + "@" + release, Name: kind + "@" + release}, TPS: tps,
-			Lat: result.Latency{P95: 10}}
+			Samples: []float64{tps, tps * 1.01, tps * 0.99}, Lat: result.Latency{P95: 10}}
 	}
 	for _, c := range []struct {
 		name     string
@@ -226,11 +232,15 @@ func TestUpgradeRows(t *testing.T) {
 		useCases []string
 	}{
 		{"faster", []*group{mk("postgres", "15", 1000), mk("postgres", "18", 1200), mk("mariadb", "11.8", 900)},
-			[]string{"+20.0% TPS (faster)"}, []string{"Upgrade postgres@15 → postgres@18"}},
-		{"within noise", []*group{mk("mariadb", "10.11", 1000), mk("mariadb", "11.8", 980)},
-			[]string{"no change (within noise)"}, []string{"Upgrade mariadb@10.11 → mariadb@11.8"}},
+			[]string{"+20.0% TPS (faster), 1.20× [1.20, 1.20], 3 rounds"}, []string{"Upgrade postgres@15 → postgres@18"}},
+		{"within noise", []*group{mk("mariadb", "10.11", 1000), {V: &variant{Kind: "mariadb", Engine: "mariadb@11.8", Name: "mariadb@11.8"},
+			TPS: 980, Samples: []float64{1020, 980, 940}}},
+			[]string{"no change"}, []string{"Upgrade mariadb@10.11 → mariadb@11.8"}},
 		{"three releases, two steps", []*group{mk("postgres", "15", 1000), mk("postgres", "17", 800), mk("postgres", "18", 1000)},
-			[]string{"−20.0% TPS (slower)", "+25.0% TPS (faster)"}, []string{"Upgrade postgres@15 → postgres@17", "Upgrade postgres@17 → postgres@18"}},
+			[]string{"−20.0% TPS (slower), 0.80× [0.80, 0.80], 3 rounds", "+25.0% TPS (faster), 1.25× [1.25, 1.25], 3 rounds"}, []string{"Upgrade postgres@15 → postgres@17", "Upgrade postgres@17 → postgres@18"}},
+		{"single runs are unconfirmed", []*group{{V: &variant{Kind: "postgres", Engine: "postgres@15", Name: "postgres@15"}, TPS: 1000, Samples: []float64{1000}},
+			{V: &variant{Kind: "postgres", Engine: "postgres@18", Name: "postgres@18"}, TPS: 1500, Samples: []float64{1500}}},
+			[]string{"unconfirmed: +50.0% TPS"}, []string{"Upgrade postgres@15 → postgres@18"}},
 		{"one release each", []*group{mk("postgres", "18", 1000), mk("mysql", "9.7", 800)}, nil, nil},
 	} {
 		ds := upgrades("oltp_read_write", 8, c.cands)

@@ -1,11 +1,14 @@
 package report
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/fairbench/fairbench/internal/document"
+	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/interval"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -55,30 +58,18 @@ func (m *model) knobSection() *document.Section {
 	for _, k := range keys {
 		t.Rows = append(t.Rows, m.knobRow(k, runs[k]))
 	}
-	t.Foot = []string{"Each row is one engine run again with that one knob flipped from the comparison's profile, everything else equal; TPS is the median of complete runs at the thread count the comparison's tables use. Effect is flipped over compared, minus one; within noise when smaller than the largest of 5% and the two repeat spreads. Each flipped run follows its engine's own run directly; an effect on a workload the knob cannot touch (the binary log on read-only work) shows how much the machine itself moved between the two."}
+	t.Foot = []string{"Each row is one engine run again with that one knob flipped from the comparison's profile, everything else equal; TPS is the median of complete runs at the thread count the comparison's tables use. Effect is flipped over compared, minus one, with its 95% interval from the repeats (each flipped run paired with the run it followed); within noise when the interval includes no change, and shown as noise when the repeats place it on the side the knob's physics rules out (durable commit turned off cannot make an engine slower). Each flipped run follows its engine's own run directly; an effect on a workload the knob cannot touch (the binary log on read-only work) shows how much the machine itself moved between the two."}
 	return &document.Section{ID: "knobs", Heading: "Knob effects (--explain)", Tables: []*document.Table{t},
 		Paras: []string{"Which setting explains a gap: the headline figure of each engine with one knob flipped, beside the comparison's."}}
 }
 
 func (m *model) knobRow(k knobKey, runs []*result.Result) []document.Cell {
-	var tps []float64
-	complete := false
-	for _, r := range runs {
-		if r.Complete {
-			tps = append(tps, r.TPS)
-			complete = true
-		}
-	}
+	used := slices.DeleteFunc(slices.Clone(runs), func(r *result.Result) bool { return !r.Complete })
+	complete := len(used) > 0
 	if !complete {
-		for _, r := range runs {
-			tps = append(tps, r.TPS)
-		}
+		used = runs
 	}
-	flipped := median(tps)
-	spread := 0.0
-	if flipped > 0 {
-		spread = (slices.Max(tps) - slices.Min(tps)) / flipped
-	}
+	flipped := inStartOrder(used, func(r *result.Result) float64 { return r.TPS })
 	var base *group
 	for _, v := range m.Variants {
 		if v.Kind == k.kind && v.Label == "" {
@@ -89,19 +80,56 @@ func (m *model) knobRow(k knobKey, runs []*result.Result) []document.Cell {
 	var changed string
 	if base != nil {
 		baseTxt = fmtRate(base.TPS)
-		if base.TPS > 0 {
-			e := flipped/base.TPS - 1
-			effect = signedPct(e)
-			if abs(e) <= max(minNoise, base.Spread, spread) {
-				effect += " (within noise)"
-			}
-		}
+		var to map[string]string
 		if base.Rep != nil && base.Rep.Server != nil && runs[0].Server != nil {
 			changed = settingsChange(base.Rep.Server.Profile, runs[0].Server.Profile)
+			to = runs[0].Server.Profile
+		}
+		if base.TPS > 0 {
+			effect = knobEffect(median(flipped)/base.TPS-1, flipped, base.Samples, knobExpect(k, to))
 		}
 	}
 	return []document.Cell{{Text: k.knob, Head: true}, {Text: k.kind}, {Text: orDash(changed)}, {Text: k.workload},
-		{Text: fmtInt(int64(k.threads))}, {Text: baseTxt}, {Text: fmtRate(flipped), Incomplete: !complete}, {Text: effect}}
+		{Text: fmtInt(int64(k.threads))}, {Text: baseTxt}, {Text: fmtRate(median(flipped)), Incomplete: !complete}, {Text: effect}}
+}
+
+// knobEffect says what flipping a knob did: the change of the medians, and, from the repeats,
+// its interval (the flipped runs paired with the runs they followed). An effect is claimed only
+// when the interval excludes no change and its sign is one the knob's physics allows (expect:
+// +1 only faster, -1 only slower, 0 either): durable commit turned off cannot slow an engine, so
+// such a measurement is the machine moving, and is shown as noise.
+func knobEffect(change float64, flipped, base []float64, expect int) string {
+	text := signedPct(change)
+	r, ok := interval.Of(flipped, base, true)
+	if !ok {
+		return text + " (one run: no interval)"
+	}
+	text += fmt.Sprintf(" [%s, %s]", signedPct(r.Lo-1), signedPct(r.Hi-1))
+	switch {
+	case !r.Excludes(1):
+		return text + " (within noise)"
+	case expect > 0 && r.Hi < 1, expect < 0 && r.Lo > 1:
+		return text + " (noise: the wrong sign for what this knob does)"
+	}
+	return text
+}
+
+// knobExpect asks the engine layer which way the knob can move throughput; "a+b" flips are
+// judged only when every knob agrees.
+func knobExpect(k knobKey, to map[string]string) int {
+	sign := 0
+	for i, name := range strings.Split(k.knob, "+") {
+		kn, err := engine.LookupKnob(name)
+		if err != nil {
+			return 0
+		}
+		e := kn.Expect(k.kind, to)
+		if i > 0 && e != sign {
+			return 0
+		}
+		sign = e
+	}
+	return sign
 }
 
 // settingsChange lists the settings that differ between two applied profiles: "log_bin OFF → ON".

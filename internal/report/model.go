@@ -41,7 +41,10 @@ type group struct {
 	Retries        int64
 	MinTPS, MaxTPS float64
 	Spread         float64 // (max-min)/median TPS; 0 with a single run
-	Rep            *result.Result
+	// Samples are the used runs' figures (TPS, or saturation TPS for ramps) in the order the runs
+	// started, so the k-th of two engines' samples come from the same round of a comparison.
+	Samples []float64
+	Rep     *result.Result
 	// Ramp is Rep's ramp, for groups of ramp runs; nil otherwise.
 	Ramp *result.Ramp
 
@@ -524,7 +527,19 @@ func (g *group) summarise() {
 			g.Rep = r
 		}
 	}
+	g.Samples = inStartOrder(g.Used, func(r *result.Result) float64 { return r.TPS })
 	g.Server = summariseServer(g.Used)
+}
+
+// inStartOrder gives f of each run, the runs taken in the order they started.
+func inStartOrder(runs []*result.Result, f func(*result.Result) float64) []float64 {
+	sorted := slices.Clone(runs)
+	slices.SortStableFunc(sorted, func(a, b *result.Result) int { return a.StartedAt.Compare(b.StartedAt) })
+	out := make([]float64, len(sorted))
+	for i, r := range sorted {
+		out[i] = f(r)
+	}
+	return out
 }
 
 // summariseRamp summarises ramp runs by their saturation point: TPS is the median saturation
@@ -551,6 +566,7 @@ func (g *group) summariseRamp() {
 	if g.TPS > 0 {
 		g.Spread = (g.MaxTPS - g.MinTPS) / g.TPS
 	}
+	g.Samples = inStartOrder(g.Used, func(r *result.Result) float64 { return r.Ramp.SaturationTPS })
 	g.Ramp = g.Rep.Ramp
 	g.Threads = g.Ramp.SaturationThreads
 	if st, ok := rampStep(g.Ramp, g.Threads); ok {

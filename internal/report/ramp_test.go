@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/result"
@@ -32,6 +33,15 @@ func rampRun(kind, workload string, steps [][3]float64, sat int, stopped string,
 		r.Error = "server went away"
 	}
 	return r
+}
+
+// inRounds gives runs start times in the order given, as a comparison's rounds would: the
+// decision pairs the k-th run of each engine.
+func inRounds(rs ...*result.Result) []*result.Result {
+	for i, r := range rs {
+		r.StartedAt = time.Date(2026, 11, 27, 0, i, 0, 0, time.UTC)
+	}
+	return rs
 }
 
 // mdSection returns one "## heading" section of a Markdown report, "" when there is none.
@@ -92,8 +102,9 @@ func TestRampReport(t *testing.T) {
 			notWant: []string{"## Results", "## Scalability", "## Server side"},
 			wantMD:  []string{"mariadb 11.4.3 on oltp_read_write in ramp runs: from 4 threads, adding 4 every 10 s up to 24, p99 SLO 50 ms."},
 			useCase: "Mixed OLTP (reads + writes) · oltp_read_write (ramp)",
-			pick:    "postgres", winner: "postgres",
-			whyParts: []string{"saturates at 24 threads with 3,120 TPS vs 2,640 (mariadb at 20 threads)", "p99 there 26.40 ms vs 27.50 ms"},
+			// One ramp each: a lead, no verdict.
+			pick:     "unconfirmed: postgres leads",
+			whyParts: []string{"saturates at 24 threads with 3,120 TPS vs 2,640 (mariadb at 20 threads)", "a single run measures no noise"},
 		},
 		{
 			name: "ramps are never compared with fixed runs of the same workload",
@@ -114,29 +125,47 @@ func TestRampReport(t *testing.T) {
 			notWant: []string{"## Scalability", "oltp_read_write, 16 threads", "oltp_read_write, 12 threads"},
 			wantMD: []string{
 				"| oltp_read_write, 8 threads | TPS | **5,000** | 1,000 |",
-				"| Mixed OLTP (reads + writes) · oltp_read_write | **postgres** | 5,000 TPS vs 1,000 (mysql)",
+				"| Mixed OLTP (reads + writes) · oltp_read_write | unconfirmed: postgres leads | 5,000 TPS vs 1,000 (mysql)",
 				"| postgres | oltp_read_write | 4–16 | ramp |",
 				"Ramp runs on oltp_read_write: from 4 threads",
 				"Ramp runs are not in this table",
 			},
-			useCase: "Mixed OLTP (reads + writes) · oltp_read_write (ramp)",
-			pick:    "mysql", winner: "mysql",
+			useCase:  "Mixed OLTP (reads + writes) · oltp_read_write (ramp)",
+			pick:     "unconfirmed: mysql leads",
 			whyParts: []string{"saturates at 16 threads with 3,000 TPS vs 2,000 (postgres at 12 threads)"},
 		},
 		{
 			name: "saturation throughputs within noise tie",
 			results: func() []*result.Result {
-				return []*result.Result{
+				return inRounds(
 					rampRun("postgres", rw, steps(1000, 2000, 2900), 2, "max threads", 50, true),
 					rampRun("mariadb", rw, steps(1000, 2000, 3000, 2950), 2, "throughput stopped rising", 50, true),
-				}
+					rampRun("postgres", rw, steps(1000, 2000, 3100), 2, "max threads", 50, true),
+					rampRun("mariadb", rw, steps(1000, 2000, 2950, 2900), 2, "throughput stopped rising", 50, true),
+				)
 			},
-			want:    []string{"mariadb: saturates at 12 threads, 3,000 TPS (stopped: throughput stopped rising)"},
 			useCase: "Mixed OLTP (reads + writes) · oltp_read_write (ramp)",
-			pick:    "tie: mariadb ≈ postgres (within noise)",
+			pick:    "tie: postgres ≈ mariadb",
 			whyParts: []string{
-				"saturates at 12 threads with 3,000 TPS vs 2,900 (postgres at 12 threads): 3.3% apart, noise 5.0%",
+				"saturates at 12 threads with 3,000 TPS vs 2,975 (mariadb at 12 threads): ratio 1.01× [",
+				"includes no difference (95% interval, 2 rounds)",
 			},
+		},
+		{
+			name: "repeated ramps that agree decide",
+			results: func() []*result.Result {
+				return inRounds(
+					rampRun("postgres", rw, steps(1000, 2000, 2900), 2, "max threads", 50, true),
+					rampRun("mariadb", rw, steps(1000, 2000, 2000, 1950), 1, "throughput stopped rising", 50, true),
+					rampRun("postgres", rw, steps(1000, 2000, 2950), 2, "max threads", 50, true),
+					rampRun("mariadb", rw, steps(1000, 2010, 2000, 1950), 1, "throughput stopped rising", 50, true),
+					rampRun("postgres", rw, steps(1000, 2000, 2920), 2, "max threads", 50, true),
+					rampRun("mariadb", rw, steps(1000, 2005, 2000, 1950), 1, "throughput stopped rising", 50, true),
+				)
+			},
+			useCase: "Mixed OLTP (reads + writes) · oltp_read_write (ramp)",
+			pick:    "postgres, 1.46× [1.44, 1.48], 3 rounds", winner: "postgres",
+			whyParts: []string{"saturates at 12 threads with 2,920 TPS vs 2,005 (mariadb at 8 threads)", "p99 there"},
 		},
 		{
 			name: "an incomplete ramp is shown but never wins",
@@ -168,8 +197,8 @@ func TestRampReport(t *testing.T) {
 				"postgres: saturates at 8 threads, 180 TPS (stopped: p99 above SLO 12.5 ms)",
 				"mysql: saturates at 12 threads, 130 TPS (stopped: max threads 24)",
 			},
-			useCase: "ycsb_a (ramp)",
-			pick:    "postgres", winner: "postgres",
+			useCase:  "ycsb_a (ramp)",
+			pick:     "unconfirmed: postgres leads",
 			whyParts: []string{"saturates at 8 threads with 180 TPS vs 130 (mysql at 12 threads)"},
 		},
 	}
@@ -226,7 +255,7 @@ func TestRampReport(t *testing.T) {
 					t.Errorf("Why = %q, want it to contain %q", d.Why, p)
 				}
 			}
-			pick := tc.pick
+			pick := document.MarkdownCell(tc.pick)
 			if tc.winner != "" {
 				pick = "**" + pick + "**"
 			}

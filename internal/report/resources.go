@@ -68,7 +68,13 @@ func (m *model) perVariant(f func(a *serverAgg) optFloat, combine func([]float64
 	return out
 }
 
-// lowest picks the smallest value; values within minNoise of it tie. It needs two engines.
+// resourceTie is the relative gap below which two memory or write figures tie. These rows
+// summarise one figure over many workloads (a median, or the largest), not repeats of one
+// measurement, so no interval of repeats applies; memory charged and write operations per
+// transaction also move far less between runs than throughput does.
+const resourceTie = 0.05
+
+// lowest picks the smallest value; values within resourceTie of it tie. It needs two engines.
 func lowest(useCase string, vals map[*variant]float64, unit, basis string) (decision, bool) {
 	d := decision{UseCase: useCase, Workload: useCase, Resource: true}
 	if len(vals) < 2 {
@@ -87,7 +93,7 @@ func lowest(useCase string, vals map[*variant]float64, unit, basis string) (deci
 	best := vals[vs[0]]
 	var tied []*variant
 	for _, v := range vs {
-		if vals[v] <= best*(1+minNoise) {
+		if vals[v] <= best*(1+resourceTie) {
 			tied = append(tied, v)
 		}
 	}
@@ -102,7 +108,7 @@ func lowest(useCase string, vals map[*variant]float64, unit, basis string) (deci
 			names[i] = v.Name
 			d.Tied = append(d.Tied, v)
 		}
-		d.Pick = "tie: " + strings.Join(names, " ≈ ") + " (within noise)"
+		d.Pick = "tie: " + strings.Join(names, " ≈ ") + " (within 5%)"
 		return d, true
 	}
 	d.Pick, d.Winner = vs[0].Name, vs[0]

@@ -16,7 +16,7 @@ func TestLowest(t *testing.T) {
 	}{
 		{"one engine is no comparison", map[*variant]float64{pg: 100}, false, "", ""},
 		{"clear winner", map[*variant]float64{pg: 300, my: 200, ma: 250}, true, "mysql", "mysql 200 MB, mariadb 250 MB, postgres 300 MB"},
-		{"within noise ties", map[*variant]float64{pg: 204, my: 200, ma: 400}, true, "tie: mysql ≈ postgres (within noise)", "mysql 200 MB, postgres 204 MB"},
+		{"within noise ties", map[*variant]float64{pg: 204, my: 200, ma: 400}, true, "tie: mysql ≈ postgres (within 5%)", "mysql 200 MB, postgres 204 MB"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

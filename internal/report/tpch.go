@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fairbench/fairbench/internal/document"
+	"github.com/fairbench/fairbench/internal/interval"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -547,32 +548,55 @@ func decideTPCH(s *tpchSet) decision {
 		d.Why = "only engine with every answer correct: " + figText(best) + fastest + suffix
 		return d
 	}
-	tied := []*tpchGroup{best}
-	var gap, thr float64
-	for _, g := range ranked[1:] {
-		gp := math.Abs(g.Figure-best.Figure) / math.Max(best.Figure, g.Figure)
-		if t := math.Max(minNoise, math.Max(best.Spread, g.Spread)); gp <= t {
-			tied = append(tied, g)
-			gap, thr = gp, t
+	// Judged on speed (queries per hour, or one over the geometric mean), higher being better,
+	// so the ratio reads "best is 1.5× as fast" in both tests.
+	speed := func(g *tpchGroup) []float64 {
+		return inStartOrder(g.Used, func(r *result.Result) float64 {
+			f := tpchFigure(r.TPCH)
+			if s.throughput() || f == 0 {
+				return f
+			}
+			return 1 / f
+		})
+	}
+	tiedGroups := []*tpchGroup{best}
+	lone := false
+	var vs interval.Ratio
+	for i, g := range ranked[1:] {
+		r, out := judge(speed(best), speed(g))
+		switch {
+		case out == unconfirmed:
+			lone = true
+		case out == tied:
+			tiedGroups = append(tiedGroups, g)
+			vs = r
+		case i == 0:
+			vs = r
 		}
 	}
-	if len(tied) > 1 {
-		names := make([]string, len(tied))
-		others := make([]string, 0, len(tied)-1)
-		for i, g := range tied {
+	second := ranked[1]
+	switch {
+	case lone:
+		d.Pick, d.Lead = "unconfirmed: "+best.V.Name+" leads", best.V
+		d.Why = fmt.Sprintf("%s vs %s (%s); a single run measures no noise, so no verdict: run with --repeat 3 or more for an interval",
+			figText(best), other(second), second.V.Name) + fastest + suffix
+	case len(tiedGroups) > 1:
+		names := make([]string, len(tiedGroups))
+		others := make([]string, 0, len(tiedGroups)-1)
+		for i, g := range tiedGroups {
 			names[i] = g.V.Name
 			d.Tied = append(d.Tied, g.V)
 			if i > 0 {
 				others = append(others, other(g)+" ("+g.V.Name+")")
 			}
 		}
-		d.Pick = "tie: " + strings.Join(names, " ≈ ") + " (within noise)"
-		d.Why = fmt.Sprintf("%s vs %s: %s apart, noise %s", figText(best), strings.Join(others, ", "), fmtPct(gap), fmtPct(thr)) + fastest + suffix
-		return d
+		d.Pick = "tie: " + strings.Join(names, " ≈ ")
+		d.Why = fmt.Sprintf("%s vs %s: speed ratio %s includes no difference (%s, %s)", figText(best), strings.Join(others, ", "),
+			vs, confidenceText(), vs.Basis()) + fastest + suffix
+	default:
+		d.Pick, d.Winner = fmt.Sprintf("%s, %s as fast, %s", best.V.Name, vs, vs.Basis()), best.V
+		d.Why = fmt.Sprintf("%s vs %s (%s)", figText(best), other(second), second.V.Name) + fastest + suffix
 	}
-	second := ranked[1]
-	d.Pick, d.Winner = best.V.Name, best.V
-	d.Why = fmt.Sprintf("%s vs %s (%s)", figText(best), other(second), second.V.Name) + fastest + suffix
 	return d
 }
 

@@ -1,0 +1,127 @@
+// Package interval says how sure a comparison of two engines' repeated measurements is: the
+// ratio of their throughputs with a confidence interval, computed from the repeats themselves,
+// so a verdict rests on the noise this machine showed and never on an assumed noise floor.
+//
+// The method is Student's t on the logarithms of the figures. Throughput is a rate whose noise
+// is multiplicative (a busy second costs a share of the work, not a fixed amount), so logs make
+// the two sides symmetric and the interval of a ratio is the exponential of an interval of a
+// difference. When both engines ran the same rounds, each round's ratio is one observation (a
+// paired interval): a round that the machine slowed for both engines then cancels out. Otherwise
+// the two samples are compared unpaired with Welch's interval, which does not assume equal
+// variances. Student's t is exact for normal logs and conservative enough for three to ten
+// repeats, where a bootstrap has too few distinct resamples to mean anything (three rounds give
+// ten) and a rank test can never reach 95% (three against three gives p ≥ 0.1).
+// The t quantiles come from github.com/aclements/go-moremath/stats, the statistics library
+// benchstat is built on.
+package interval
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/aclements/go-moremath/stats"
+)
+
+// Confidence is the two-sided confidence of every interval fairbench reports.
+const Confidence = 0.95
+
+// Ratio is a/b with its Confidence interval.
+type Ratio struct {
+	Estimate float64 // ratio of the geometric means (paired: geometric mean of the rounds' ratios)
+	Lo, Hi   float64
+	Rounds   int  // pairs when Paired, else the smaller sample's size
+	Paired   bool // by rounds, both sides measured in each
+}
+
+// Of gives the ratio a/b with its interval: paired by index when paired is set and both samples
+// have the same length, unpaired otherwise. ok is false when either side has fewer than two
+// positive figures: one run carries no measure of its own noise.
+func Of(a, b []float64, paired bool) (r Ratio, ok bool) {
+	la, lb := logs(a), logs(b)
+	if len(la) < 2 || len(lb) < 2 {
+		return Ratio{}, false
+	}
+	if paired && len(la) == len(lb) && len(la) == len(a) && len(lb) == len(b) {
+		d := make([]float64, len(la))
+		for i := range la {
+			d[i] = la[i] - lb[i]
+		}
+		m, v := meanVar(d)
+		half := quantile(float64(len(d)-1)) * math.Sqrt(v/float64(len(d)))
+		return expRatio(m, half, len(d), true), true
+	}
+	ma, va := meanVar(la)
+	mb, vb := meanVar(lb)
+	na, nb := float64(len(la)), float64(len(lb))
+	se2 := va/na + vb/nb
+	df := welchDF(va/na, vb/nb, na, nb)
+	half := quantile(df) * math.Sqrt(se2)
+	return expRatio(ma-mb, half, min(len(la), len(lb)), false), true
+}
+
+// Excludes reports whether the interval lies wholly above or below x (1: no difference).
+func (r Ratio) Excludes(x float64) bool { return r.Lo > x || r.Hi < x }
+
+// String gives "1.21× [1.12, 1.30]".
+func (r Ratio) String() string {
+	return fmt.Sprintf("%s× [%s, %s]", fmtRatio(r.Estimate), fmtRatio(r.Lo), fmtRatio(r.Hi))
+}
+
+// Basis says what the interval came from: "3 rounds" or "3 and 4 runs".
+func (r Ratio) Basis() string {
+	if r.Paired {
+		return fmt.Sprintf("%d rounds", r.Rounds)
+	}
+	return fmt.Sprintf("at least %d runs each", r.Rounds)
+}
+
+func fmtRatio(x float64) string {
+	if x >= 10 {
+		return fmt.Sprintf("%.1f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+func expRatio(meanLog, half float64, rounds int, paired bool) Ratio {
+	return Ratio{Estimate: math.Exp(meanLog), Lo: math.Exp(meanLog - half), Hi: math.Exp(meanLog + half),
+		Rounds: rounds, Paired: paired}
+}
+
+// logs gives the logarithms of the positive figures; a zero (a run that did nothing) has no
+// logarithm and is left out, which leaves fewer rounds and so a wider interval.
+func logs(xs []float64) []float64 {
+	out := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if x > 0 && !math.IsInf(x, 0) && !math.IsNaN(x) {
+			out = append(out, math.Log(x))
+		}
+	}
+	return out
+}
+
+// meanVar gives the mean and the unbiased sample variance.
+func meanVar(xs []float64) (mean, variance float64) {
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	for _, x := range xs {
+		variance += (x - mean) * (x - mean)
+	}
+	return mean, variance / float64(len(xs)-1)
+}
+
+// welchDF is the Welch–Satterthwaite degrees of freedom; with no variance on either side it is
+// the pooled count, so the (zero-width) interval stays defined.
+func welchDF(sa, sb, na, nb float64) float64 {
+	den := sa*sa/(na-1) + sb*sb/(nb-1)
+	if den == 0 {
+		return na + nb - 2
+	}
+	return (sa + sb) * (sa + sb) / den
+}
+
+// quantile is the two-sided Confidence quantile of Student's t with df degrees of freedom.
+func quantile(df float64) float64 {
+	return stats.InvCDF(stats.TDist{V: df})(1 - (1-Confidence)/2)
+}

@@ -1,0 +1,105 @@
+package interval
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// sample draws n throughputs around center with multiplicative noise of the given relative
+// standard deviation, plus, when paired, a per-round machine factor shared by both engines.
+func sample(rng *rand.Rand, n int, center, noise float64, round []float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = center * math.Exp(rng.NormFloat64()*noise+round[i])
+	}
+	return out
+}
+
+func rounds(rng *rand.Rand, n int, drift float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = rng.NormFloat64() * drift
+	}
+	return out
+}
+
+// TestSyntheticRates runs the method on samples of known difference many times: with none, it
+// must call a difference no more often than 1 − Confidence says (within sampling error); with a
+// real one well above the noise, it must find it almost always and put the truth inside the
+// interval at the stated rate.
+func TestSyntheticRates(t *testing.T) {
+	const trials = 4000
+	cases := []struct {
+		name         string
+		n            int
+		ratio, noise float64
+		drift        float64 // per-round machine factor, shared by both sides
+		paired       bool
+		minFound     float64 // share of trials whose interval excludes 1
+		maxFound     float64
+		minCoverage  float64 // share whose interval holds the true ratio
+	}{
+		{"no difference, 3 rounds, paired", 3, 1, 0.08, 0.15, true, 0, 0.065, 0.935},
+		{"no difference, 5 runs, unpaired", 5, 1, 0.08, 0, false, 0, 0.07, 0.93},
+		{"25% apart, 3 rounds, 3% noise", 3, 1.25, 0.03, 0.15, true, 0.97, 1, 0.935},
+		{"25% apart, 5 runs unpaired, 5% noise", 5, 1.25, 0.05, 0, false, 0.97, 1, 0.93},
+		{"2% apart, 3 rounds, 10% noise: mostly a tie", 3, 1.02, 0.10, 0, true, 0, 0.10, 0.935},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, uint64(c.n)))
+			found, covered := 0, 0
+			for range trials {
+				shared := rounds(rng, c.n, c.drift)
+				a := sample(rng, c.n, 1000*c.ratio, c.noise, shared)
+				b := sample(rng, c.n, 1000, c.noise, shared)
+				r, ok := Of(a, b, c.paired)
+				if !ok {
+					t.Fatal("no interval from two samples of", c.n)
+				}
+				if r.Excludes(1) {
+					found++
+				}
+				if r.Lo <= c.ratio && c.ratio <= r.Hi {
+					covered++
+				}
+			}
+			f, cov := float64(found)/trials, float64(covered)/trials
+			if f < c.minFound || f > c.maxFound {
+				t.Errorf("called a difference in %.1f%% of trials, want %.1f%%–%.1f%%", 100*f, 100*c.minFound, 100*c.maxFound)
+			}
+			if cov < c.minCoverage {
+				t.Errorf("interval held the true ratio %.2f in %.1f%% of trials, want at least %.1f%%", c.ratio, 100*cov, 100*c.minCoverage)
+			}
+		})
+	}
+}
+
+func TestOf(t *testing.T) {
+	cases := []struct {
+		name   string
+		a, b   []float64
+		paired bool
+		ok     bool
+		want   string
+	}{
+		{"single run", []float64{100}, []float64{90, 91}, true, false, ""},
+		{"zeros left out", []float64{100, 0}, []float64{90, 91}, true, false, ""},
+		{"no noise", []float64{120, 120, 120}, []float64{100, 100, 100}, true, true, "1.20× [1.20, 1.20]"},
+		{"paired drift cancels", []float64{110, 220, 330}, []float64{100, 200, 300}, true, true, "1.10× [1.10, 1.10]"},
+		{"same drift unpaired is wide", []float64{110, 220, 330}, []float64{100, 200, 300}, false, true, "1.10× [0.31, 3.88]"},
+		{"unequal lengths fall back to unpaired", []float64{110, 112, 108, 111}, []float64{100, 101, 99}, true, true, "1.10× [1.08, 1.13]"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, ok := Of(c.a, c.b, c.paired)
+			if ok != c.ok {
+				t.Fatalf("ok = %v, want %v", ok, c.ok)
+			}
+			if ok && r.String() != c.want {
+				t.Errorf("got %s, want %s", r, c.want)
+			}
+		})
+	}
+}
