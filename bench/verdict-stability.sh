@@ -7,44 +7,67 @@
 # Before each run it prints the load average and the steal since the previous run: measure alone
 # (nothing else of yours running, load under 1.5 on a 2-core machine), or the tally is weak.
 #
+# With HOG_RUN=i, run i shares the machine with a CPU hog on one core (a busy loop pinned to CPU 0),
+# to show that the report notices: that run's picks must carry the busy-machine warning.
+#
 # Usage: bench/verdict-stability.sh [compare flags...]   (default: --suite quick)
-# Environment: K (runs, default 5), OUT (default out/verdict-stability)
+# Environment: K (runs, default 5), OUT (default out/verdict-stability), HOG_RUN (none)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 K=${K:-5}
 OUT=${OUT:-out/verdict-stability}
+HOG_RUN=${HOG_RUN:-0}
 case "$K" in '' | *[!0-9]* | 0) echo "verdict-stability: K must be a whole number of runs from 1 up, not '$K'" >&2; exit 2 ;; esac
+case "$HOG_RUN" in *[!0-9]*) echo "verdict-stability: HOG_RUN must be the number of a run, not '$HOG_RUN'" >&2; exit 2 ;; esac
 [ $# -gt 0 ] || set -- --suite quick
 
 . bench/lib.sh
+
+hog=
+stop_hog() { [ -z "$hog" ] || { kill "$hog" 2>/dev/null || true; wait "$hog" 2>/dev/null || true; hog=; }; }
+trap 'stop_hog; cleanup' EXIT
+trap 'exit 130' INT TERM
 
 tally="$tmp/picks"
 : >"$tally"
 for i in $(seq "$K"); do
   before=$(stat_ticks)
   echo "== run $i of $K: load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  extra=()
+  if [ "$i" = "$HOG_RUN" ]; then
+    taskset -c 0 sh -c 'while :; do :; done' &
+    hog=$!
+    # The hog never leaves: waiting for a quiet machine before each step would only add time.
+    extra=(--quiet-wait 0)
+    echo "   with a CPU hog on core 0 (pid $hog)" >&2
+  fi
   t0=$(date +%s)
-  "$FB" compare "$@" --out "$OUT/run-$i" --force >"$tmp/compare-$i.log" 2>&1 || {
+  "$FB" compare "$@" "${extra[@]}" --out "$OUT/run-$i" --force >"$tmp/compare-$i.log" 2>&1 || {
     echo "verdict-stability: run $i failed; its log ends:" >&2
     tail -n 5 "$tmp/compare-$i.log" >&2
     exit 1
   }
   echo "   took $(($(date +%s) - t0)) s, steal $(steal_pct "$before" "$(stat_ticks)")%" >&2
-  # The quick decision's rows: | use case | pick | why |, the pick's ** marks dropped.
+  stop_hog
+  # The quick decision's rows: | use case | pick | why |, the pick's ** marks dropped, and of a
+  # pick its answer only (the engine, or the tie), not its ratio and interval, which move.
   awk -F' \\| ' -v run="$i" '
     /^## Quick decision/ { on = 1; next }
     /^## / { on = 0 }
     on && /^\| / && !/^\| Use case/ && !/^\|---/ {
       uc = $1; sub(/^\| /, "", uc); pick = $2; gsub(/\*\*/, "", pick)
+      sub(/, [0-9.]+× .*/, "", pick); sub(/ \(not on equal terms.*| \(under each package.*/, "", pick)
       busy = ($3 ~ /measured while other processes/) ? " (busy)" : ""
       print uc "\t" pick busy
     }' "$OUT/run-$i/report.md" >>"$tally"
 done
 
 echo
-printf '%-60s %s\n' "quick-decision row" "answers over $K runs"
-awk -F'\t' -v k="$K" '
+quiet=$K
+[ "$HOG_RUN" -ge 1 ] && [ "$HOG_RUN" -le "$K" ] && quiet=$((K - 1))
+printf '%-60s %s\n' "quick-decision row" "answers over $K runs ($quiet without a hog)"
+awk -F'\t' -v k="$quiet" '
   { n[$1 "\t" $2]++; if (!($1 in seen)) { seen[$1] = 1; order[++rows] = $1 } }
   END {
     for (r = 1; r <= rows; r++) {
@@ -53,7 +76,7 @@ awk -F'\t' -v k="$K" '
         split(key, p, "\t")
         if (p[1] != row) continue
         line = line (line ? "; " : "") p[2] " x" n[key]
-        if (n[key] == k) same = 1
+        if (n[key] == k && p[2] !~ /\(busy\)$/) same = 1
       }
       printf "%-60s %s%s\n", substr(row, 1, 60), line, same ? "" : "   <- moved"
     }

@@ -15,12 +15,14 @@ import (
 	"github.com/fairbench/fairbench/internal/compare"
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/reproduce"
+	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/suite"
 )
 
 func newReproduceCmd() *cobra.Command {
 	var engines, scale, out, mysqlRoot, workDir, metricsAddr string
 	var list, force, again bool
+	var repeat int
 	var clients clientFlags
 	cmd := &cobra.Command{
 		Use:   "reproduce STUDY [--scale small|full] [--engines ...] [--out DIR] | --list",
@@ -29,7 +31,7 @@ func newReproduceCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if list {
 				for _, s := range reproduce.List() {
-					fmt.Fprintf(cmd.OutOrStdout(), "%-10s %s (%s)\n", s.Name, s.Title, strings.Join(s.Engines, ", "))
+					fmt.Fprintf(cmd.OutOrStdout(), "%-10s %s (%s; %d rounds at --scale small)\n", s.Name, s.Title, strings.Join(s.Engines, ", "), s.Rounds(reproduce.Small))
 				}
 				return nil
 			}
@@ -43,6 +45,13 @@ func newReproduceCmd() *cobra.Command {
 			sc, err := reproduce.ParseScale(scale)
 			if err != nil {
 				return badInput(err)
+			}
+			rounds := s.Rounds(sc)
+			if cmd.Flags().Changed("repeat") {
+				if err := runspec.CheckRepeat("--repeat", repeat); err != nil {
+					return err
+				}
+				rounds = repeat
 			}
 			kinds, err := studyEngines(s, engines, mysqlRoot)
 			if err != nil {
@@ -70,7 +79,7 @@ func newReproduceCmd() *cobra.Command {
 				return err
 			}
 			defer stopLive()
-			o := reproduce.Options{Scale: sc, Engines: kinds, OutDir: out, Log: cmd.ErrOrStderr(), Cores: runtime.NumCPU(),
+			o := reproduce.Options{Scale: sc, Repeat: rounds, Engines: kinds, OutDir: out, Log: cmd.ErrOrStderr(), Cores: runtime.NumCPU(),
 				Execute: reproduce.CompareExecutor(reproduce.ExecConfig{QuietWait: compare.DefaultQuietWait, MySQLRoot: mysqlRoot, WorkDir: workDir, Live: live,
 					Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr(), Clients: hosts.Clients, Network: hosts.Network})}
 			if again {
@@ -90,6 +99,7 @@ func newReproduceCmd() *cobra.Command {
 	f.StringVar(&engines, "engines", "", "only these of the study's engines, each optionally at a release (postgres@17; default: those of them installed here, newest each)")
 	f.StringVar(&out, "out", "", "output directory (default out/reproduce-STUDY-TIME)")
 	f.BoolVar(&force, "force", false, "replace the results of an earlier reproduction in --out")
+	f.IntVar(&repeat, "repeat", 0, "rounds of every comparison, the engine order rotated each round, for the intervals the rows are judged by (default: the study's own, reproduce --list)")
 	f.BoolVar(&again, "report-only", false, "run nothing: judge the results already in --out again and render its report")
 	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
 	f.StringVar(&workDir, "workdir", "", "where the servers' data directories go (default: the system temp dir)")

@@ -18,6 +18,7 @@ package interval
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/aclements/go-moremath/stats"
 )
@@ -124,4 +125,62 @@ func welchDF(sa, sb, na, nb float64) float64 {
 // quantile is the two-sided Confidence quantile of Student's t with df degrees of freedom.
 func quantile(df float64) float64 {
 	return stats.InvCDF(stats.TDist{V: df})(1 - (1-Confidence)/2)
+}
+
+// Effect is what changing one thing did to a figure: flipped over base, with its interval, and
+// whether it is claimed as an effect.
+type Effect struct {
+	Change    float64 // median flipped / median base − 1
+	Ratio     Ratio   // flipped/base with its interval, when HasIv
+	HasIv     bool
+	Real      bool // the interval excludes no change, on a side the change's physics allows
+	WrongSign bool // the interval excludes no change on the side the physics rules out
+}
+
+// EffectOf judges flipped against base, runs paired by index (each flipped run follows the base
+// run it is paired with). expect is the sign the change can have: +1 only faster (less work),
+// -1 only slower, 0 either. A measured effect of the other sign is the machine moving, and is
+// never claimed: turning durable commit off cannot slow an engine down.
+func EffectOf(flipped, base []float64, expect int) Effect {
+	e := Effect{Change: median(flipped)/median(base) - 1}
+	e.Ratio, e.HasIv = Of(flipped, base, true)
+	if !e.HasIv || !e.Ratio.Excludes(1) {
+		return e
+	}
+	e.WrongSign = (expect > 0 && e.Ratio.Hi < 1) || (expect < 0 && e.Ratio.Lo > 1)
+	e.Real = !e.WrongSign
+	return e
+}
+
+// String gives "+12% [+5%, +19%]", and what it means when it is not an effect.
+func (e Effect) String() string {
+	text := signedPct(e.Change)
+	switch {
+	case !e.HasIv:
+		return text + " (one run: no interval)"
+	case e.WrongSign:
+		return fmt.Sprintf("%s [%s, %s] (noise: the wrong sign for what this knob does)", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1))
+	case !e.Real:
+		return fmt.Sprintf("%s [%s, %s] (within noise)", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1))
+	}
+	return fmt.Sprintf("%s [%s, %s]", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1))
+}
+
+func signedPct(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "—"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*x)
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }

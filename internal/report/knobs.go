@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -86,32 +85,11 @@ func (m *model) knobRow(k knobKey, runs []*result.Result) []document.Cell {
 			to = runs[0].Server.Profile
 		}
 		if base.TPS > 0 {
-			effect = knobEffect(median(flipped)/base.TPS-1, flipped, base.Samples, knobExpect(k, to))
+			effect = interval.EffectOf(flipped, base.Samples, knobExpect(k, to)).String()
 		}
 	}
 	return []document.Cell{{Text: k.knob, Head: true}, {Text: k.kind}, {Text: orDash(changed)}, {Text: k.workload},
 		{Text: fmtInt(int64(k.threads))}, {Text: baseTxt}, {Text: fmtRate(median(flipped)), Incomplete: !complete}, {Text: effect}}
-}
-
-// knobEffect says what flipping a knob did: the change of the medians, and, from the repeats,
-// its interval (the flipped runs paired with the runs they followed). An effect is claimed only
-// when the interval excludes no change and its sign is one the knob's physics allows (expect:
-// +1 only faster, -1 only slower, 0 either): durable commit turned off cannot slow an engine, so
-// such a measurement is the machine moving, and is shown as noise.
-func knobEffect(change float64, flipped, base []float64, expect int) string {
-	text := signedPct(change)
-	r, ok := interval.Of(flipped, base, true)
-	if !ok {
-		return text + " (one run: no interval)"
-	}
-	text += fmt.Sprintf(" [%s, %s]", signedPct(r.Lo-1), signedPct(r.Hi-1))
-	switch {
-	case !r.Excludes(1):
-		return text + " (within noise)"
-	case expect > 0 && r.Hi < 1, expect < 0 && r.Lo > 1:
-		return text + " (noise: the wrong sign for what this knob does)"
-	}
-	return text
 }
 
 // knobExpect asks the engine layer which way the knob can move throughput; "a+b" flips are

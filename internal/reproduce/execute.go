@@ -40,6 +40,9 @@ func CompareExecutor(c ExecConfig) Executor {
 		if err != nil {
 			return err
 		}
+		if run.Repeat > 0 {
+			s.Repeat = run.Repeat
+		}
 		return compare.Run(ctx, &compare.Options{QuietWait: c.QuietWait, Engines: engines, Suite: s, OutDir: dir, Profile: runProfile(run),
 			Explain: run.Explain, ServerCPUs: run.ServerCPUs, MySQLRoot: c.MySQLRoot, WorkDir: c.WorkDir,
 			Command: c.Command, Log: c.Log, Live: c.Live, Clients: c.Clients, Network: c.Network})

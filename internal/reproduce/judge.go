@@ -3,9 +3,11 @@ package reproduce
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/fairbench/fairbench/internal/interval"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -14,6 +16,9 @@ const (
 	Agrees        = "agrees"
 	Disagrees     = "disagrees"
 	NotComparable = "not comparable here"
+	// Undecided is a measured ratio whose interval reaches both sides of 1 while the study
+	// published a clear lead: the repeats cannot say whether the lead is there or not.
+	Undecided = "too noisy to judge"
 )
 
 // TieBand is how close two engines must be to count as a tie: within 5% of each other, about
@@ -72,6 +77,104 @@ func judgeRatio(figure, run string, pub, got float64, gotOK bool, why string) Ro
 		row.Why += "; " + why
 	}
 	return row
+}
+
+// gotRatio is a measured ratio between two engines: the ratio of the medians and, from two or
+// more runs of each, its 95% interval paired by round.
+type gotRatio struct {
+	Ratio    float64
+	Interval interval.Ratio
+	HasIv    bool // two or more runs of each side
+	OK       bool // something was measured
+}
+
+// ratioOf measures a/b over the complete runs of each side (in the order they started), of the
+// figure f; paired when both come from the rounds of one comparison, so the k-th of each ran in
+// the same round.
+func ratioOf(a, b []*result.Result, f func(*result.Result) float64, paired bool) gotRatio {
+	fa, fb := figures(a, f), figures(b, f)
+	ma, mb := medianOf(fa), medianOf(fb)
+	if len(fa) == 0 || len(fb) == 0 || mb <= 0 {
+		return gotRatio{}
+	}
+	g := gotRatio{Ratio: ma / mb, OK: true}
+	g.Interval, g.HasIv = interval.Of(fa, fb, paired)
+	return g
+}
+
+func figures(rs []*result.Result, f func(*result.Result) float64) []float64 {
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = f(r)
+	}
+	return out
+}
+
+func medianOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// judgeGot judges a measured ratio with its interval against a published one. The published
+// figure has no interval, so its side is read with TieBand; the measured side is the interval's:
+// above or below 1 when it excludes 1, a tie when it includes it. A measured tie against a
+// published lead is "too noisy to judge" unless the interval also excludes the published side's
+// ratio; a single run has no interval and is judged as before, said so.
+func judgeGot(figure, run string, pub float64, got gotRatio, why string) Row {
+	if !got.HasIv {
+		row := judgeRatio(figure, run, pub, got.Ratio, got.OK, why)
+		if got.OK {
+			row.Why = joinWhy(row.Why, "one run each: no interval")
+		}
+		return row
+	}
+	iv := got.Interval
+	row := Row{Figure: figure, Run: run, Published: fmt.Sprintf("%.2fx", pub),
+		Measured: fmt.Sprintf("%.2fx [%.2f, %.2f]", got.Ratio, iv.Lo, iv.Hi)}
+	gotSide := 0
+	switch {
+	case iv.Lo > 1:
+		gotSide = 1
+	case iv.Hi < 1:
+		gotSide = -1
+	}
+	pubSide := side(pub)
+	switch {
+	case gotSide == pubSide:
+		row.Verdict, row.Why = Agrees, "same winner"+sideWord(pub)+", the 95% interval "+ivWord(gotSide)
+		return row
+	case gotSide == 0 && (pub > iv.Hi || pub < iv.Lo) && math.Abs(pub-1) > 2*TieBand:
+		row.Verdict = Disagrees
+		row.Why = fmt.Sprintf("published%s; the measured 95%% interval includes 1 and excludes %.2fx", sideWord(pub), pub)
+	case gotSide == 0:
+		row.Verdict = Undecided
+		row.Why = fmt.Sprintf("published%s; the measured 95%% interval (%s) reaches both sides of 1: more rounds would decide", sideWord(pub), iv.Basis())
+		return row
+	default:
+		row.Verdict = Disagrees
+		row.Why = fmt.Sprintf("published%s, measured %s", sideWord(pub), ivWord(gotSide))
+	}
+	if why != "" {
+		row.Why += "; " + why
+	}
+	return row
+}
+
+func ivWord(s int) string {
+	switch s {
+	case 1:
+		return "above 1"
+	case -1:
+		return "below 1"
+	}
+	return "includes 1"
 }
 
 func sideWord(ratio float64) string {
@@ -145,6 +248,43 @@ func best(vals map[string]float64, lowerIsBetter bool) string {
 		return "a tie of " + strings.ReplaceAll(parts[0], " ≈ ", " and ")
 	}
 	return parts[0]
+}
+
+// bestOf is the engine with the highest median figure f over its runs, or "a tie of A and B"
+// when the best's interval against the runner-up includes 1 (TieBand on the medians when an
+// engine has a single run, which measures no noise).
+func bestOf(runs map[string][]*result.Result, f func(*result.Result) float64) string {
+	medians := map[string]float64{}
+	for e, rs := range runs {
+		if m := medianOf(figures(rs, f)); m > 0 {
+			medians[e] = m
+		}
+	}
+	order := strings.Split(ranking(medians, false), " ")
+	var names []string
+	for _, e := range order {
+		if e != ">" && e != "≈" && e != "" {
+			names = append(names, e)
+		}
+	}
+	if len(names) < 2 {
+		return best(medians, false)
+	}
+	top := names[0]
+	tied := []string{top}
+	for _, e := range names[1:] {
+		r, ok := interval.Of(figures(runs[top], f), figures(runs[e], f), true)
+		if !ok {
+			return best(medians, false)
+		}
+		if !r.Excludes(1) {
+			tied = append(tied, e)
+		}
+	}
+	if len(tied) > 1 {
+		return "a tie of " + strings.Join(tied, " and ")
+	}
+	return top
 }
 
 // evidence collects what fairbench knows that could explain a difference between a published

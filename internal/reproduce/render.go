@@ -15,6 +15,7 @@ type Tally struct {
 	Agree         int `json:"agree"`
 	Disagree      int `json:"disagree"`
 	NotComparable int `json:"not_comparable"`
+	Undecided     int `json:"undecided,omitempty"` // measured, but the interval reaches both sides
 }
 
 // Count tallies rows.
@@ -28,6 +29,8 @@ func Count(rows []Row) Tally {
 		case Disagrees:
 			t.Disagree++
 			t.Compared++
+		case Undecided:
+			t.Undecided++
 		default:
 			t.NotComparable++
 		}
@@ -36,7 +39,11 @@ func Count(rows []Row) Tally {
 }
 
 func (t Tally) String() string {
-	return fmt.Sprintf("%d rows compared: %d agree, %d disagree; %d not comparable here", t.Compared, t.Agree, t.Disagree, t.NotComparable)
+	s := fmt.Sprintf("%d rows compared: %d agree, %d disagree; ", t.Compared, t.Agree, t.Disagree)
+	if t.Undecided > 0 {
+		s += fmt.Sprintf("%d too noisy to judge; ", t.Undecided)
+	}
+	return s + fmt.Sprintf("%d not comparable here", t.NotComparable)
 }
 
 // writeReport renders OUT/report.md and OUT/report.html from the rows and the runs' results.
@@ -49,7 +56,7 @@ func writeReport(dir string, s *Study, sc Scale, rows []Row, got Measured, pub P
 	t := &document.Table{Header: []string{"figure", "run", "published", "measured here", "verdict", "why"}}
 	for _, r := range rows {
 		row := document.Row(r.Figure, r.Run, r.Published, r.Measured, r.Verdict, r.Why)
-		row[4].Failed, row[4].Incomplete = r.Verdict == Disagrees, r.Verdict == NotComparable
+		row[4].Failed, row[4].Incomplete = r.Verdict == Disagrees, r.Verdict == NotComparable || r.Verdict == Undecided
 		t.Rows = append(t.Rows, row)
 	}
 	t.Foot = []string{"Published figures are the study's own, on its hardware (published.yaml names the source). " +

@@ -27,11 +27,16 @@ func shootoutResults(rwMySQL float64) Measured {
 		fake("postgres", "oltp_point_select", 40000, 40000), fake("mysql", "oltp_point_select", 30000, 30000), fake("mariadb", "oltp_point_select", 35000, 35000),
 		fake("postgres", "oltp_insert", 3000, 3000), fake("mysql", "oltp_insert", 1000, 1000), fake("mariadb", "oltp_insert", 3300, 3300),
 	}
-	knobs := []*result.Result{fake("mysql", "oltp_read_write", rwMySQL, 20*rwMySQL)}
-	for i, k := range shootoutKnobs {
-		r := fake("mysql", "oltp_read_write", rwMySQL*(0.5+0.2*float64(i)), 0)
-		r.Flipped = []string{k}
-		knobs = append(knobs, r)
+	// Three rounds of the knob runs, each flipped run after its round's fair MySQL, the machine
+	// 1% faster or slower from round to round.
+	var knobs []*result.Result
+	for _, drift := range []float64{1, 1.01, 0.99} {
+		knobs = append(knobs, fake("mysql", "oltp_read_write", rwMySQL*drift, 20*rwMySQL*drift))
+		for i, k := range shootoutKnobs {
+			r := fake("mysql", "oltp_read_write", rwMySQL*(0.5+0.2*float64(i))*drift, 0)
+			r.Flipped = []string{k}
+			knobs = append(knobs, r)
+		}
 	}
 	defaults := []*result.Result{fake("postgres", "oltp_read_write", 800, 16000), fake("mysql", "oltp_read_write", 160, 3200), fake("mariadb", "oltp_read_write", 700, 14000)}
 	return Measured{Runs: map[string][]*result.Result{"fair": fair, "as-published": {fake("mysql", "oltp_read_write", 200, 4000)},
@@ -102,7 +107,7 @@ func TestShootoutGapExplained(t *testing.T) {
 			t.Errorf("row %d: %v, want %v", i, r, w)
 		}
 	}
-	if !strings.Contains(secs[0].Paras[0], "binlog costs MySQL the most (-50%)") {
+	if !strings.Contains(secs[0].Paras[0], "binlog costs MySQL the most (-50.0% [-50.0%, -50.0%])") {
 		t.Errorf("summary: %s", secs[0].Paras[0])
 	}
 }
@@ -352,5 +357,39 @@ func TestPickNarrowsByKind(t *testing.T) {
 		if got := strings.Join(pick(tc.run, tc.study, tc.user), ","); got != tc.want {
 			t.Errorf("%s: pick = %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// With repeats a row is judged by the measured ratio's interval: its side when it excludes 1, a
+// tie when it includes it, and too noisy to judge when it includes 1 and the published lead too.
+func TestJudgeWithIntervals(t *testing.T) {
+	runs := func(tps ...float64) []*result.Result {
+		out := make([]*result.Result, len(tps))
+		for i, x := range tps {
+			out[i] = fake("mysql", "oltp_read_write", x, 0)
+		}
+		return out
+	}
+	ref := runs(1000, 1010, 990)
+	tps := func(r *result.Result) float64 { return r.TPS }
+	for _, c := range []struct {
+		name    string
+		pub     float64
+		got     []*result.Result
+		verdict string
+		why     string
+	}{
+		{"a clear lead on the published side", 0.5, runs(500, 510, 492), Agrees, "the 95% interval below 1"},
+		{"a clear lead on the other side", 0.5, runs(1500, 1490, 1520), Disagrees, "measured above 1"},
+		{"a tie against a published tie", 1.02, runs(1100, 900, 1000), Agrees, "same winner"},
+		{"a tight tie against a published lead", 0.5, runs(1001, 1009, 991), Disagrees, "includes 1 and excludes 0.50x"},
+		{"a wide interval against a published lead", 1.3, runs(1400, 900, 1100), Undecided, "reaches both sides of 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := judgeGot("x", "fair", c.pub, ratioOf(c.got, ref, tps, true), "")
+			if r.Verdict != c.verdict || !strings.Contains(r.Why, c.why) || !strings.Contains(r.Measured, "[") {
+				t.Errorf("%s: %s (%s), want %s with %q", r.Measured, r.Verdict, r.Why, c.verdict, c.why)
+			}
+		})
 	}
 }

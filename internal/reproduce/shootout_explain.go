@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/fairbench/fairbench/internal/document"
+	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/interval"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -17,26 +19,24 @@ import (
 func shootoutDefaults(pub Published, got Measured) Row {
 	pubMy, _ := pub.Float("results.oltp_read_write.mysql.tps")
 	pubPg, _ := pub.Float("results.oltp_read_write.postgres.tps")
-	my, pg := got.Find("defaults", "mysql", "oltp_read_write"), got.Find("defaults", "postgres", "oltp_read_write")
-	ok := my != nil && pg != nil && pg.TPS > 0
-	ratio, why := 0.0, "needs the defaults run's MySQL and PostgreSQL read-write results"
-	if ok {
-		ratio, why = my.TPS/pg.TPS, evidence(pub, got.Cores, my, pg)
+	my, pg := got.All("defaults", "mysql", "oltp_read_write"), got.All("defaults", "postgres", "oltp_read_write")
+	g := ratioOf(my, pg, func(r *result.Result) float64 { return r.TPS }, true)
+	why := "needs the defaults run's MySQL and PostgreSQL read-write results"
+	if g.OK {
+		why = evidence(pub, got.Cores, first(my), first(pg))
 	}
-	return judgeRatio("read-write TPS, mysql / postgres, both as packaged (--profile defaults)", "defaults", pubMy/pubPg, ratio, ok, why)
+	return judgeGot("read-write TPS, mysql / postgres, both as packaged (--profile defaults)", "defaults", pubMy/pubPg, g, why)
 }
 
 // gapLine is one configuration of MySQL's read-write run and where it puts MySQL against PostgreSQL.
 type gapLine struct {
 	config, settings string
-	tps, ratio       float64 // MySQL's TPS, and MySQL / PostgreSQL
-	effect           float64 // the knob's change of MySQL's TPS against the fair run beside it
+	tps, ratio       float64 // MySQL's median TPS, and MySQL / PostgreSQL
 	knob             bool
-	noise            float64 // how far two runs of the same fair MySQL differed: smaller effects are not told apart
+	// effect is the knob's change of MySQL's TPS against the fair runs each flipped run followed,
+	// with its interval; only a real effect is counted as one.
+	effect interval.Effect
 }
-
-// minKnobNoise is the smallest change a knob row calls an effect, as compare's knob table does.
-const minKnobNoise = 0.05
 
 // explainShootoutGap is the section that explains the published read-write gap (MySQL at 0.15x
 // PostgreSQL) by the settings that could cause it: the fair run, the binary log as published,
@@ -59,54 +59,61 @@ func explainShootoutGap(pub Published, got Measured) []*document.Section {
 	for _, l := range lines {
 		eff := ""
 		if l.knob {
-			eff = fmt.Sprintf(" (%+.0f%%)", l.effect*100)
-			if math.Abs(l.effect) <= l.noise {
-				eff = fmt.Sprintf(" (%+.0f%%, within noise)", l.effect*100)
-			}
+			eff = " (" + l.effect.String() + ")"
 		}
 		t.Rows = append(t.Rows, document.Row(l.config, l.settings, fmt.Sprintf("%.0f%s", l.tps, eff), fmt.Sprintf("%.2fx", l.ratio), gapShare(fair, l.ratio, pubMy/pubPg)))
 	}
 	t.Foot = []string{"MySQL / PostgreSQL: the fair and as-published rows divide by the fair run's PostgreSQL, the defaults row by PostgreSQL's own defaults run. " +
 		"A knob row is MySQL run again with that one setting flipped right after a fair MySQL run; its change against that run (in brackets) is applied to the fair ratio. " +
-		"A change no larger than 5% or than the difference between the two fair MySQL runs (the fair run's and the knob runs' own) is within noise. " +
+		"With repeats the change carries its 95% interval (each flipped run paired with the fair run it followed); it is within noise when the interval includes no change, and noise, never an effect, when the interval lies on the side the knob's physics rules out (commit without a log flush cannot slow MySQL). " +
 		"Share of the published gap: how far the configuration moves the ratio from the fair one towards the published one, on a log scale (0% = no closer, 100% = all of it, above 100% = past it)."}
 	sec.Tables = []*document.Table{t}
 	sec.Paras = []string{gapSummary(lines, pubMy/pubPg)}
 	return []*document.Section{sec}
 }
 
-// shootoutGapLines lists the configurations measured, the fair one first.
+// shootoutGapLines lists the configurations measured, the fair one first; each figure is the
+// median of the run's rounds.
 func shootoutGapLines(got Measured) []gapLine {
-	pg := got.Find("fair", "postgres", "oltp_read_write")
-	my := got.Find("fair", "mysql", "oltp_read_write")
-	if pg == nil || my == nil || pg.TPS == 0 {
+	tps := func(rs []*result.Result) float64 {
+		return medianOf(figures(rs, func(r *result.Result) float64 { return r.TPS }))
+	}
+	pg, my := tps(got.All("fair", "postgres", "oltp_read_write")), tps(got.All("fair", "mysql", "oltp_read_write"))
+	if pg == 0 || my == 0 {
 		return nil
 	}
-	lines := []gapLine{{config: "fair profile", settings: "binary log off, the fair profile's settings", tps: my.TPS, ratio: my.TPS / pg.TPS}}
-	if bin := got.Find("as-published", "mysql", "oltp_read_write"); bin != nil {
-		lines = append(lines, gapLine{config: "as published: binary log on", settings: "log_bin ON, sync_binlog 1", tps: bin.TPS, ratio: bin.TPS / pg.TPS})
+	lines := []gapLine{{config: "fair profile", settings: "binary log off, the fair profile's settings", tps: my, ratio: my / pg}}
+	if bin := tps(got.All("as-published", "mysql", "oltp_read_write")); bin > 0 {
+		lines = append(lines, gapLine{config: "as published: binary log on", settings: "log_bin ON, sync_binlog 1", tps: bin, ratio: bin / pg})
 	}
-	dMy, dPg := got.Find("defaults", "mysql", "oltp_read_write"), got.Find("defaults", "postgres", "oltp_read_write")
-	if dMy != nil && dPg != nil && dPg.TPS > 0 {
-		lines = append(lines, gapLine{config: "both as packaged (--profile defaults)", settings: "every setting the package's own", tps: dMy.TPS, ratio: dMy.TPS / dPg.TPS})
+	if dMy, dPg := tps(got.All("defaults", "mysql", "oltp_read_write")), tps(got.All("defaults", "postgres", "oltp_read_write")); dMy > 0 && dPg > 0 {
+		lines = append(lines, gapLine{config: "both as packaged (--profile defaults)", settings: "every setting the package's own", tps: dMy, ratio: dMy / dPg})
 	}
-	base := got.Find("knobs", "mysql", "oltp_read_write")
-	if base == nil || base.TPS == 0 {
+	base := got.All("knobs", "mysql", "oltp_read_write")
+	if tps(base) == 0 {
 		return lines
 	}
-	// The knob runs' own fair MySQL and the fair run's are the same configuration: how far they
-	// differ is what this machine's drift does to one figure.
-	noise := max(minKnobNoise, math.Abs(base.TPS/my.TPS-1))
 	for _, knob := range knobsIn(got.Runs["knobs"]) {
-		r := got.FindFlipped("knobs", "mysql", "oltp_read_write", knob)
-		if r == nil {
+		flipped := got.AllFlipped("knobs", "mysql", "oltp_read_write", knob)
+		if len(flipped) == 0 {
 			continue
 		}
-		eff := r.TPS/base.TPS - 1
-		lines = append(lines, gapLine{config: knob + " flipped", settings: flippedSettings(base, r), tps: r.TPS, ratio: lines[0].ratio * (1 + eff),
-			effect: eff, knob: true, noise: noise})
+		eff := interval.EffectOf(figures(flipped, func(r *result.Result) float64 { return r.TPS }),
+			figures(base, func(r *result.Result) float64 { return r.TPS }), knobExpect(knob, flipped[0]))
+		lines = append(lines, gapLine{config: knob + " flipped", settings: flippedSettings(base[0], flipped[0]), tps: tps(flipped),
+			ratio: lines[0].ratio * (1 + eff.Change), effect: eff, knob: true})
 	}
 	return lines
+}
+
+// knobExpect asks the engine layer which way a knob can move MySQL's throughput, from the
+// settings the flipped run applied.
+func knobExpect(knob string, r *result.Result) int {
+	k, err := engine.LookupKnob(knob)
+	if err != nil || r.Server == nil {
+		return 0
+	}
+	return k.Expect(r.Engine.Kind, r.Server.Profile)
 }
 
 // knobsIn lists the knobs flipped in a run's results, in the order the results name them.
@@ -172,27 +179,30 @@ func gapSummary(lines []gapLine, published float64) string {
 	fair := lines[0]
 	b := fmt.Sprintf("Published: MySQL at %.2fx PostgreSQL's read-write TPS. Fair here: %.2fx.", published, fair.ratio)
 	var biggest *gapLine
-	noise := 0.0
+	knobs, within := 0, 0
 	for i := range lines[1:] {
 		l := &lines[i+1]
 		if !l.knob {
 			b += fmt.Sprintf(" %s: %.2fx (%s of the gap).", strings.ToUpper(l.config[:1])+l.config[1:], l.ratio, gapShare(fair.ratio, l.ratio, published))
 			continue
 		}
-		noise = l.noise
-		if l.effect < -l.noise && (biggest == nil || l.effect < biggest.effect) {
+		knobs++
+		if !l.effect.Real {
+			within++
+		}
+		if l.effect.Real && l.effect.Change < 0 && (biggest == nil || l.effect.Change < biggest.effect.Change) {
 			biggest = l
 		}
 	}
 	switch {
-	case noise == 0:
+	case knobs == 0:
 	case biggest != nil:
-		b += fmt.Sprintf(" Of the knobs flipped one at a time, %s costs MySQL the most (%+.0f%%), which alone would put it at %.2fx.", strings.TrimSuffix(biggest.config, " flipped"), biggest.effect*100, biggest.ratio)
+		b += fmt.Sprintf(" Of the knobs flipped one at a time, %s costs MySQL the most (%s), which alone would put it at %.2fx.", strings.TrimSuffix(biggest.config, " flipped"), biggest.effect, biggest.ratio)
 	default:
 		b += " No knob flipped alone cost MySQL more than the noise."
 	}
-	if noise > minKnobNoise {
-		b += fmt.Sprintf(" Two runs of the same fair MySQL differed by %.0f%% here, so smaller effects are not told apart from the machine's drift.", noise*100)
+	if within > 0 {
+		b += fmt.Sprintf(" %d of %d knob effects are not told apart from the machine's drift (their 95%% intervals include no change, or lie on the side the knob's physics rules out).", within, knobs)
 	}
 	return b
 }

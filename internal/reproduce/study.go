@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -53,6 +54,9 @@ type Study struct {
 	Engines []string // the engine kinds it compared
 	// ScaleRule says in one sentence how small differs from full.
 	ScaleRule string
+	// Repeat is how many rounds each comparison runs by default (reproduce --repeat overrides):
+	// enough for an interval on its rows where --scale small can afford them; 0 means 1.
+	Repeat int
 	// Runs is what to measure: each run is a compare (a suite and its conditions) whose
 	// results land in OUT/<run name>.
 	Runs func(sc Scale) []Run
@@ -92,6 +96,9 @@ type Run struct {
 	Explain []string
 	// ServerCPUs runs the suite once per entry with the server confined to that many CPUs.
 	ServerCPUs []int
+	// Repeat is the rounds of the comparison, the engine order rotated each round (0: the
+	// suite's own).
+	Repeat int
 	// Bandwidth, when set, makes this run fairbench's storage-bandwidth study instead of a
 	// compare: OLTP and TPC-H Q18 with the data directory on a capped device.
 	Bandwidth *BandwidthRun
@@ -122,6 +129,24 @@ type Measured struct {
 // flipped.
 func (m Measured) Find(run, engine, workload string) *result.Result {
 	return m.FindFlipped(run, engine, workload, "")
+}
+
+// All returns the complete results of a run for an engine and workload with no knob flipped,
+// in the order they started: its rounds.
+func (m Measured) All(run, engine, workload string) []*result.Result {
+	return m.AllFlipped(run, engine, workload, "")
+}
+
+// AllFlipped is All for the runs of an engine with one knob flipped ("" for none).
+func (m Measured) AllFlipped(run, engine, workload, knob string) []*result.Result {
+	var out []*result.Result
+	for _, r := range m.Runs[run] {
+		if r.Engine.Kind == engine && r.Workload.Name == workload && r.Complete && strings.Join(r.Flipped, ",") == knob {
+			out = append(out, r)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *result.Result) int { return a.StartedAt.Compare(b.StartedAt) })
+	return out
 }
 
 // FindFlipped is Find for the run of an engine with one knob flipped ("" for none).
@@ -160,6 +185,14 @@ func Lookup(name string) (*Study, error) {
 	return nil, fmt.Errorf("no study %q: fairbench reproduces %s (fairbench reproduce --list)", name, strings.Join(names, ", "))
 }
 
+// Rounds is the study's default rounds at a scale: its Repeat, and one at the tests' tiny scale.
+func (s *Study) Rounds(sc Scale) int {
+	if sc == tiny || s.Repeat < 1 {
+		return 1
+	}
+	return s.Repeat
+}
+
 // Executor runs one comparison into dir; the command line gives compare's, tests may give a
 // smaller one.
 type Executor func(ctx context.Context, run Run, engines []string, dir string) error
@@ -167,6 +200,7 @@ type Executor func(ctx context.Context, run Run, engines []string, dir string) e
 // Options are one reproduction.
 type Options struct {
 	Scale   Scale
+	Repeat  int      // rounds of every compare run (0: the suite's own)
 	Engines []string // restrict to these kinds (or KIND@RELEASE, one per kind); nil = the study's engines that are installed
 	OutDir  string
 	Log     io.Writer
@@ -187,6 +221,7 @@ func Reproduce(ctx context.Context, s *Study, o Options) ([]Row, error) {
 		if len(engines) == 0 {
 			continue
 		}
+		run.Repeat = o.Repeat
 		dir := filepath.Join(o.OutDir, run.Name)
 		logf(o.Log, "== %s: run %q on %s", s.Name, run.Name, strings.Join(engines, ", "))
 		if err := o.Execute(ctx, run, engines, dir); err != nil {
