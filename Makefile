@@ -62,7 +62,8 @@ FUZZ_TARGETS = \
 	./internal/compare:FuzzParseExplain \
 	./internal/engine:FuzzParseEngines \
 	./internal/regress:FuzzParseFailIf \
-	./internal/workloadfile:FuzzParse
+	./internal/workloadfile:FuzzParse \
+	./internal/pgbenchscript:FuzzParse
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} in $${t%:*} for $(FUZZTIME)"; \

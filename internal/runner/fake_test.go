@@ -62,6 +62,10 @@ func (s fakeStmt) Query(ctx context.Context, _ ...any) (int64, error) {
 	return 1, s.c.db.stmt(ctx, s.c)
 }
 func (s fakeStmt) Exec(ctx context.Context, args ...any) (int64, error) { return s.Query(ctx, args...) }
+func (s fakeStmt) FirstRow(ctx context.Context, args ...any) ([]string, []*string, int64, error) {
+	n, err := s.Query(ctx, args...)
+	return nil, nil, n, err
+}
 
 // hangUntilClosed is a server that never answers: the statement returns only when its
 // connection is closed or its context cancelled.

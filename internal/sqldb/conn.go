@@ -35,6 +35,9 @@ type Stmt interface {
 	Query(ctx context.Context, args ...any) (int64, error)
 	// Exec executes a statement that returns no rows and reports rows affected.
 	Exec(ctx context.Context, args ...any) (int64, error)
+	// FirstRow executes a query and returns its column names, its first row as text (nil for
+	// NULL) and how many rows there were: a script's \gset, which keeps a row's values.
+	FirstRow(ctx context.Context, args ...any) (names []string, row []*string, n int64, err error)
 }
 
 // Open connects once to the target. Connecting and the handshake together take at most

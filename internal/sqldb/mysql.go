@@ -210,6 +210,52 @@ func (s *myStmt) Query(ctx context.Context, args ...any) (int64, error) {
 	}
 }
 
+func (s *myStmt) FirstRow(ctx context.Context, args ...any) ([]string, []*string, int64, error) {
+	if err := s.bind(args); err != nil {
+		return nil, nil, 0, err
+	}
+	s.owner.statements.Add(1)
+	rows, err := s.stmt.(driver.StmtQueryContext).QueryContext(ctx, s.args)
+	if err != nil {
+		return nil, nil, 0, statementError(err)
+	}
+	defer rows.Close()
+	names := rows.Columns()
+	dest := make([]driver.Value, len(names))
+	var row []*string
+	var n int64
+	for {
+		if err := rows.Next(dest); err != nil {
+			if errors.Is(err, io.EOF) {
+				return names, row, n, nil
+			}
+			return nil, nil, n, statementError(err)
+		}
+		if n == 0 {
+			for _, v := range dest {
+				row = append(row, driverText(v))
+			}
+		}
+		n++
+	}
+}
+
+// driverText is a driver value as text, nil for NULL.
+func driverText(v driver.Value) *string {
+	var s string
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case []byte:
+		s = string(x)
+	case time.Time:
+		s = x.Format("2006-01-02 15:04:05.999999")
+	default:
+		s = fmt.Sprint(x)
+	}
+	return &s
+}
+
 func (s *myStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 	if err := s.bind(args); err != nil {
 		return 0, err

@@ -177,6 +177,41 @@ func (s *pgStmt) Query(ctx context.Context, args ...any) (int64, error) {
 	return n, nil
 }
 
+func (s *pgStmt) FirstRow(ctx context.Context, args ...any) ([]string, []*string, int64, error) {
+	if err := s.bind(args); err != nil {
+		return nil, nil, 0, err
+	}
+	s.owner.statements.Add(1)
+	rr := s.conn.ExecPrepared(ctx, s.name, s.params, nil, nil) // text results, to keep
+	var names []string
+	for _, fd := range rr.FieldDescriptions() {
+		names = append(names, fd.Name)
+	}
+	var row []*string
+	var n int64
+	for rr.NextRow() {
+		if n == 0 {
+			for _, v := range rr.Values() {
+				row = append(row, textOrNil(v))
+			}
+		}
+		n++
+	}
+	if _, err := rr.Close(); err != nil {
+		return nil, nil, n, statementError(err)
+	}
+	return names, row, n, nil
+}
+
+// textOrNil copies a text value out of the driver's buffer; nil stands for NULL.
+func textOrNil(v []byte) *string {
+	if v == nil {
+		return nil
+	}
+	s := string(v)
+	return &s
+}
+
 func (s *pgStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 	if err := s.bind(args); err != nil {
 		return 0, err

@@ -3,6 +3,7 @@
 package all
 
 import (
+	_ "github.com/fairbench/fairbench/internal/pgbenchscript"     // pgbench scripts as they are
 	_ "github.com/fairbench/fairbench/internal/workload/events"   // event ingestion and lookup
 	_ "github.com/fairbench/fairbench/internal/workload/oltp"     // sysbench's OLTP family
 	_ "github.com/fairbench/fairbench/internal/workload/payments" // money transfers
