@@ -10,8 +10,17 @@
 # With HOG_RUN=i, run i shares the machine with a CPU hog on one core (a busy loop pinned to CPU 0),
 # to show that the report notices: that run's picks must carry the busy-machine warning.
 #
+# A row "moved" when the runs did not all give the same answer; it was "contradicted" when two
+# runs made claims that cannot both hold: different engines picked, or a pick in one and a tie
+# in another. An "undecided" or "unconfirmed" row claims nothing, so moving between it and a
+# claim is the machine's noise near the edge of what the rounds can resolve, not a contradiction.
+#
+# With TALLY_ONLY=1 nothing runs: the reports of OUT/run-1 .. run-K are rendered again from their
+# results (fairbench report) and tallied, so a change to the decision rule can be judged on the
+# same measurements.
+#
 # Usage: bench/verdict-stability.sh [compare flags...]   (default: --suite quick)
-# Environment: K (runs, default 5), OUT (default out/verdict-stability), HOG_RUN (none)
+# Environment: K (runs, default 5), OUT (default out/verdict-stability), HOG_RUN (none), TALLY_ONLY
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,9 +38,37 @@ stop_hog() { [ -z "$hog" ] || { kill "$hog" 2>/dev/null || true; wait "$hog" 2>/
 trap 'stop_hog; cleanup' EXIT
 trap 'exit 130' INT TERM
 
+# tally_run I: the quick decision's rows of run I: | use case | pick | why |, the pick's ** marks
+# dropped, and of a pick its answer only (the engine, the tie, or that it is undecided), not its
+# ratio and interval, which move.
+tally_run() {
+  awk -F' \\| ' -v run="$1" '
+    /^## Quick decision/ { on = 1; next }
+    /^## / { on = 0 }
+    on && /^\| / && !/^\| Use case/ && !/^\|---/ {
+      uc = $1; sub(/^\| /, "", uc); pick = $2; gsub(/\*\*/, "", pick)
+      sub(/, [0-9.]+× .*/, "", pick); sub(/ \(not on equal terms.*| \(under each package.*/, "", pick)
+      # A tie names the same engines in any order.
+      if (pick ~ /^tie: /) {
+        rest = pick; sub(/^tie: /, "", rest); note = ""
+        if (match(rest, / \(.*$/)) { note = substr(rest, RSTART); rest = substr(rest, 1, RSTART - 1) }
+        n = split(rest, e, / ≈ /)
+        for (a = 1; a <= n; a++) for (b = a + 1; b <= n; b++) if (e[b] < e[a]) { x = e[a]; e[a] = e[b]; e[b] = x }
+        pick = "tie: " e[1]; for (a = 2; a <= n; a++) pick = pick " ≈ " e[a]; pick = pick note
+      }
+      busy = ($3 ~ /measured while other processes/) ? " (busy)" : ""
+      print uc "\t" pick busy
+    }' "$OUT/run-$1/report.md" >>"$tally"
+}
+
 tally="$tmp/picks"
 : >"$tally"
 for i in $(seq "$K"); do
+  if [ -n "${TALLY_ONLY:-}" ]; then
+    "$FB" report "$OUT/run-$i" >/dev/null
+    tally_run "$i"
+    continue
+  fi
   before=$(stat_ticks)
   echo "== run $i of $K: load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
   extra=()
@@ -50,17 +87,7 @@ for i in $(seq "$K"); do
   }
   echo "   took $(($(date +%s) - t0)) s, steal $(steal_pct "$before" "$(stat_ticks)")%" >&2
   stop_hog
-  # The quick decision's rows: | use case | pick | why |, the pick's ** marks dropped, and of a
-  # pick its answer only (the engine, or the tie), not its ratio and interval, which move.
-  awk -F' \\| ' -v run="$i" '
-    /^## Quick decision/ { on = 1; next }
-    /^## / { on = 0 }
-    on && /^\| / && !/^\| Use case/ && !/^\|---/ {
-      uc = $1; sub(/^\| /, "", uc); pick = $2; gsub(/\*\*/, "", pick)
-      sub(/, [0-9.]+× .*/, "", pick); sub(/ \(not on equal terms.*| \(under each package.*/, "", pick)
-      busy = ($3 ~ /measured while other processes/) ? " (busy)" : ""
-      print uc "\t" pick busy
-    }' "$OUT/run-$i/report.md" >>"$tally"
+  tally_run "$i"
 done
 
 echo
@@ -68,16 +95,20 @@ quiet=$K
 [ "$HOG_RUN" -ge 1 ] && [ "$HOG_RUN" -le "$K" ] && quiet=$((K - 1))
 printf '%-60s %s\n' "quick-decision row" "answers over $K runs ($quiet without a hog)"
 awk -F'\t' -v k="$quiet" '
+  # A claim is a pick or a tie; undecided and unconfirmed rows claim nothing.
+  function claim(a) { return (a ~ /^(undecided|unconfirmed|none)/ || a ~ /\(busy\)$/) ? "" : a }
   { n[$1 "\t" $2]++; if (!($1 in seen)) { seen[$1] = 1; order[++rows] = $1 } }
   END {
     for (r = 1; r <= rows; r++) {
-      row = order[r]; line = ""; same = 0
+      row = order[r]; line = ""; same = 0; claims = 0; delete c
       for (key in n) {
         split(key, p, "\t")
         if (p[1] != row) continue
         line = line (line ? "; " : "") p[2] " x" n[key]
-        if (n[key] == k && p[2] !~ /\(busy\)$/) same = 1
+        if (n[key] >= k && p[2] !~ /\(busy\)$/) same = 1
+        if (claim(p[2]) != "" && !(p[2] in c)) { c[p[2]] = 1; claims++ }
       }
-      printf "%-60s %s%s\n", substr(row, 1, 60), line, same ? "" : "   <- moved"
+      mark = same ? "" : (claims > 1 ? "   <- contradicted" : "   <- moved")
+      printf "%-60s %s%s\n", substr(row, 1, 60), line, mark
     }
   }' "$tally"

@@ -165,7 +165,7 @@ func fairbenchRoot() int {
 func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
 
 // QuietProbe is how long WaitQuiet samples the machine at a time.
-const QuietProbe = 500 * time.Millisecond
+const QuietProbe = 200 * time.Millisecond
 
 // WaitQuiet samples the machine until others use at most BusyPct of its CPU, for at most
 // maxWait, and returns the share others used in the last sample (the caller says so when it is

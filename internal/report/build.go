@@ -273,7 +273,7 @@ func (m *model) decisionSection() *document.Section {
 		t.Rows = append(t.Rows, []document.Cell{{Text: uc, Head: true}, {Text: pick, Best: d.Winner != nil}, {Text: d.Why}})
 	}
 	if anyOLTP {
-		t.Foot = append(t.Foot, "Best pick is the highest median TPS at the thread count every engine ran, with the ratio of its throughput to the runner-up's and that ratio's 95% interval from the repeats (Student's t on the logs of each round's ratio). An interval that includes 1 is a tie; a single run measures no noise, so its lead stays unconfirmed. Incomplete runs are never picked.")
+		t.Foot = append(t.Foot, "Best pick is the highest median TPS at the thread count every engine ran, with the ratio of its throughput to the runner-up's and that ratio's 95% interval from the repeats (Student's t on the logs of each round's ratio). A tie is an interval within ±5% (shown equal, for any practical purpose); an interval that includes 1 but reaches further is undecided (neither faster nor equal is shown: more rounds would decide); a single run measures no noise, so its lead stays unconfirmed. Incomplete runs are never picked.")
 	}
 	if anyTPCH {
 		t.Foot = append(t.Foot, "Analytics rows pick the lowest TPC-H geometric mean (throughput test: the most queries per hour) among engines that answered every query correctly: an engine with a wrong answer, a timeout or an error is never picked, however fast. The speed ratio's 95% interval from the repeats decides, as for the other picks.")

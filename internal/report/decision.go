@@ -48,13 +48,27 @@ type decision struct {
 type outcome int
 
 const (
-	// decided: the interval of the ratio lies wholly beyond 1.
+	// decided: the interval of the ratio lies wholly beyond 1: the best is faster.
 	decided outcome = iota
-	// tied: the interval includes 1, so the repeats cannot tell the two apart.
+	// tied: the interval lies within the equivalence margin: the two are as fast, for any
+	// purpose a reader has.
 	tied
+	// undecided: the interval includes 1 but reaches beyond the margin: the repeats can say
+	// neither that one is faster nor that they are equal. Absence of a difference is not
+	// evidence of equality, so this is never called a tie.
+	undecided
 	// unconfirmed: a side has a single run, which measures no noise; no verdict is drawn.
 	unconfirmed
 )
+
+// equivalenceMargin is how close two engines must be shown to be to count as a tie: the whole
+// 95% interval of their ratio within ±5%. It is a margin of practical equality, not a noise
+// floor: the interval itself is measured, and a wide one is "undecided", never a tie.
+const equivalenceMargin = 0.05
+
+func withinMargin(r interval.Ratio) bool {
+	return r.Lo >= 1/(1+equivalenceMargin) && r.Hi <= 1+equivalenceMargin
+}
 
 // judge compares the best candidate's figures with another's, higher being better: the ratio
 // best/other with its interval, paired by round (runs in the order they started).
@@ -63,12 +77,14 @@ func judge(best, other []float64) (interval.Ratio, outcome) {
 	switch {
 	case !ok:
 		return r, unconfirmed
+	case withinMargin(r):
+		return r, tied // also when it excludes 1: a difference shown to be under 5% is no pick
 	case r.Lo > 1:
 		return r, decided
 	}
-	// An interval wholly below 1 (the median ranked first, the geometric means the other way)
-	// is no evidence for either order: a tie.
-	return r, tied
+	// Includes 1 and reaches beyond the margin; also an interval wholly below 1 (the median
+	// ranked first, the geometric means the other way), which is no evidence for either order.
+	return r, undecided
 }
 
 // ranking orders the candidates of one decision: complete groups by median TPS, best first;
@@ -78,6 +94,8 @@ type ranking struct {
 	ranked, excluded []*group
 	tied             []*group
 	lone             bool           // a ranked group has one run: no interval, no verdict
+	open             *group         // the first group the repeats cannot place against the best
+	openVs           interval.Ratio // best over open
 	vs               interval.Ratio // best over the runner-up, or over the last tied group
 	suffix           string         // names the excluded groups
 }
@@ -114,6 +132,10 @@ func rank(cands []*group) ranking {
 		switch out {
 		case unconfirmed:
 			rk.lone = true
+		case undecided:
+			if rk.open == nil {
+				rk.open, rk.openVs = g, r
+			}
 		case tied:
 			rk.tied = append(rk.tied, g)
 			rk.vs = r
@@ -137,8 +159,9 @@ func tiePick(d *decision, tied []*group) {
 }
 
 // verdict fills d's pick from a ranking of two or more groups, the same way for fixed runs and
-// ramps: no verdict from single runs, a tie when an interval includes no difference, else the
-// best with its ratio over the runner-up. lead describes the best, other another group, and
+// ramps: no verdict from single runs; undecided when an interval reaches both sides of 1 beyond
+// the equivalence margin; a tie when every interval against the best lies within the margin;
+// else the best with its ratio over the runner-up. lead describes the best, other another group, and
 // detail adds figures to a decided pick.
 func verdict(d *decision, rk ranking, lead string, other func(*group) string, detail func(best, second *group) string) {
 	best, second := rk.ranked[0], rk.ranked[1]
@@ -147,14 +170,18 @@ func verdict(d *decision, rk ranking, lead string, other func(*group) string, de
 		d.Pick, d.Lead = "unconfirmed: "+best.V.Name+" leads", best.V
 		d.Why = fmt.Sprintf("%s vs %s; a single run measures no noise, so no verdict: run with --repeat 3 or more for an interval",
 			lead, other(second)) + rk.suffix
+	case rk.open != nil:
+		d.Pick, d.Lead = "undecided: "+best.V.Name+" leads", best.V
+		d.Why = fmt.Sprintf("%s vs %s: ratio %s (%s, %s) includes 1 and reaches beyond ±%s: neither faster nor equal is shown; more rounds would decide",
+			lead, other(rk.open), rk.openVs, confidenceText(), rk.openVs.Basis(), fmtPct(equivalenceMargin)) + rk.suffix
 	case len(rk.tied) > 1:
 		tiePick(d, rk.tied)
 		others := make([]string, 0, len(rk.tied)-1)
 		for _, g := range rk.tied[1:] {
 			others = append(others, other(g))
 		}
-		d.Why = fmt.Sprintf("%s vs %s: ratio %s includes no difference (%s, %s)", lead, strings.Join(others, ", "),
-			rk.vs, confidenceText(), rk.vs.Basis()) + rk.suffix
+		d.Why = fmt.Sprintf("%s vs %s: ratio %s lies within ±%s (%s, %s)", lead, strings.Join(others, ", "),
+			rk.vs, fmtPct(equivalenceMargin), confidenceText(), rk.vs.Basis()) + rk.suffix
 	default:
 		d.Pick, d.Winner = fmt.Sprintf("%s, %s, %s", best.V.Name, rk.vs, rk.vs.Basis()), best.V
 		d.Why = fmt.Sprintf("%s vs %s, %s", lead, other(second), detail(best, second)) + rk.suffix
@@ -317,9 +344,13 @@ func upgrade(workload string, threads int, older, newer *group) decision {
 	case !ok:
 		d.Pick = "unconfirmed: " + moved + " TPS"
 		d.Why = figures + "; a single run measures no noise, so no verdict: run with --repeat 3 or more for an interval"
-	case !r.Excludes(1):
+	case withinMargin(r):
 		d.Pick = "no change"
-		d.Why = fmt.Sprintf("%s: ratio %s includes no change (%s, %s)", figures, r, confidenceText(), r.Basis())
+		d.Why = fmt.Sprintf("%s: ratio %s lies within ±%s (%s, %s)", figures, r, fmtPct(equivalenceMargin), confidenceText(), r.Basis())
+	case !r.Excludes(1):
+		d.Pick = "undecided: " + moved + " TPS"
+		d.Why = fmt.Sprintf("%s: ratio %s (%s, %s) includes 1 and reaches beyond ±%s; more rounds would decide", figures, r,
+			confidenceText(), r.Basis(), fmtPct(equivalenceMargin))
 	default:
 		d.Pick = fmt.Sprintf("%s TPS (%s), %s, %s", moved, word, r, r.Basis())
 		d.Why = figures

@@ -72,22 +72,39 @@ func TestDecisions(t *testing.T) {
 			whyParts: []string{"2,000 TPS vs 970 (mariadb)", "a single run measures no noise", "--repeat 3"},
 		},
 		{
-			name: "noisy repeats tie a gap their medians show",
+			name: "noisy repeats leave a gap their medians show undecided, never a tie",
 			// mysql median 1000, postgres 920: 8% behind, but the rounds disagree.
 			results: slices.Concat(
 				reps("mysql", rw, 950, 1000, 1050),
 				reps("postgres", rw, 980, 920, 860),
 			),
-			pick:     "tie: mysql ≈ postgres",
-			whyParts: []string{"1,000 TPS vs 920 (postgres)", "includes no difference (95% interval, 3 rounds)"},
+			pick:     "undecided: mysql leads",
+			whyParts: []string{"1,000 TPS vs 920 (postgres)", "1.09× [0.82, 1.45] (95% interval, 3 rounds) includes 1 and reaches beyond ±5.0%"},
 		},
 		{
-			name: "tight repeats separate a small gap",
+			name: "a tie is an interval shown to lie within 5%",
+			results: slices.Concat(
+				reps("mysql", rw, 1000, 1010, 990),
+				reps("postgres", rw, 990, 1004, 985),
+			),
+			pick:     "tie: mysql ≈ postgres",
+			whyParts: []string{"1,000 TPS vs 990 (postgres): ratio 1.01× [", "lies within ±5.0% (95% interval, 3 rounds)"},
+		},
+		{
+			name: "tight repeats separate a gap beyond 5%",
+			results: slices.Concat(
+				reps("mysql", rw, 1000, 1005, 995),
+				reps("postgres", rw, 925, 929, 921),
+			),
+			pick: "mysql, 1.08× [1.08, 1.08], 3 rounds", winner: "mysql",
+		},
+		{
+			name: "a difference shown to be under 5% is a tie, not a pick",
 			results: slices.Concat(
 				reps("mysql", rw, 1000, 1005, 995),
 				reps("postgres", rw, 970, 974, 966),
 			),
-			pick: "mysql, 1.03× [1.03, 1.03], 3 rounds", winner: "mysql",
+			pick: "tie: mysql ≈ postgres", whyParts: []string{"ratio 1.03× [1.03, 1.03] lies within ±5.0%"},
 		},
 		{
 			name: "incomplete result that would have won never wins",
@@ -233,9 +250,11 @@ func TestUpgradeRows(t *testing.T) {
 	}{
 		{"faster", []*group{mk("postgres", "15", 1000), mk("postgres", "18", 1200), mk("mariadb", "11.8", 900)},
 			[]string{"+20.0% TPS (faster), 1.20× [1.20, 1.20], 3 rounds"}, []string{"Upgrade postgres@15 → postgres@18"}},
-		{"within noise", []*group{mk("mariadb", "10.11", 1000), {V: &variant{Kind: "mariadb", Engine: "mariadb@11.8", Name: "mariadb@11.8"},
-			TPS: 980, Samples: []float64{1020, 980, 940}}},
+		{"within 5%", []*group{mk("mariadb", "10.11", 1000), mk("mariadb", "11.8", 990)},
 			[]string{"no change"}, []string{"Upgrade mariadb@10.11 → mariadb@11.8"}},
+		{"too noisy to say", []*group{mk("mariadb", "10.11", 1000), {V: &variant{Kind: "mariadb", Engine: "mariadb@11.8", Name: "mariadb@11.8"},
+			TPS: 980, Samples: []float64{1020, 980, 940}}},
+			[]string{"undecided: −2.0% TPS"}, []string{"Upgrade mariadb@10.11 → mariadb@11.8"}},
 		{"three releases, two steps", []*group{mk("postgres", "15", 1000), mk("postgres", "17", 800), mk("postgres", "18", 1000)},
 			[]string{"−20.0% TPS (slower), 0.80× [0.80, 0.80], 3 rounds", "+25.0% TPS (faster), 1.25× [1.25, 1.25], 3 rounds"}, []string{"Upgrade postgres@15 → postgres@17", "Upgrade postgres@17 → postgres@18"}},
 		{"single runs are unconfirmed", []*group{{V: &variant{Kind: "postgres", Engine: "postgres@15", Name: "postgres@15"}, TPS: 1000, Samples: []float64{1000}},

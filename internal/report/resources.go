@@ -2,8 +2,12 @@ package report
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/fairbench/fairbench/internal/result"
 )
 
 // resourceDecisions adds the rows a resource-minded reader looks for: the smallest memory
@@ -12,11 +16,13 @@ import (
 func (m *model) resourceDecisions() []decision {
 	var out []decision
 	idle := m.perVariant(func(a *serverAgg) optFloat { return a.MemIdleMB }, median)
-	if d, ok := lowest("Lowest memory footprint, idle", idle, "MB", "median over the workloads, before each run"); ok {
+	idleRounds := m.roundFigures(m.Workloads, serverFig(func(s *result.Server) float64 { return s.MemIdleMB }), median)
+	if d, ok := lowest("Lowest memory footprint, idle", idle, idleRounds, "MB", "median over the workloads, before each run"); ok {
 		out = append(out, d)
 	}
 	load := m.perVariant(func(a *serverAgg) optFloat { return a.MemLoadMB }, maxOf)
-	if d, ok := lowest("Lowest memory footprint, under load", load, "MB", "the most charged in any workload"); ok {
+	loadRounds := m.roundFigures(m.Workloads, serverFig(memLoadMB), maxOf)
+	if d, ok := lowest("Lowest memory footprint, under load", load, loadRounds, "MB", "the most charged in any workload"); ok {
 		out = append(out, d)
 	}
 	for _, w := range m.Workloads {
@@ -31,7 +37,8 @@ func (m *model) resourceDecisions() []decision {
 		if maxOf(append(mapValues(vals), 0)) < 0.01 {
 			continue // a read-only workload: nothing to tell apart
 		}
-		if d, ok := lowest("Fewest disk writes per txn · "+w, vals, "writes/txn", "block-device write operations per transaction"); ok {
+		rounds := m.roundFigures([]string{w}, deviceFig(func(s *result.Server) float64 { return s.HostPerTxn["disk_write_ops"] }), median)
+		if d, ok := lowest("Fewest disk writes per txn · "+w, vals, rounds, "writes/txn", "block-device write operations per transaction"); ok {
 			d.Workload = w
 			out = append(out, d)
 		}
@@ -68,14 +75,15 @@ func (m *model) perVariant(f func(a *serverAgg) optFloat, combine func([]float64
 	return out
 }
 
-// resourceTie is the relative gap below which two memory or write figures tie. These rows
-// summarise one figure over many workloads (a median, or the largest), not repeats of one
-// measurement, so no interval of repeats applies; memory charged and write operations per
-// transaction also move far less between runs than throughput does.
+// resourceTie is the relative gap below which two memory or write figures tie when there are no
+// rounds to measure their noise (one run per engine): the old rule, said so beside the pick.
 const resourceTie = 0.05
 
-// lowest picks the smallest value; values within resourceTie of it tie. It needs two engines.
-func lowest(useCase string, vals map[*variant]float64, unit, basis string) (decision, bool) {
+// lowest picks the smallest value. With two or more rounds per engine (rounds: one figure per
+// round) each other engine is judged by the interval of its ratio to the lowest, as the
+// throughput picks are: a tie within ±5%, a pick when it excludes 1, undecided otherwise.
+// Without rounds, values within resourceTie of the lowest tie. It needs two engines.
+func lowest(useCase string, vals map[*variant]float64, rounds map[*variant][]float64, unit, basis string) (decision, bool) {
 	d := decision{UseCase: useCase, Workload: useCase, Resource: true}
 	if len(vals) < 2 {
 		return d, false
@@ -90,29 +98,107 @@ func lowest(useCase string, vals map[*variant]float64, unit, basis string) (deci
 		}
 		return vs[i].Index < vs[j].Index
 	})
-	best := vals[vs[0]]
-	var tied []*variant
-	for _, v := range vs {
-		if vals[v] <= best*(1+resourceTie) {
-			tied = append(tied, v)
-		}
-	}
 	parts := make([]string, len(vs))
 	for i, v := range vs {
 		parts[i] = fmt.Sprintf("%s %s %s", v.Name, fmtSmart(vals[v]), unit)
 	}
 	d.Why = strings.Join(parts, ", ") + " (" + basis + ")"
-	if len(tied) > 1 {
-		names := make([]string, len(tied))
-		for i, v := range tied {
+	same, open, byRounds := []*variant{vs[0]}, (*variant)(nil), true
+	for _, v := range vs[1:] {
+		// Less is better: judged on the inverses, higher being better, so the ratio of the best's
+		// inverse to v's reads "v uses 1.2× what the best does".
+		r, out := judge(inverse(rounds[vs[0]]), inverse(rounds[v]))
+		switch out {
+		case unconfirmed:
+			byRounds = false
+			if vals[v] <= vals[vs[0]]*(1+resourceTie) {
+				same = append(same, v)
+			}
+		case tied:
+			same = append(same, v)
+		case undecided:
+			if open == nil {
+				open = v
+				d.Why += fmt.Sprintf("; %s over %s: %s (%s, %s)", v.Name, vs[0].Name, r, confidenceText(), r.Basis())
+			}
+		}
+	}
+	switch {
+	case open != nil && byRounds:
+		d.Pick, d.Lead = "undecided: "+vs[0].Name+" lowest", vs[0]
+	case len(same) > 1:
+		names := make([]string, len(same))
+		for i, v := range same {
 			names[i] = v.Name
 			d.Tied = append(d.Tied, v)
 		}
-		d.Pick = "tie: " + strings.Join(names, " ≈ ") + " (within 5%)"
-		return d, true
+		slices.Sort(names)
+		d.Pick = "tie: " + strings.Join(names, " ≈ ") + map[bool]string{true: " (within ±5%, by rounds)", false: " (within 5%, one run: no interval)"}[byRounds]
+	default:
+		d.Pick, d.Winner = vs[0].Name, vs[0]
+		if !byRounds {
+			d.Pick += " (one run: no interval)"
+		}
 	}
-	d.Pick, d.Winner = vs[0].Name, vs[0]
 	return d, true
+}
+
+// inverse gives 1/x of each figure (0 stays 0, which the interval leaves out).
+func inverse(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		if x > 0 {
+			out[i] = 1 / x
+		}
+	}
+	return out
+}
+
+// roundFigures gives, per variant, one figure per round: f of the k-th run (in start order) of
+// each workload's headline group, combined over the workloads. A round that lacks a figure
+// anywhere is left out.
+func (m *model) roundFigures(workloads []string, f func(*result.Result) (float64, bool), combine func([]float64) float64) map[*variant][]float64 {
+	out := map[*variant][]float64{}
+	for _, v := range m.Variants {
+		var perWorkload [][]float64
+		for _, w := range workloads {
+			g := m.group(v, w, m.Headline[w])
+			if g == nil || g.Incomplete {
+				continue
+			}
+			perWorkload = append(perWorkload, inStartOrder(g.Used, func(r *result.Result) float64 {
+				if x, ok := f(r); ok {
+					return x
+				}
+				return math.NaN()
+			}))
+		}
+		out[v] = combineRounds(perWorkload, combine)
+	}
+	return out
+}
+
+func combineRounds(perWorkload [][]float64, combine func([]float64) float64) []float64 {
+	if len(perWorkload) == 0 {
+		return nil
+	}
+	n := len(perWorkload[0])
+	for _, xs := range perWorkload {
+		n = min(n, len(xs))
+	}
+	var out []float64
+	for k := range n {
+		var vals []float64
+		for _, xs := range perWorkload {
+			if !math.IsNaN(xs[k]) {
+				vals = append(vals, xs[k])
+			}
+		}
+		if len(vals) == len(perWorkload) {
+			out = append(out, combine(vals))
+		}
+	}
+	return out
 }
 
 func mapValues(m map[*variant]float64) []float64 {

@@ -10,17 +10,24 @@ func TestLowest(t *testing.T) {
 	tests := []struct {
 		name     string
 		vals     map[*variant]float64
+		rounds   map[*variant][]float64
 		ok       bool
 		pick     string
 		whyStart string
 	}{
-		{"one engine is no comparison", map[*variant]float64{pg: 100}, false, "", ""},
-		{"clear winner", map[*variant]float64{pg: 300, my: 200, ma: 250}, true, "mysql", "mysql 200 MB, mariadb 250 MB, postgres 300 MB"},
-		{"within noise ties", map[*variant]float64{pg: 204, my: 200, ma: 400}, true, "tie: mysql ≈ postgres (within 5%)", "mysql 200 MB, postgres 204 MB"},
+		{"one engine is no comparison", map[*variant]float64{pg: 100}, nil, false, "", ""},
+		{"one run: the 5% rule, said so", map[*variant]float64{pg: 300, my: 200, ma: 250}, nil, true, "mysql (one run: no interval)", "mysql 200 MB, mariadb 250 MB, postgres 300 MB"},
+		{"one run within 5% ties", map[*variant]float64{pg: 204, my: 200, ma: 400}, nil, true, "tie: mysql ≈ postgres (within 5%, one run: no interval)", "mysql 200 MB, postgres 204 MB"},
+		{"rounds that agree pick", map[*variant]float64{pg: 300, my: 200}, map[*variant][]float64{pg: {300, 302, 298}, my: {200, 201, 199}},
+			true, "mysql", "mysql 200 MB, postgres 300 MB"},
+		{"rounds within ±5% tie", map[*variant]float64{pg: 204, my: 200}, map[*variant][]float64{pg: {204, 205, 203}, my: {200, 201, 199}},
+			true, "tie: mysql ≈ postgres (within ±5%, by rounds)", "mysql 200 MB"},
+		{"rounds that disagree are undecided", map[*variant]float64{pg: 220, my: 200}, map[*variant][]float64{pg: {180, 220, 260}, my: {200, 201, 199}},
+			true, "undecided: mysql lowest", "mysql 200 MB, postgres 220 MB (basis); postgres over mysql: 1.09× [0.68, 1.73]"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, ok := lowest("Lowest memory footprint, idle", tc.vals, "MB", "basis")
+			d, ok := lowest("Lowest memory footprint, idle", tc.vals, tc.rounds, "MB", "basis")
 			if ok != tc.ok {
 				t.Fatalf("ok = %v, want %v", ok, tc.ok)
 			}
@@ -30,7 +37,7 @@ func TestLowest(t *testing.T) {
 			if d.Pick != tc.pick || !strings.HasPrefix(d.Why, tc.whyStart) || !d.Resource {
 				t.Errorf("got pick %q why %q, want %q / %q...", d.Pick, d.Why, tc.pick, tc.whyStart)
 			}
-			if (d.Winner == nil) != strings.HasPrefix(tc.pick, "tie") {
+			if (d.Winner == nil) != (strings.HasPrefix(tc.pick, "tie") || strings.HasPrefix(tc.pick, "undecided")) {
 				t.Errorf("winner %v for pick %q", d.Winner, d.Pick)
 			}
 		})

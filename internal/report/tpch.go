@@ -561,12 +561,17 @@ func decideTPCH(s *tpchSet) decision {
 	}
 	tiedGroups := []*tpchGroup{best}
 	lone := false
-	var vs interval.Ratio
+	var open *tpchGroup
+	var vs, openVs interval.Ratio
 	for i, g := range ranked[1:] {
 		r, out := judge(speed(best), speed(g))
 		switch {
 		case out == unconfirmed:
 			lone = true
+		case out == undecided:
+			if open == nil {
+				open, openVs = g, r
+			}
 		case out == tied:
 			tiedGroups = append(tiedGroups, g)
 			vs = r
@@ -580,6 +585,10 @@ func decideTPCH(s *tpchSet) decision {
 		d.Pick, d.Lead = "unconfirmed: "+best.V.Name+" leads", best.V
 		d.Why = fmt.Sprintf("%s vs %s (%s); a single run measures no noise, so no verdict: run with --repeat 3 or more for an interval",
 			figText(best), other(second), second.V.Name) + fastest + suffix
+	case open != nil:
+		d.Pick, d.Lead = "undecided: "+best.V.Name+" leads", best.V
+		d.Why = fmt.Sprintf("%s vs %s (%s): speed ratio %s (%s, %s) includes 1 and reaches beyond ±%s; more rounds would decide",
+			figText(best), other(open), open.V.Name, openVs, confidenceText(), openVs.Basis(), fmtPct(equivalenceMargin)) + fastest + suffix
 	case len(tiedGroups) > 1:
 		names := make([]string, len(tiedGroups))
 		others := make([]string, 0, len(tiedGroups)-1)
@@ -591,8 +600,8 @@ func decideTPCH(s *tpchSet) decision {
 			}
 		}
 		d.Pick = "tie: " + strings.Join(names, " ≈ ")
-		d.Why = fmt.Sprintf("%s vs %s: speed ratio %s includes no difference (%s, %s)", figText(best), strings.Join(others, ", "),
-			vs, confidenceText(), vs.Basis()) + fastest + suffix
+		d.Why = fmt.Sprintf("%s vs %s: speed ratio %s lies within ±%s (%s, %s)", figText(best), strings.Join(others, ", "),
+			vs, fmtPct(equivalenceMargin), confidenceText(), vs.Basis()) + fastest + suffix
 	default:
 		d.Pick, d.Winner = fmt.Sprintf("%s, %s as fast, %s", best.V.Name, vs, vs.Basis()), best.V
 		d.Why = fmt.Sprintf("%s vs %s (%s)", figText(best), other(second), second.V.Name) + fastest + suffix

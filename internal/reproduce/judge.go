@@ -124,9 +124,10 @@ func medianOf(xs []float64) float64 {
 
 // judgeGot judges a measured ratio with its interval against a published one. The published
 // figure has no interval, so its side is read with TieBand; the measured side is the interval's:
-// above or below 1 when it excludes 1, a tie when it includes it. A measured tie against a
-// published lead is "too noisy to judge" unless the interval also excludes the published side's
-// ratio; a single run has no interval and is judged as before, said so.
+// above or below 1 when it excludes 1, a tie when it lies within TieBand of 1. An interval that
+// includes 1 and reaches further shows neither, so the row is "too noisy to judge", unless it
+// excludes the published ratio itself, a lead of more than twice TieBand, which disagrees. A
+// single run has no interval and is judged as before, said so.
 func judgeGot(figure, run string, pub float64, got gotRatio, why string) Row {
 	if !got.HasIv {
 		row := judgeRatio(figure, run, pub, got.Ratio, got.OK, why)
@@ -138,24 +139,29 @@ func judgeGot(figure, run string, pub float64, got gotRatio, why string) Row {
 	iv := got.Interval
 	row := Row{Figure: figure, Run: run, Published: fmt.Sprintf("%.2fx", pub),
 		Measured: fmt.Sprintf("%.2fx [%.2f, %.2f]", got.Ratio, iv.Lo, iv.Hi)}
-	gotSide := 0
+	// Within TieBand is a tie even when the interval excludes 1: a shown difference under 5%.
+	gotSide, open := 0, false
 	switch {
+	case iv.Lo >= 1/(1+TieBand) && iv.Hi <= 1+TieBand:
 	case iv.Lo > 1:
 		gotSide = 1
 	case iv.Hi < 1:
 		gotSide = -1
+	default:
+		open = true
 	}
 	pubSide := side(pub)
 	switch {
-	case gotSide == pubSide:
-		row.Verdict, row.Why = Agrees, "same winner"+sideWord(pub)+", the 95% interval "+ivWord(gotSide)
-		return row
-	case gotSide == 0 && (pub > iv.Hi || pub < iv.Lo) && math.Abs(pub-1) > 2*TieBand:
+	case open && (pub > iv.Hi || pub < iv.Lo) && math.Abs(pub-1) > 2*TieBand:
 		row.Verdict = Disagrees
 		row.Why = fmt.Sprintf("published%s; the measured 95%% interval includes 1 and excludes %.2fx", sideWord(pub), pub)
-	case gotSide == 0:
+	case open:
 		row.Verdict = Undecided
-		row.Why = fmt.Sprintf("published%s; the measured 95%% interval (%s) reaches both sides of 1: more rounds would decide", sideWord(pub), iv.Basis())
+		row.Why = fmt.Sprintf("published%s; the measured 95%% interval (%s) includes 1 and reaches beyond %.0f%%: more rounds would decide",
+			sideWord(pub), iv.Basis(), 100*TieBand)
+		return row
+	case gotSide == pubSide:
+		row.Verdict, row.Why = Agrees, "same winner"+sideWord(pub)+", the 95% interval "+ivWord(gotSide)
 		return row
 	default:
 		row.Verdict = Disagrees
@@ -174,7 +180,7 @@ func ivWord(s int) string {
 	case -1:
 		return "below 1"
 	}
-	return "includes 1"
+	return "within 5% of 1"
 }
 
 func sideWord(ratio float64) string {
@@ -193,6 +199,8 @@ func judgePick(figure, run, pub, got, why string) Row {
 	switch {
 	case got == "":
 		row.Verdict, row.Measured, row.Why = NotComparable, "not measured", why
+	case strings.HasPrefix(got, undecidedPick):
+		row.Verdict, row.Why = Undecided, "the intervals cannot rank the engines: more rounds would decide"
 	case strings.Contains(got, pub):
 		row.Verdict, row.Why = Agrees, "same pick"
 	default:
@@ -250,9 +258,13 @@ func best(vals map[string]float64, lowerIsBetter bool) string {
 	return parts[0]
 }
 
-// bestOf is the engine with the highest median figure f over its runs, or "a tie of A and B"
-// when the best's interval against the runner-up includes 1 (TieBand on the medians when an
-// engine has a single run, which measures no noise).
+// undecidedPick starts a measured pick that the intervals cannot make.
+const undecidedPick = "undecided"
+
+// bestOf is the engine with the highest median figure f over its runs; "a tie of A and B" when
+// the best's interval against another lies within TieBand; "undecided (A leads B)" when it
+// includes 1 and reaches further. With a single run per engine, which measures no noise,
+// TieBand on the medians decides, as before.
 func bestOf(runs map[string][]*result.Result, f func(*result.Result) float64) string {
 	medians := map[string]float64{}
 	for e, rs := range runs {
@@ -274,11 +286,14 @@ func bestOf(runs map[string][]*result.Result, f func(*result.Result) float64) st
 	tied := []string{top}
 	for _, e := range names[1:] {
 		r, ok := interval.Of(figures(runs[top], f), figures(runs[e], f), true)
-		if !ok {
+		switch {
+		case !ok:
 			return best(medians, false)
-		}
-		if !r.Excludes(1) {
+		case r.Lo >= 1/(1+TieBand) && r.Hi <= 1+TieBand:
 			tied = append(tied, e)
+		case r.Lo > 1:
+		default:
+			return undecidedPick + " (" + top + " leads " + e + ")"
 		}
 	}
 	if len(tied) > 1 {

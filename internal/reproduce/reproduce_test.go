@@ -381,9 +381,11 @@ func TestJudgeWithIntervals(t *testing.T) {
 	}{
 		{"a clear lead on the published side", 0.5, runs(500, 510, 492), Agrees, "the 95% interval below 1"},
 		{"a clear lead on the other side", 0.5, runs(1500, 1490, 1520), Disagrees, "measured above 1"},
-		{"a tie against a published tie", 1.02, runs(1100, 900, 1000), Agrees, "same winner"},
-		{"a tight tie against a published lead", 0.5, runs(1001, 1009, 991), Disagrees, "includes 1 and excludes 0.50x"},
-		{"a wide interval against a published lead", 1.3, runs(1400, 900, 1100), Undecided, "reaches both sides of 1"},
+		{"a tie shown against a published tie", 1.02, runs(1005, 1008, 992), Agrees, "same winner"},
+		{"a tie shown against a published lead", 0.5, runs(1001, 1009, 991), Disagrees, "published (below 1), measured within 5% of 1"},
+		{"a wide interval against a published tie", 1.02, runs(1100, 900, 1000), Undecided, "includes 1 and reaches beyond 5%"},
+		{"a wide interval that excludes the published lead", 2.5, runs(1400, 900, 1100), Disagrees, "includes 1 and excludes 2.50x"},
+		{"a wide interval against a published lead", 1.3, runs(1400, 900, 1100), Undecided, "includes 1 and reaches beyond 5%"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := judgeGot("x", "fair", c.pub, ratioOf(c.got, ref, tps, true), "")
