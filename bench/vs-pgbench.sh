@@ -97,7 +97,7 @@ for round in $(seq "$ROUNDS"); do
     run_fairbench "$round"; run_pgbench "$round"
   fi
 done
-"$FB" check --target "$fbdsn" --workload tpcb --scale "$SCALE" 2>&1 | tail -n 1
+"$FB" check --target "$fbdsn" "${fb_workload[@]}" --scale "$SCALE" 2>&1 | tail -n 1
 awk -v p="$pg_sum" -v f="$fb_sum" -v r="$ROUNDS" 'BEGIN {
   ratio = (p > 0 ? f / p : 0)
   printf "mean TPS: pgbench %.1f, fairbench %.1f; fairbench/pgbench = %.3f (%s)\n", p / r, f / r, ratio,

@@ -109,6 +109,10 @@ func TestBarChart(t *testing.T) {
 			[]string{">0.01<", ">100<"}},
 		{"lines with a gap", BarChart{Categories: []string{"25M", "max"}, Lines: true, Series: []BarSeries{{Name: "a", Values: []float64{nan, 3}}}}, true,
 			[]string{">25M<"}},
+		// An interval draws a whisker in the dark grey no engine colour uses.
+		{"whiskers", BarChart{Categories: []string{"rw", "ro"}, Series: []BarSeries{{Name: "a", Color: "#1f77b4",
+			Values: []float64{0.8, 1}, Lo: []float64{0.7, nan}, Hi: []float64{0.9, nan}}}}, true,
+			[]string{"stroke:rgba(51,51,51,1.0)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -61,7 +61,10 @@ func writeReport(dir string, s *Study, sc Scale, rows []Row, got Measured, pub P
 	}
 	t.Foot = []string{"Published figures are the study's own, on its hardware (published.yaml names the source). " +
 		"Rows compare shapes that survive a change of machine: ratios to the study's reference engine and the picks " +
-		"they lead to. A ratio agrees when both name the same winner, or both a tie within 5%; magnitudes are shown, not judged."}
+		"they lead to. A ratio agrees when both name the same winner, or both a tie within 5%; magnitudes are shown, not judged. " +
+		"With rounds, a measured ratio carries its 95% interval (in brackets) and its side is the interval's: a tie only when the " +
+		"whole interval lies within 5% of 1; an interval that includes 1 and reaches further is too noisy to judge, unless it " +
+		"excludes the published ratio, which then disagrees."}
 	doc.Sections = append(doc.Sections, &document.Section{ID: "rows", Heading: "Published beside measured", Tables: []*document.Table{t}})
 	if s.Explain != nil {
 		doc.Sections = append(doc.Sections, s.Explain(pub, got)...)
