@@ -86,7 +86,7 @@ func (c *compareFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&c.engines, "engines", "all", "engines to compare, e.g. postgres,mariadb,mysql or postgres@17,postgres@15 (a bare name = its newest installed version; all = every installed engine, newest each)")
 	f.StringVar(&c.suiteName, "suite", "quick", "suite: "+strings.Join(suite.Builtin(), ", ")+", or a YAML file (docs/suites.md)")
 	c.run.registerOverrides(f)
-	f.IntVar(&c.repeat, "repeat", runspec.DefaultRepeat, "rounds of the suite (default: the suite's own; quick has 3), the engine order rotated each round; picks carry intervals from them")
+	f.IntVar(&c.repeat, "repeat", runspec.DefaultRepeat, "rounds of the suite (default: the suite's own; quick has 5), the engine order rotated each round; picks carry intervals from them")
 	f.DurationVar(&c.quietWait, "quiet-wait", compare.DefaultQuietWait, "before each step, wait up to this long for other processes to leave the CPU (0: do not wait); a step measured on a busy machine is marked either way")
 	f.StringVar(&c.out, "out", "", "output directory (default out/compare-TIMESTAMP)")
 	f.BoolVar(&c.force, "force", false, "replace results already in --out")

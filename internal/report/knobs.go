@@ -135,17 +135,3 @@ func orDefault(v string) string {
 	}
 	return v
 }
-
-func signedPct(f float64) string {
-	if f > 0 {
-		return "+" + fmtPct(f)
-	}
-	return fmtPct(f)
-}
-
-func abs(f float64) float64 {
-	if f < 0 {
-		return -f
-	}
-	return f
-}
