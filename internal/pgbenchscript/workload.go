@@ -159,6 +159,7 @@ type worker struct {
 	w     *scripts
 	st    state
 	stmts [][]sqldb.Stmt // per script, per command (nil for meta-commands and BEGIN/COMMIT)
+	args  []any          // reused for every statement's parameters: no allocation per statement
 }
 
 // Transaction runs one script, chosen by weight as pgbench chooses, from its first command to
@@ -263,14 +264,15 @@ func (wk *worker) sql(ctx context.Context, c *Command, st sqldb.Stmt, q *workloa
 	if c.Control != "" {
 		return wk.conn.Exec(ctx, c.Control)
 	}
-	args := make([]any, len(c.Vars))
-	for i, name := range c.Vars {
+	args := wk.args[:0]
+	for _, name := range c.Vars {
 		v, ok := wk.st.vars[name]
 		if !ok {
 			return fmt.Errorf("undefined variable :%s", name)
 		}
-		args[i] = v.param()
+		args = append(args, v.param())
 	}
+	wk.args = args
 	if !c.Gset {
 		if c.Class == Read {
 			_, err := st.Query(ctx, args...)
