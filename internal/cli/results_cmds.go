@@ -98,7 +98,11 @@ func gateError(gate *regress.FailIf, rows []regress.Row) error {
 	}
 	var names []string
 	for _, r := range bad {
-		names = append(names, fmt.Sprintf("%s %+.1f%%", r.Key, r.Change*100))
+		name := fmt.Sprintf("%s %+.1f%%", r.Key, r.Change*100)
+		if r.Busy != "" {
+			name += " (" + regress.BusyNote(r) + ")"
+		}
+		names = append(names, name)
 	}
 	return fmt.Errorf("%d step(s) slower than %.1f%%: %s", len(bad), gate.SlowerThan*100, strings.Join(names, "; "))
 }

@@ -56,12 +56,30 @@ func findHostSource(ctx context.Context, t sqldb.Target, nodeExporter string) (h
 // runMeasured runs the job with the server side watched as compare watches it (job.Measured):
 // the engine's own counters over a connection of the monitor's own, and the host figures from hs.
 func runMeasured(ctx context.Context, j *job.Job, cfg runner.Config, hs hostSource) (*result.Result, error) {
+	if j.PIDs == nil {
+		j.PIDs = localProcesses(hs.local)
+	}
 	mon, closeConns, err := watcherFor(ctx, j, hs)
 	if err != nil {
 		return nil, err
 	}
 	defer closeConns()
 	return j.Measured(ctx, cfg, mon, j.Run)
+}
+
+// localProcesses lists the processes of a server found on this machine, from its cgroup or its
+// process tree, so that the machine's load counts them as the server's and never as others' nor,
+// where the server is a child of this process (a test's), twice as fairbench's (nil: none found).
+func localProcesses(l *engine.Local) func() []int {
+	switch {
+	case l == nil:
+		return nil
+	case l.PIDs != nil:
+		return l.PIDs
+	case l.Group != nil:
+		return l.Group.Procs
+	}
+	return nil
 }
 
 // watcherFor watches the target's server as compare does; a host list without --node-exporter

@@ -67,6 +67,9 @@ type Row struct {
 	// Whole-run figures beside the judged one, from the merged histograms.
 	TPSA, TPSB float64
 	LatA, LatB result.Latency
+	// Busy says which runs shared a busy machine (others' CPU above machineload's threshold),
+	// e.g. "3 of 8 runs in B"; "" when none did. Such a verdict is weak evidence either way.
+	Busy string
 }
 
 // Key identifies the same step on both sides. The engine's version is left out on purpose, so an
@@ -153,6 +156,7 @@ func judge(k Key, ra, rb []*result.Result, o Options) Row {
 	}
 	row.TPSA, row.LatA = pooled(ra)
 	row.TPSB, row.LatB = pooled(rb)
+	row.Busy = busyRuns(ra, rb)
 	if bad := unusable(ra, rb); bad != "" {
 		row.Verdict, row.Why = NotComparable, bad
 		return row
@@ -234,6 +238,24 @@ func unusable(sides ...[]*result.Result) string {
 		}
 	}
 	return ""
+}
+
+// busyRuns counts, per side, the runs measured while others used the machine ("3 of 8 runs in
+// B"); "" when none were.
+func busyRuns(sides ...[]*result.Result) string {
+	var parts []string
+	for i, rs := range sides {
+		n := 0
+		for _, r := range rs {
+			if r.Machine != nil && r.Machine.Busy {
+				n++
+			}
+		}
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d runs in %c", n, len(rs), 'A'+i))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func firstLine(s string) string {

@@ -134,6 +134,27 @@ func TestMarkdown(t *testing.T) {
 	}
 }
 
+// A run measured while others used the machine is named beside the verdict, whatever it is.
+func TestBusyRunsAreNamed(t *testing.T) {
+	b := []*result.Result{run("postgres", 700, 5, 20, 2), run("postgres", 700, 5, 20, 3)}
+	b[1].Machine = &result.MachineLoad{OthersCPUPctMean: 40, Busy: true, BusyPct: 10}
+	rows := Diff([]*result.Result{run("postgres", 1000, 5, 20, 1)}, b, Options{})
+	if len(rows) != 1 || rows[0].Busy != "1 of 2 runs in B" {
+		t.Fatalf("rows %+v, want one naming 1 of 2 runs in B busy", rows)
+	}
+	var out strings.Builder
+	if err := Markdown(&out, rows, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "slower; busy machine (1 of 2 runs in B): weak evidence"; !strings.Contains(out.String(), want) {
+		t.Errorf("missing %q in:\n%s", want, out.String())
+	}
+	quiet := Diff([]*result.Result{run("postgres", 1000, 5, 20, 1)}, b[:1], Options{})
+	if quiet[0].Busy != "" {
+		t.Errorf("quiet runs marked busy: %q", quiet[0].Busy)
+	}
+}
+
 // --fail-if is user input: whatever it says, the parser gives one error line or a threshold a
 // gate can use (finite, not negative).
 func FuzzParseFailIf(f *testing.F) {

@@ -31,6 +31,9 @@ func Markdown(w io.Writer, rows []Row, o Options) error {
 		if r.Why != "" {
 			verdict += " (" + r.Why + ")"
 		}
+		if r.Busy != "" {
+			verdict += "; " + BusyNote(r)
+		}
 		t.Rows = append(t.Rows, document.Row(r.Key.String(), r.Metric+" of "+r.Unit, num(r.A), num(r.B), fmt.Sprintf("%+.1f%%", r.Change*100),
 			fmt.Sprintf("%.3g", r.P), fmt.Sprintf("%d+%d", r.N1, r.N2), verdict, p99Text(r.P99),
 			num(r.TPSA)+" → "+num(r.TPSB), fmt.Sprintf("%.2f → %.2f", r.LatA.P50, r.LatB.P50), fmt.Sprintf("%.2f → %.2f", r.LatA.P99, r.LatB.P99)))
@@ -55,4 +58,9 @@ func num(v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%.2f", v)
+}
+
+// BusyNote says a row's runs shared a busy machine and what to do about it.
+func BusyNote(r Row) string {
+	return "busy machine (" + r.Busy + "): weak evidence, rerun on a quiet machine"
 }
