@@ -38,6 +38,7 @@ func newEnginesCmd() *cobra.Command {
 // compareFlags are compare's settings as the command line gives them.
 type compareFlags struct {
 	quietWait                                               time.Duration
+	instrument                                              string
 	engines, suiteName, out, mysqlRoot, workDir, bufferPool string
 	profileName, explain, metricsAddr, serverCPUs           string
 	device                                                  string
@@ -87,6 +88,7 @@ func (c *compareFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&c.suiteName, "suite", "quick", "suite: "+strings.Join(suite.Builtin(), ", ")+", or a YAML file (docs/suites.md)")
 	c.run.registerOverrides(f)
 	f.IntVar(&c.repeat, "repeat", runspec.DefaultRepeat, "rounds of the suite (default: the suite's own; quick has 5), the engine order rotated each round; picks carry intervals from them")
+	addInstrumentFlag(f, &c.instrument)
 	f.DurationVar(&c.quietWait, "quiet-wait", compare.DefaultQuietWait, "before each step, wait up to this long for other processes to leave the CPU (0: do not wait); a step measured on a busy machine is marked either way")
 	f.StringVar(&c.out, "out", "", "output directory (default out/compare-TIMESTAMP)")
 	f.BoolVar(&c.force, "force", false, "replace results already in --out")
@@ -147,7 +149,11 @@ func (c *compareFlags) options(cmd *cobra.Command) (*compare.Options, error) {
 	if err := checkOutDir(out, c.force); err != nil {
 		return nil, err
 	}
-	opts := &compare.Options{QuietWait: c.quietWait, Engines: []string{c.engines}, Suite: s, OutDir: out, Profile: prof, Explain: knobs, MySQLRoot: c.mysqlRoot, ServerCPUs: cpus,
+	waitEvery, err := instrumentEvery(c.instrument)
+	if err != nil {
+		return nil, err
+	}
+	opts := &compare.Options{QuietWait: c.quietWait, WaitEvery: waitEvery, Engines: []string{c.engines}, Suite: s, OutDir: out, Profile: prof, Explain: knobs, MySQLRoot: c.mysqlRoot, ServerCPUs: cpus,
 		WorkDir: c.workDir, DeviceBytes: deviceBytes, DeviceNoJournal: c.noJournal, Seed: c.seed, ReadReplicas: c.readReplicas, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}
 	if opts.Faults, err = runspec.ParseFaults("--fault", c.faults); err != nil {
 		return nil, err

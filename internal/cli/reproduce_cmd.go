@@ -20,7 +20,7 @@ import (
 )
 
 func newReproduceCmd() *cobra.Command {
-	var engines, scale, out, mysqlRoot, workDir, metricsAddr string
+	var engines, scale, out, mysqlRoot, workDir, metricsAddr, instrument string
 	var list, force, again bool
 	var repeat int
 	var clients clientFlags
@@ -74,13 +74,17 @@ func newReproduceCmd() *cobra.Command {
 			if err := checkStudyClientHosts(s, sc, hosts); err != nil {
 				return err
 			}
+			waitEvery, err := instrumentEvery(instrument)
+			if err != nil {
+				return err
+			}
 			live, stopLive, err := startLive(metricsAddr, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
 			defer stopLive()
 			o := reproduce.Options{Scale: sc, Repeat: rounds, Engines: kinds, OutDir: out, Log: cmd.ErrOrStderr(), Cores: runtime.NumCPU(),
-				Execute: reproduce.CompareExecutor(reproduce.ExecConfig{QuietWait: compare.DefaultQuietWait, MySQLRoot: mysqlRoot, WorkDir: workDir, Live: live,
+				Execute: reproduce.CompareExecutor(reproduce.ExecConfig{QuietWait: compare.DefaultQuietWait, WaitEvery: waitEvery, MySQLRoot: mysqlRoot, WorkDir: workDir, Live: live,
 					Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr(), Clients: hosts.Clients, Network: hosts.Network})}
 			if again {
 				o.Execute = func(context.Context, reproduce.Run, []string, string) error { return nil } // the results are there
@@ -94,6 +98,7 @@ func newReproduceCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	addInstrumentFlag(f, &instrument)
 	f.BoolVar(&list, "list", false, "list the studies fairbench reproduces")
 	f.StringVar(&scale, "scale", "small", "small (data and time shrunk by the study's rule) or full (the study's own size)")
 	f.StringVar(&engines, "engines", "", "only these of the study's engines, each optionally at a release (postgres@17; default: those of them installed here, newest each)")

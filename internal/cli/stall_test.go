@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
 )
 
@@ -29,17 +31,33 @@ func TestRunOnAFrozenServerEndsAtItsTime(t *testing.T) {
 		frozen = nil
 	}
 	defer thaw()
-	freeze := time.AfterFunc(700*time.Millisecond, func() {
+	// Frozen once both clients have sent a point select, so that the stall is one of measured
+	// clients and not of connecting ones (which is a connect timeout, bad input), however long
+	// a loaded machine takes to start the run.
+	watch, err := sqldb.Open(context.Background(), tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close()
+	freezeDone := make(chan struct{})
+	go func() {
+		defer close(freezeDone)
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			rows, err := watch.Query(context.Background(), "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT c FROM sbtest1%' AND pid <> pg_backend_pid()")
+			if err == nil && len(rows) == 1 && rows[0][0] == "2" {
+				break
+			}
+		}
 		frozen = srv.PIDs()
 		for _, pid := range frozen {
 			_ = syscall.Kill(pid, syscall.SIGSTOP)
 		}
-	})
-	defer freeze.Stop()
+	}()
 	out := filepath.Join(t.TempDir(), "r.json")
 	began := time.Now()
 	code, _, errOut := run(append([]string{"run", "--threads", "2", "--time", "2s", "--flush=false", "--out", out}, base...)...)
 	wall := time.Since(began)
+	<-freezeDone
 	thaw()
 	if code != 1 || !strings.Contains(errOut, "grace") {
 		t.Fatalf("exit %d, stderr %q: want 1 and the stall named", code, errOut)

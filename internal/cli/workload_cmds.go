@@ -24,6 +24,7 @@ import (
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/waits"
 	"github.com/fairbench/fairbench/internal/workload"
 	"github.com/fairbench/fairbench/internal/workloadfile"
 )
@@ -422,6 +423,7 @@ func newRunCmd() *cobra.Command {
 	var r runFlags
 	var nodeExporter, metricsAddr string
 	var flush bool
+	var instrument string
 	cmd := &cobra.Command{
 		Use:   fmt.Sprintf("run --target DSN --workload NAME [--threads %d] [--time %s] [options]", runspec.DefaultThreads, runspec.DefaultTime),
 		Short: "Run a workload and measure throughput and latency",
@@ -456,6 +458,9 @@ func newRunCmd() *cobra.Command {
 			defer stopLive()
 			j.Live = live
 			j.CheckAfterRun, j.NoFlush = r.check, !flush
+			if j.WaitEvery, err = instrumentEvery(instrument); err != nil {
+				return err
+			}
 			for _, n := range threads {
 				cfg.Threads = n
 				if sh != nil {
@@ -492,7 +497,25 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().StringVar(&nodeExporter, "node-exporter", "", "URL of node_exporter's metrics on the server's machine (http://HOST:9100/metrics): host CPU, memory and disk from there")
 	cmd.Flags().BoolVar(&flush, "flush", true, "write out the server's dirty pages before each measured step (PostgreSQL CHECKPOINT, "+
 		"InnoDB's dirty pages to about zero) so every step starts from the same state; --flush=false skips it")
+	addInstrumentFlag(cmd.Flags(), &instrument)
 	return cmd
+}
+
+// addInstrumentFlag declares --instrument, which turns the server-side wait sampling on or off.
+func addInstrumentFlag(f *pflag.FlagSet, instrument *string) {
+	f.StringVar(instrument, "instrument", "on", fmt.Sprintf("on: sample the clients' sessions on the server every %s "+
+		"over the measured window (where the time went: CPU, log flush, locks, client...); off: do not", waits.DefaultEvery))
+}
+
+// instrumentEvery reads --instrument: the wait sampling's period, 0 for off.
+func instrumentEvery(v string) (time.Duration, error) {
+	switch v {
+	case "on":
+		return waits.DefaultEvery, nil
+	case "off":
+		return 0, nil
+	}
+	return 0, badInputf("--instrument %q: write on or off", v)
 }
 
 // showRun prints one run's result and writes it under out (a sweep labels each run by its

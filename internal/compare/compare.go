@@ -44,6 +44,8 @@ type Options struct {
 	// measures anyway, marked busy (the command line's default: DefaultQuietWait); 0 measures at
 	// once, still marking a busy machine.
 	QuietWait time.Duration
+	// WaitEvery is the wait sampling's period in each step (job.Job.WaitEvery); 0 is off.
+	WaitEvery time.Duration
 	Engines   []string
 	Suite     *suite.Suite
 	OutDir    string
@@ -538,7 +540,7 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	mon := srv.Monitor()
 	cfg := runner.Config{Threads: threads, Duration: st.Time, Warmup: st.Warmup, ReportInterval: st.ReportInterval,
 		MaxTries: st.MaxTries, Rate: st.Rate, Progress: o.IntervalLog, Ramp: runner.RampFrom(st.Ramp)}
-	j.PIDs = srv.PIDs
+	j.PIDs, j.WaitEvery = srv.PIDs, o.WaitEvery
 	routing := c.route(j, srv)
 	j.Faults, j.Cluster = o.Faults, srv.FaultCluster()
 	// After a fault the data must still hold together (money conserved, TPC-C's conditions):

@@ -11,6 +11,9 @@ import (
 	"github.com/fairbench/fairbench/internal/testserver"
 )
 
+// TestMain stops the shared servers the tests started (testserver.Database), also when one fails.
+func TestMain(m *testing.M) { testserver.Main(m) }
+
 // Each dialect's administration on a real server: dirty pages written and flushed to about
 // none, the backlog read, a table maintained, the data directory named.
 func TestAdministrationOnRealServers(t *testing.T) {

@@ -350,16 +350,21 @@ func testServer(t *testing.T, inst Installation, prof Profile, dir string) {
 		}
 		norm := func(v string) string {
 			switch v = strings.ToUpper(v); v {
-			case "ON", "TRUE":
+			case "ON", "TRUE", "YES":
 				return "1"
-			case "OFF", "FALSE":
+			case "OFF", "FALSE", "NO":
 				return "0"
 			}
 			return v
 		}
 		for k, want := range srv.Applied {
 			var got string
-			if err := db.QueryRowContext(ctx, "SELECT @@"+k).Scan(&got); err != nil || norm(got) != norm(want) {
+			q := "SELECT @@" + k
+			if c, ok := strings.CutPrefix(k, "performance_schema_consumer_"); ok {
+				// A start-up option with no variable: the consumer's row says whether it took.
+				q = "SELECT enabled FROM performance_schema.setup_consumers WHERE name = '" + c + "'"
+			}
+			if err := db.QueryRowContext(ctx, q).Scan(&got); err != nil || norm(got) != norm(want) {
 				t.Errorf("@@%s = %q (%v), want %q", k, got, err, want)
 			}
 		}

@@ -311,6 +311,11 @@ func (p Profile) baseSettings(kind string) map[string]string {
 			// (the thread-scaling study). The maximum lifts a limit only one
 			// family has.
 			"max_prepared_stmt_count": "1048576",
+			// Statement and wait instrumentation alike on both: MySQL ships the performance
+			// schema on and MariaDB off, so a run on defaults would pay its cost on one engine
+			// only; fairbench's wait sampling reads the waits in progress from it.
+			"performance_schema": "ON",
+			"performance_schema_consumer_events_waits_current": "ON",
 		}
 		if p.Binlog {
 			m["log_bin"] = "ON"

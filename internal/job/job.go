@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/fault"
 	"github.com/fairbench/fairbench/internal/livemetrics"
 	"github.com/fairbench/fairbench/internal/randgen"
@@ -19,6 +20,7 @@ import (
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/version"
+	"github.com/fairbench/fairbench/internal/waits"
 	"github.com/fairbench/fairbench/internal/workload"
 )
 
@@ -53,6 +55,11 @@ type Job struct {
 	// monitor started earlier takes its baseline there, so the flush's writes are not counted
 	// as the run's.
 	OnSettled func()
+	// WaitEvery is how often the clients' sessions are sampled on the server over the measured
+	// window (internal/waits); 0 turns sampling off (--instrument off).
+	WaitEvery time.Duration
+	// clients are the measured clients' sessions while a step with wait sampling runs.
+	clients *waits.Clients
 }
 
 // New validates everything that can be validated without a server, so bad input fails before
@@ -82,7 +89,8 @@ func New(target sqldb.Target, workloadName string, set map[string]string, rnd ra
 	if err := rnd.Init(); err != nil {
 		return nil, err
 	}
-	return &Job{Target: target, Spec: spec, Options: opts, Workload: wl, Rand: rnd, Seed: seed, Set: explicit(set)}, nil
+	return &Job{Target: target, Spec: spec, Options: opts, Workload: wl, Rand: rnd, Seed: seed, Set: explicit(set),
+		WaitEvery: waits.DefaultEvery}, nil
 }
 
 func explicit(set map[string]string) map[string]string {
@@ -97,9 +105,17 @@ func (j *Job) Connect(ctx context.Context) (sqldb.Conn, error) { return sqldb.Op
 // clientConnect opens a measured client's connection: on ReadTarget when one is set.
 func (j *Job) clientConnect(ctx context.Context) (sqldb.Conn, error) {
 	if j.ReadTarget != nil {
-		return sqldb.Open(ctx, *j.ReadTarget)
+		return sqldb.Open(ctx, *j.ReadTarget) // replicas' sessions: not where the sampler looks
 	}
-	return j.Connect(ctx)
+	c, err := j.Connect(ctx)
+	if err == nil && j.clients != nil {
+		// One query per connection, made before the client's first transaction; a session the
+		// engine will not name is simply not sampled.
+		if id, err := dialect.SamplerFor(c.Kind()).SessionID(ctx, c); err == nil {
+			j.clients.Add(id)
+		}
+	}
+	return c, err
 }
 
 // Env is the environment given to the workload's Prepare, Cleanup and Check.

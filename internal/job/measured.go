@@ -9,6 +9,7 @@ import (
 	"github.com/fairbench/fairbench/internal/machineload"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/waits"
 )
 
 // Watcher is the server side of a measured step (servermetrics.Monitor, ClusterMonitor): its
@@ -44,8 +45,10 @@ func (j *Job) Measured(ctx context.Context, cfg runner.Config, mon Watcher, run 
 			prevInterval(iv)
 		}
 	}
+	beginWaits, endWaits := j.watchWaits(ctx)
 	cfg.OnMeasureStart = func() {
 		machine.Reset()
+		beginWaits()
 		if cfg.Warmup > 0 {
 			_ = mon.MeasureStart(ctx)
 		}
@@ -62,9 +65,11 @@ func (j *Job) Measured(ctx context.Context, cfg runner.Config, mon Watcher, run 
 	}
 	defer func() { j.OnSettled = prevSettled }()
 	res, runErr := run(ctx, cfg)
+	sampled := endWaits()
 	if res == nil {
 		return nil, runErr
 	}
+	res.Waits = sampled
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishLimit(ctx, runErr))
 	defer cancel()
 	srv, err := mon.Finish(fctx, res.Transactions)
@@ -92,4 +97,36 @@ func finishLimit(ctx context.Context, runErr error) time.Duration {
 		return time.Second
 	}
 	return FinishTimeout
+}
+
+// watchWaits readies wait sampling (WaitEvery > 0): the clients' sessions are recorded as they
+// connect, and the sampler, on a connection of its own, starts with the measured window (begin)
+// and stops after the run (end, which gives its counts; nil when sampling is off or failed to
+// connect, which costs the step nothing else).
+func (j *Job) watchWaits(ctx context.Context) (begin func(), end func() *result.Waits) {
+	off := func() *result.Waits { return nil }
+	j.clients = nil
+	if j.WaitEvery <= 0 {
+		return func() {}, off
+	}
+	conn, err := j.Connect(ctx)
+	if err != nil {
+		return func() {}, off
+	}
+	j.clients = &waits.Clients{}
+	var sampler *waits.Sampler
+	begin = func() {
+		if sampler == nil {
+			sampler = waits.Start(ctx, conn, j.WaitEvery, j.clients)
+		}
+	}
+	end = func() *result.Waits {
+		// Closed aside: on a frozen server closing may wait for an answer that never comes.
+		defer func() { go conn.Close() }()
+		if sampler == nil {
+			return nil
+		}
+		return sampler.Stop()
+	}
+	return begin, end
 }

@@ -62,6 +62,7 @@ func Merge(shards []Shard) (*result.Result, error) {
 	m.Intervals = alignIntervals(shards)
 	m.DataCheck = mergeDataCheck(shards)
 	m.Machine = mergeMachine(shards)
+	m.Waits = mergeWaits(shards)
 	mergeAvailability(m, shards)
 	finish(m)
 	markMissing(m, shards)
@@ -233,7 +234,7 @@ var fieldRules = map[string]string{
 	"TPCH":     "per-shard", // sameRun refuses TPC-H shards
 	"Measured": "merged", "Shard": "per-shard", "Shards": "own", "Network": "first", "LagHistogram": "merged",
 	"Wire": "sum", "Prepared": "first", "StartState": "first", "DataCheck": "merged", "Availability": "merged",
-	"Routing": "first", "Machine": "merged",
+	"Routing": "first", "Machine": "merged", "Waits": "merged",
 }
 
 // base starts the merged result as a copy of the first shard, so every field fieldRules calls
@@ -445,6 +446,21 @@ func mergeDataCheck(shards []Shard) *result.DataCheck {
 		return nil
 	}
 	return last.DataCheck
+}
+
+// mergeWaits pools the shards' wait samples: each shard sampled its own clients' sessions.
+func mergeWaits(shards []Shard) *result.Waits {
+	var w *result.Waits
+	for _, s := range shards {
+		if s.Result.Waits == nil {
+			continue
+		}
+		if w == nil {
+			w = &result.Waits{}
+		}
+		w.Add(s.Result.Waits)
+	}
+	return w
 }
 
 // mergeMachine is the busiest shard's machine: each client host measured its own, and a merge is

@@ -70,6 +70,9 @@ var facets = []facet{
 	{name: "max_connections", read: readPlain("max_connections", "max_connections")},
 	{name: "character set", read: readCharset},
 	{name: "flush method", innodbOnly: true, read: readPlain("", "innodb_flush_method")},
+	// Its instrumentation costs both engines alike only when both have it on (MySQL ships it on,
+	// MariaDB off); the wait sampling reads it.
+	{name: "performance schema", innodbOnly: true, read: readPlain("", "performance_schema")},
 }
 
 var tornPage = facet{name: "torn-page protection", read: readTornPage}

@@ -24,6 +24,8 @@ type ExecConfig struct {
 	Network *netsim.Spec
 	// QuietWait is compare's wait for a quiet machine before each step (compare.Options).
 	QuietWait time.Duration
+	// WaitEvery is compare's wait sampling period (compare.Options); 0 is off.
+	WaitEvery time.Duration
 }
 
 // CompareExecutor runs each of a study's comparisons with compare (or the bandwidth study), on
@@ -43,7 +45,7 @@ func CompareExecutor(c ExecConfig) Executor {
 		if run.Repeat > 0 {
 			s.Repeat = run.Repeat
 		}
-		return compare.Run(ctx, &compare.Options{QuietWait: c.QuietWait, Engines: engines, Suite: s, OutDir: dir, Profile: runProfile(run),
+		return compare.Run(ctx, &compare.Options{QuietWait: c.QuietWait, WaitEvery: c.WaitEvery, Engines: engines, Suite: s, OutDir: dir, Profile: runProfile(run),
 			Explain: run.Explain, ServerCPUs: run.ServerCPUs, MySQLRoot: c.MySQLRoot, WorkDir: c.WorkDir,
 			Command: c.Command, Log: c.Log, Live: c.Live, Clients: c.Clients, Network: c.Network})
 	}

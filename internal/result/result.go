@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"time"
 )
 
@@ -112,6 +114,9 @@ type Result struct {
 	// Machine is what else the machine did meanwhile (machineload); absent in results that
 	// predate it.
 	Machine *MachineLoad `json:"machine,omitempty"`
+	// Waits is where the clients' sessions spent the measured window, sampled on the server
+	// (internal/waits); absent when sampling was off (--instrument off) or not possible.
+	Waits *Waits `json:"waits,omitempty"`
 	// Routing is where a cluster's measured clients ran: "leader", or "replicas" (compare
 	// --read-replicas with a read-only workload on postgres-ha); absent for other targets.
 	Routing string `json:"routing,omitempty"`
@@ -331,6 +336,94 @@ type MachineLoad struct {
 	StealPctMax      float64 `json:"steal_pct_max"`
 	Busy             bool    `json:"busy"`
 	BusyPct          float64 `json:"busy_pct"`
+}
+
+// Waits is the wait sampling of a measured window: every EveryMS, each client session's activity
+// on the server, folded into a category that means the same on every engine (dialect.Categories)
+// with the engine's own event name kept underneath. Counts are session samples: a share of all
+// of them is the share of the clients' time spent so, as HammerDB's active session history reads.
+type Waits struct {
+	EveryMS float64 `json:"every_ms"`
+	// Rounds is how many times the sessions were read; Sessions the session samples over all
+	// rounds (the shares' denominator).
+	Rounds   int `json:"rounds"`
+	Sessions int `json:"sessions"`
+	// Categories counts session samples per category, in dialect.Categories' order, zeros left out.
+	Categories []WaitCount `json:"categories"`
+	// Events counts them per engine event or state, most first.
+	Events []WaitEvent `json:"events"`
+	// SamplerMS is how long the sampler's own queries took in all: its cost on the server.
+	SamplerMS float64 `json:"sampler_ms"`
+	// Error is why sampling stopped before the window ended; absent when it did not.
+	Error string `json:"error,omitempty"`
+}
+
+// WaitCount is one category's session samples.
+type WaitCount struct {
+	Category string `json:"category"`
+	Count    int    `json:"count"`
+}
+
+// WaitEvent is one engine event's or state's session samples and the category it folds into.
+type WaitEvent struct {
+	Category string `json:"category"`
+	Event    string `json:"event"`
+	Count    int    `json:"count"`
+}
+
+// Add pools o's samples into w (a step's rounds, a run's shards): rounds, session samples and
+// the sampler's time summed, counts summed per category and per event; the first error kept.
+func (w *Waits) Add(o *Waits) {
+	if o == nil {
+		return
+	}
+	if w.EveryMS == 0 {
+		w.EveryMS = o.EveryMS
+	}
+	w.Rounds += o.Rounds
+	w.Sessions += o.Sessions
+	w.SamplerMS += o.SamplerMS
+	if w.Error == "" {
+		w.Error = o.Error
+	}
+	for _, c := range o.Categories {
+		if i := slices.IndexFunc(w.Categories, func(x WaitCount) bool { return x.Category == c.Category }); i >= 0 {
+			w.Categories[i].Count += c.Count
+		} else {
+			w.Categories = append(w.Categories, c)
+		}
+	}
+	for _, e := range o.Events {
+		if i := slices.IndexFunc(w.Events, func(x WaitEvent) bool { return x.Category == e.Category && x.Event == e.Event }); i >= 0 {
+			w.Events[i].Count += e.Count
+		} else {
+			w.Events = append(w.Events, e)
+		}
+	}
+	SortWaitEvents(w.Events)
+}
+
+// SortWaitEvents orders events most first, then by name, so the same counts always list alike.
+func SortWaitEvents(evs []WaitEvent) {
+	sort.Slice(evs, func(i, j int) bool {
+		if evs[i].Count != evs[j].Count {
+			return evs[i].Count > evs[j].Count
+		}
+		return evs[i].Event < evs[j].Event
+	})
+}
+
+// Share is the category's share of all session samples (0 when none were taken).
+func (w *Waits) Share(category string) float64 {
+	if w == nil || w.Sessions == 0 {
+		return 0
+	}
+	for _, c := range w.Categories {
+		if c.Category == category {
+			return float64(c.Count) / float64(w.Sessions)
+		}
+	}
+	return 0
 }
 
 // Server holds what fairbench saw of the server side.

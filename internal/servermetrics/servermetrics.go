@@ -30,6 +30,9 @@ var (
 		"log_bin", "innodb_log_file_size", "innodb_redo_log_capacity", "innodb_doublewrite",
 		"innodb_flush_method", "transaction_isolation", "tx_isolation", "version",
 		"innodb_page_size", "innodb_checksum_algorithm", "character_set_server", "binlog_format",
+		// Statement and wait instrumentation: on in the fair profile on both (MySQL ships it on,
+		// MariaDB off).
+		"performance_schema",
 	}
 )
 

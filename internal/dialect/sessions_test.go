@@ -1,0 +1,126 @@
+package dialect
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/testserver"
+)
+
+// Each engine's activity rows fold into the category that means the same everywhere.
+func TestCategories(t *testing.T) {
+	tests := []struct {
+		name, got, want string
+	}{
+		{"pg idle", cat(pgCategory("idle", "Client", "ClientRead")), Client},
+		{"pg idle in transaction", cat(pgCategory("idle in transaction", "Client", "ClientRead")), Client},
+		{"pg running", cat(pgCategory("active", "", "")), OnCPU},
+		{"pg WAL sync, 17's spelling", cat(pgCategory("active", "IO", "WalSync")), LogFlush},
+		{"pg WAL sync, 15's spelling", cat(pgCategory("active", "IO", "WALSync")), LogFlush},
+		{"pg waiting for another's WAL flush", cat(pgCategory("active", "LWLock", "WALWrite")), LogFlush},
+		{"pg page read", cat(pgCategory("active", "IO", "DataFileRead")), DataRead},
+		{"pg relation extension", cat(pgCategory("active", "IO", "DataFileExtend")), DataWrite},
+		{"pg row lock", cat(pgCategory("active", "Lock", "transactionid")), RowLock},
+		{"pg buffer mapping", cat(pgCategory("active", "LWLock", "BufferMapping")), Latch},
+		{"pg sending rows", cat(pgCategory("active", "Client", "ClientWrite")), Network},
+		{"pg commit waiting for its standby", cat(pgCategory("active", "IPC", "SyncRep")), LogFlush},
+		{"pg sleep", cat(pgCategory("active", "Timeout", "PgSleep")), Other},
+		{"innodb row lock wins over the state", cat(innodbCategory("Execute", "updating", "", "", "LOCK WAIT")), RowLock},
+		{"innodb idle", cat(innodbCategory("Sleep", "", "", "", "")), Client},
+		{"mysql commit", cat(innodbCategory("Execute", "waiting for handler commit", "", "", "")), LogFlush},
+		{"mariadb commit", cat(innodbCategory("Execute", "Commit", "", "", "")), LogFlush},
+		{"redo write in progress", cat(innodbCategory("Execute", "", "wait/io/file/innodb/innodb_log_file", "sync", "")), LogFlush},
+		{"data file read", cat(innodbCategory("Execute", "", "wait/io/file/innodb/innodb_data_file", "read", "")), DataRead},
+		{"data file write", cat(innodbCategory("Execute", "", "wait/io/file/innodb/innodb_data_file", "write", "")), DataWrite},
+		{"mutex", cat(innodbCategory("Execute", "", "wait/synch/mutex/innodb/trx_sys_mutex", "lock", "")), Latch},
+		{"metadata lock state", cat(innodbCategory("Query", "Waiting for table metadata lock", "", "", "")), Latch},
+		{"sending", cat(innodbCategory("Execute", "Sending to client", "", "", "")), Network},
+		{"executing", cat(innodbCategory("Execute", "executing", "", "", "")), OnCPU},
+		{"handler calls are the statement's work", cat(innodbCategory("Execute", "", "wait/io/table/sql/handler", "fetch", "")), OnCPU},
+	}
+	for _, tc := range tests {
+		if tc.got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+func cat(category, _ string) string { return category }
+
+// On each engine, a session idle between statements reads as client time and one blocked by
+// another transaction's row lock as a row lock wait: the sampler's two clearest cases, made on a
+// real server.
+func TestSessionsOnRealServers(t *testing.T) {
+	for _, kind := range []string{"postgres", "mariadb", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			tg := testserver.Database(t, kind)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			conns := make([]sqldb.Conn, 3) // sampler, lock holder, blocked
+			for i := range conns {
+				c, err := sqldb.Open(ctx, tg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				conns[i] = c
+			}
+			sampler, holder, blocked := conns[0], conns[1], conns[2]
+			view := SamplerFor(sampler.Kind())
+			for _, q := range []string{"DROP TABLE IF EXISTS fb_waits", "CREATE TABLE fb_waits (id INT PRIMARY KEY, v INT)", "INSERT INTO fb_waits VALUES (1, 0)"} {
+				if err := holder.Exec(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			holderID, err1 := view.SessionID(ctx, holder)
+			blockedID, err2 := view.SessionID(ctx, blocked)
+			if err1 != nil || err2 != nil || holderID == blockedID {
+				t.Fatalf("session ids %d, %d: %v, %v", holderID, blockedID, err1, err2)
+			}
+			for _, q := range []string{"BEGIN", "UPDATE fb_waits SET v = 1 WHERE id = 1"} {
+				if err := holder.Exec(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			done := make(chan error, 1)
+			go func() { done <- blocked.Exec(ctx, "UPDATE fb_waits SET v = 2 WHERE id = 1") }()
+			got := waitFor(ctx, t, view, sampler, []int64{holderID, blockedID}, map[int64]string{holderID: Client, blockedID: RowLock})
+			t.Logf("%s: %+v", kind, got)
+			if err := holder.Exec(ctx, "COMMIT"); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Errorf("blocked update: %v", err)
+			}
+			if err := holder.Exec(ctx, "DROP TABLE fb_waits"); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// waitFor reads the sessions until each has its wanted category (the blocked update needs a
+// moment to reach its lock wait), and fails the test after 10 s.
+func waitFor(ctx context.Context, t *testing.T, view SessionSampler, c sqldb.Conn, ids []int64, want map[int64]string) []Session {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := view.Sessions(ctx, c, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := len(got) == len(want)
+		for _, s := range got {
+			ok = ok && want[s.ID] == s.Category
+		}
+		if ok {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sessions %+v, want categories %v", got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,142 @@
+// Package waits samples where the clients' time goes on the server, the same way on every engine:
+// every few milliseconds over the measured window, each client session's state and wait event,
+// read from the engine's activity views (dialect.SessionSampler) and folded into categories that
+// mean the same everywhere (dialect.Categories). It is HammerDB's active session history, taken
+// for fairbench's own sessions only, idle ones included: a session idle between statements is
+// time spent in the client and on the wire, which is where a point select's time goes.
+package waits
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/dialect"
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/sqldb"
+)
+
+// DefaultEvery is how often the sessions are read: 40 times a second gives a 3-second run about
+// 120 rounds per session, at the cost of one small query per round (measured by
+// bench/instrument-overhead.sh).
+const DefaultEvery = 25 * time.Millisecond
+
+// Clients is the set of the measured clients' sessions, filled as they connect.
+type Clients struct {
+	mu  sync.Mutex
+	ids []int64
+}
+
+// Add records a client's session.
+func (c *Clients) Add(id int64) {
+	c.mu.Lock()
+	c.ids = append(c.ids, id)
+	c.mu.Unlock()
+}
+
+// IDs is the sessions recorded so far.
+func (c *Clients) IDs() []int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.ids)
+}
+
+// Sampler reads the clients' sessions over a connection of its own until stopped.
+type Sampler struct {
+	conn    sqldb.Conn
+	view    dialect.SessionSampler
+	every   time.Duration
+	clients *Clients
+
+	cancel context.CancelFunc // ends the loop, and cuts short a read a frozen server never answers
+	done   chan struct{}
+	mu     sync.Mutex // the counts, read by Stop even if the loop has not returned
+	w      result.Waits
+	cats   map[string]int
+	evs    map[[2]string]int
+}
+
+// Start samples the clients' sessions every `every` over conn until Stop.
+func Start(ctx context.Context, conn sqldb.Conn, every time.Duration, clients *Clients) *Sampler {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Sampler{conn: conn, view: dialect.SamplerFor(conn.Kind()), every: every, clients: clients,
+		cancel: cancel, done: make(chan struct{}), cats: map[string]int{}, evs: map[[2]string]int{}}
+	s.w.EveryMS = float64(every) / float64(time.Millisecond)
+	go s.loop(ctx)
+	return s
+}
+
+func (s *Sampler) loop(ctx context.Context) {
+	defer close(s.done)
+	tick := time.NewTicker(s.every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if err := s.sample(ctx); err != nil {
+				if ctx.Err() == nil {
+					s.mu.Lock()
+					s.w.Error = err.Error()
+					s.mu.Unlock()
+				}
+				return
+			}
+		}
+	}
+}
+
+// sample reads the sessions once and counts them.
+func (s *Sampler) sample(ctx context.Context) error {
+	ids := s.clients.IDs()
+	if len(ids) == 0 {
+		return nil
+	}
+	began := time.Now()
+	sessions, err := s.view.Sessions(ctx, s.conn, ids)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.w.SamplerMS += float64(time.Since(began)) / float64(time.Millisecond)
+	if err != nil {
+		return err
+	}
+	s.w.Rounds++
+	for _, se := range sessions {
+		s.w.Sessions++
+		s.cats[se.Category]++
+		s.evs[[2]string{se.Category, se.Event}]++
+	}
+	return nil
+}
+
+// stopWait bounds how long Stop waits for a read in flight once cancelled: a driver that does
+// not give up at once must not hold the step's end up.
+const stopWait = 2 * time.Second
+
+// Stop ends sampling and returns what it counted; nil when no round read a session.
+func (s *Sampler) Stop() *result.Waits {
+	s.cancel()
+	select {
+	case <-s.done:
+	case <-time.After(stopWait):
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.w.Sessions == 0 && s.w.Error == "" {
+		return nil
+	}
+	w := s.w
+	for _, c := range dialect.Categories {
+		if n := s.cats[c]; n > 0 {
+			w.Categories = append(w.Categories, result.WaitCount{Category: c, Count: n})
+		}
+	}
+	for k, n := range s.evs {
+		w.Events = append(w.Events, result.WaitEvent{Category: k[0], Event: k[1], Count: n})
+	}
+	result.SortWaitEvents(w.Events)
+	w.SamplerMS = float64(int64(w.SamplerMS*10)) / 10
+	return &w
+}

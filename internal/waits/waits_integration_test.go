@@ -1,0 +1,92 @@
+package waits_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/dialect"
+	"github.com/fairbench/fairbench/internal/job"
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/runspec"
+	"github.com/fairbench/fairbench/internal/servermetrics"
+	"github.com/fairbench/fairbench/internal/testserver"
+	_ "github.com/fairbench/fairbench/internal/workload/oltp"
+	"github.com/fairbench/fairbench/internal/workload/workloadtest"
+)
+
+func TestMain(m *testing.M) { testserver.Main(m) }
+
+// Where the time goes, through the measured step every command uses, on each engine: durable
+// single-row inserts spend a visible share in the commit's log flush; point selects spend
+// nearly all of it running or waiting for the client, never in the log. The shares add up to 1,
+// and the sampler kept to its period.
+func TestWaitsOnRealServers(t *testing.T) {
+	for _, kind := range []string{"postgres", "mariadb", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			tg := testserver.Database(t, kind)
+			for _, tc := range []struct {
+				workload string
+				check    func(t *testing.T, share func(string) float64)
+			}{
+				{"oltp_insert", func(t *testing.T, share func(string) float64) {
+					if share(dialect.LogFlush) < 0.1 {
+						t.Errorf("log flush %.2f of the sessions, want at least 0.1 with durable commits", share(dialect.LogFlush))
+					}
+				}},
+				{"oltp_point_select", func(t *testing.T, share func(string) float64) {
+					if s := share(dialect.OnCPU) + share(dialect.Client) + share(dialect.Network); s < 0.8 {
+						t.Errorf("cpu + client + network %.2f of the sessions, want at least 0.8 for point selects", s)
+					}
+					if share(dialect.LogFlush) > 0.02 {
+						t.Errorf("log flush %.2f of the sessions in a read-only workload", share(dialect.LogFlush))
+					}
+				}},
+			} {
+				t.Run(tc.workload, func(t *testing.T) {
+					j := workloadtest.Job(t, tg, tc.workload, map[string]string{"tables": "1", "table-size": "2000"}, 1)
+					workloadtest.Prepare(t, j, 1)
+					defer workloadtest.Cleanup(t, j, workloadtest.Conn(t, tg), "sbtest1")
+					res := measured(t, j)
+					w := res.Waits
+					if w == nil {
+						t.Fatal("no wait sampling in the result")
+					}
+					t.Logf("%s %s: %.0f tps, %d rounds, %d session samples, sampler %.0f ms: %+v; top events %+v",
+						kind, tc.workload, res.TPS, w.Rounds, w.Sessions, w.SamplerMS, w.Categories, w.Events[:min(4, len(w.Events))])
+					total := 0.0
+					for _, c := range dialect.Categories {
+						total += w.Share(c)
+					}
+					if total < 0.999 || total > 1.001 {
+						t.Errorf("shares add up to %.3f", total)
+					}
+					// 2 s at 25 ms is 80 rounds; a loaded machine delays ticks, it does not add any.
+					if w.Rounds < 20 || w.Rounds > 81 || w.Sessions > 4*w.Rounds {
+						t.Errorf("%d rounds and %d session samples of 4 clients over 2 s", w.Rounds, w.Sessions)
+					}
+					tc.check(t, w.Share)
+				})
+			}
+		})
+	}
+}
+
+// measured runs the job through job.Measured, the one measured step, with the server's monitor.
+func measured(t *testing.T, j *job.Job) *result.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := j.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	cfg := runner.Config{Threads: 4, Duration: 2 * time.Second, Warmup: 300 * time.Millisecond, MaxTries: runspec.DefaultMaxTries}
+	res, err := j.Measured(ctx, cfg, servermetrics.NewMonitor(conn, nil), j.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
