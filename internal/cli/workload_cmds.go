@@ -504,10 +504,12 @@ func newRunCmd() *cobra.Command {
 // addInstrumentFlag declares --instrument, which turns the server-side wait sampling on or off.
 func addInstrumentFlag(f *pflag.FlagSet, instrument *string) {
 	f.StringVar(instrument, "instrument", "on", fmt.Sprintf("on: sample the clients' sessions on the server every %s "+
-		"over the measured window (where the time went: CPU, log flush, locks, client...); off: do not", waits.DefaultEvery))
+		"over the measured window (where the time went: CPU, log flush, locks, client...) and read the server's per-statement "+
+		"accounts; off: neither; a duration (50ms) samples at that period", waits.DefaultEvery))
 }
 
-// instrumentEvery reads --instrument: the wait sampling's period, 0 for off.
+// instrumentEvery reads --instrument: the wait sampling's period, 0 for off; a duration sets
+// the period itself (bench/instrument-overhead.sh measures what each costs).
 func instrumentEvery(v string) (time.Duration, error) {
 	switch v {
 	case "on":
@@ -515,7 +517,10 @@ func instrumentEvery(v string) (time.Duration, error) {
 	case "off":
 		return 0, nil
 	}
-	return 0, badInputf("--instrument %q: write on or off", v)
+	if d, err := time.ParseDuration(v); err == nil && d >= time.Millisecond && d <= time.Minute {
+		return d, nil
+	}
+	return 0, badInputf("--instrument %q: write on, off, or a sampling period between 1ms and 1m such as 50ms", v)
 }
 
 // showRun prints one run's result and writes it under out (a sweep labels each run by its

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
@@ -45,10 +46,11 @@ type SessionSampler interface {
 	Sessions(ctx context.Context, c sqldb.Conn, ids []int64) ([]Session, error)
 }
 
-// SamplerFor is the session sampler of an engine kind.
+// SamplerFor is a session sampler for an engine kind: a new one for each sampler, since the
+// InnoDB engines' keeps what it last read of their lock waits.
 func SamplerFor(k sqldb.Kind) SessionSampler {
 	if k == sqldb.MySQL || k == sqldb.MariaDB {
-		return innodb{kind: k}
+		return &innodbSessionView{innodb: innodb{kind: k}}
 	}
 	return postgres{}
 }
@@ -149,24 +151,36 @@ func (innodb) SessionID(ctx context.Context, c sqldb.Conn) (int64, error) {
 }
 
 // innodbSessions reads the sessions from the performance schema, without the lock that the
-// processlist table takes in MySQL: each thread's command and state, the wait it is in now (a
-// wait still in progress, not the last one completed: HammerDB's fix #905), and whether its
-// transaction waits for a row lock.
+// processlist table takes in MySQL: each thread's command and state, and the wait it is in now (a
+// wait still in progress, not the last one completed: HammerDB's fix #905).
 const innodbSessions = "SELECT t.processlist_id, coalesce(t.processlist_command, ''), coalesce(t.processlist_state, ''), " +
-	"coalesce(w.event_name, ''), coalesce(w.operation, ''), coalesce(x.trx_state, '') " +
+	"coalesce(w.event_name, ''), coalesce(w.operation, '') " +
 	"FROM performance_schema.threads t " +
 	"LEFT JOIN performance_schema.events_waits_current w ON w.thread_id = t.thread_id AND w.end_event_id IS NULL AND w.event_name <> 'idle' " +
-	"LEFT JOIN information_schema.innodb_trx x ON x.trx_mysql_thread_id = t.processlist_id " +
 	"WHERE t.processlist_id IN (%s)"
 
 // innodbProcesslist is the same without the performance schema (a server started with it off):
 // commands and states only.
-const innodbProcesslist = "SELECT p.id, p.command, coalesce(p.state, ''), '', '', coalesce(x.trx_state, '') " +
-	"FROM information_schema.processlist p " +
-	"LEFT JOIN information_schema.innodb_trx x ON x.trx_mysql_thread_id = p.id " +
-	"WHERE p.id IN (%s)"
+const innodbProcesslist = "SELECT id, command, coalesce(state, ''), '', '' FROM information_schema.processlist WHERE id IN (%s)"
 
-func (innodb) Sessions(ctx context.Context, c sqldb.Conn, ids []int64) ([]Session, error) {
+// innodbLockWaiters are the sessions whose transaction waits for a row lock. A row lock wait has
+// no wait event of its own (MariaDB names none; its state reads "Updating" as any update's does),
+// so InnoDB's transaction table says it.
+const innodbLockWaiters = "SELECT trx_mysql_thread_id FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'"
+
+// lockReadEvery spaces the reads of innodb_trx: InnoDB refreshes that table's cache only when
+// it has not been read for 100 ms, so reading it every round of a faster sampler would show the
+// same stale transactions for ever (seen here: a blocked update never listed).
+const lockReadEvery = 250 * time.Millisecond
+
+// innodbSessionView reads MySQL's and MariaDB's sessions, keeping the lock waiters it last read.
+type innodbSessionView struct {
+	innodb
+	lockRead time.Time
+	waiting  map[int64]bool
+}
+
+func (v *innodbSessionView) Sessions(ctx context.Context, c sqldb.Conn, ids []int64) ([]Session, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -177,15 +191,28 @@ func (innodb) Sessions(ctx context.Context, c sqldb.Conn, ids []int64) ([]Sessio
 			return nil, err
 		}
 	}
+	if time.Since(v.lockRead) >= lockReadEvery {
+		v.lockRead = time.Now()
+		if lw, err := c.Query(ctx, innodbLockWaiters); err == nil {
+			v.waiting = map[int64]bool{}
+			for _, r := range lw {
+				v.waiting[atoi(r[0])] = true
+			}
+		}
+	}
 	seen := make(map[int64]bool, len(rows))
 	out := make([]Session, 0, len(rows))
 	for _, r := range rows {
-		id, _ := strconv.ParseInt(r[0], 10, 64)
+		id := atoi(r[0])
 		if seen[id] { // a thread in nested waits has a row for each; the first is enough
 			continue
 		}
 		seen[id] = true
-		cat, ev := innodbCategory(r[1], r[2], r[3], r[4], r[5])
+		trx := ""
+		if v.waiting[id] {
+			trx = "LOCK WAIT"
+		}
+		cat, ev := innodbCategory(r[1], r[2], r[3], r[4], trx)
 		out = append(out, Session{ID: id, Category: cat, Event: ev})
 	}
 	return out, nil

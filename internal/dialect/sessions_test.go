@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,8 +120,59 @@ func waitFor(ctx context.Context, t *testing.T, view SessionSampler, c sqldb.Con
 			return got
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("sessions %+v, want categories %v", got, want)
+			trx, err := c.Query(ctx, "SELECT trx_mysql_thread_id, trx_state FROM information_schema.innodb_trx")
+			t.Fatalf("sessions %+v, want categories %v (innodb_trx %v %v)", got, want, trx, err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Each engine's statement accounts count a prepared statement's executions, as the workloads run
+// them (server-side prepared, parameters bound), under one normalized text.
+func TestStatementsOnRealServers(t *testing.T) {
+	for _, kind := range []string{"postgres", "mariadb", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			tg := testserver.Database(t, kind)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			c, err := sqldb.Open(ctx, tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			for _, q := range []string{"DROP TABLE IF EXISTS fb_stmts", "CREATE TABLE fb_stmts (id INT PRIMARY KEY, v INT)", "INSERT INTO fb_stmts VALUES (1, 10), (2, 20)"} {
+				if err := c.Exec(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			defer func() { _ = c.Exec(context.Background(), "DROP TABLE fb_stmts") }()
+			src := StatementsFor(c.Kind())
+			calls := func() int64 {
+				stats, err := src.Statements(ctx, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var n int64
+				for _, s := range stats {
+					if strings.Contains(s.Text, "fb_stmts") && strings.Contains(strings.ToUpper(s.Text), "SELECT") {
+						n += s.Calls
+					}
+				}
+				return n
+			}
+			st, err := c.Prepare(ctx, "SELECT v FROM fb_stmts WHERE id = ?")
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := calls() // MySQL counts the prepare under the statement's digest too
+			for i := range 50 {
+				if n, err := st.Query(ctx, 1+i%2); err != nil || n != 1 {
+					t.Fatalf("execution %d: %d rows, %v", i, n, err)
+				}
+			}
+			if got := calls() - before; got != 50 {
+				t.Errorf("%d executions counted, want 50", got)
+			}
+		})
 	}
 }

@@ -178,10 +178,30 @@ func (s *Server) setupPostgres(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.Background())
+	if err := s.statementAccounts(ctx); err != nil {
+		return err
+	}
 	if _, err := conn.Exec(ctx, "CREATE DATABASE fairbench"); err != nil {
 		return fmt.Errorf("create database fairbench: %w", err)
 	}
 	return s.checkSettingsOn(ctx, conn)
+}
+
+// statementAccounts creates pg_stat_statements in template1 where the profile preloads it, so
+// that every database made on this throwaway server (fairbench's, a test's) has its view.
+func (s *Server) statementAccounts(ctx context.Context) error {
+	if !strings.Contains(s.Applied["shared_preload_libraries"], "pg_stat_statements") {
+		return nil
+	}
+	conn, err := s.pgConnect(ctx, "template1")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
+		return fmt.Errorf("create extension pg_stat_statements: %w", err)
+	}
+	return nil
 }
 
 // checkPostgresSettings checks the sizes the report will claim on a server whose database

@@ -278,6 +278,9 @@ func (p Profile) baseSettings(kind string) map[string]string {
 			"fsync":              "on",
 			"synchronous_commit": "on",
 			"full_page_writes":   "on",
+			// Per-statement accounting, the counterpart of the performance schema's statement
+			// digests that MySQL and MariaDB keep under this profile (internal/statements).
+			"shared_preload_libraries": "pg_stat_statements",
 			// Page checksums cost CPU on every read and write; every version runs
 			// without, as 15 and 17 do by default.
 			"data_checksums": "off",
@@ -316,6 +319,8 @@ func (p Profile) baseSettings(kind string) map[string]string {
 			// only; fairbench's wait sampling reads the waits in progress from it.
 			"performance_schema": "ON",
 			"performance_schema_consumer_events_waits_current": "ON",
+			// MySQL's default; MariaDB counts prepared statements' executions only with it.
+			"performance_schema_consumer_events_statements_current": "ON",
 		}
 		if p.Binlog {
 			m["log_bin"] = "ON"

@@ -9,6 +9,8 @@ import (
 	"github.com/fairbench/fairbench/internal/machineload"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/statements"
 	"github.com/fairbench/fairbench/internal/waits"
 )
 
@@ -45,10 +47,17 @@ func (j *Job) Measured(ctx context.Context, cfg runner.Config, mon Watcher, run 
 			prevInterval(iv)
 		}
 	}
-	beginWaits, endWaits := j.watchWaits(ctx)
+	inst := j.instrument(ctx)
+	prevEnd := cfg.OnMeasureEnd
+	cfg.OnMeasureEnd = func() {
+		inst.finish()
+		if prevEnd != nil {
+			prevEnd()
+		}
+	}
 	cfg.OnMeasureStart = func() {
 		machine.Reset()
-		beginWaits()
+		inst.begin()
 		if cfg.Warmup > 0 {
 			_ = mon.MeasureStart(ctx)
 		}
@@ -65,11 +74,10 @@ func (j *Job) Measured(ctx context.Context, cfg runner.Config, mon Watcher, run 
 	}
 	defer func() { j.OnSettled = prevSettled }()
 	res, runErr := run(ctx, cfg)
-	sampled := endWaits()
+	inst.attach(res)
 	if res == nil {
 		return nil, runErr
 	}
-	res.Waits = sampled
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishLimit(ctx, runErr))
 	defer cancel()
 	srv, err := mon.Finish(fctx, res.Transactions)
@@ -99,34 +107,69 @@ func finishLimit(ctx context.Context, runErr error) time.Duration {
 	return FinishTimeout
 }
 
-// watchWaits readies wait sampling (WaitEvery > 0): the clients' sessions are recorded as they
-// connect, and the sampler, on a connection of its own, starts with the measured window (begin)
-// and stops after the run (end, which gives its counts; nil when sampling is off or failed to
-// connect, which costs the step nothing else).
-func (j *Job) watchWaits(ctx context.Context) (begin func(), end func() *result.Waits) {
-	off := func() *result.Waits { return nil }
+// instruments are a step's server-side instruments (WaitEvery > 0), on a connection of their
+// own: the clients' sessions are recorded as they connect; when the measured window opens the
+// statements' accounts are read and the wait sampler starts; when it closes, before the clients
+// disconnect (MariaDB keeps a prepared statement's account only as long as its connection), the
+// sampler stops and the accounts are read again. Off, or unable to connect, they cost nothing.
+type instruments struct {
+	ctx      context.Context
+	conn     sqldb.Conn
+	every    time.Duration
+	clients  *waits.Clients
+	sampler  *waits.Sampler
+	window   *statements.Window
+	finished bool
+	waits    *result.Waits
+	stmts    *result.Statements
+}
+
+// instrument readies the instruments; nil when they are off or cannot connect.
+func (j *Job) instrument(ctx context.Context) *instruments {
 	j.clients = nil
 	if j.WaitEvery <= 0 {
-		return func() {}, off
+		return nil
 	}
 	conn, err := j.Connect(ctx)
 	if err != nil {
-		return func() {}, off
+		return nil
 	}
 	j.clients = &waits.Clients{}
-	var sampler *waits.Sampler
-	begin = func() {
-		if sampler == nil {
-			sampler = waits.Start(ctx, conn, j.WaitEvery, j.clients)
-		}
+	return &instruments{ctx: ctx, conn: conn, every: j.WaitEvery, clients: j.clients}
+}
+
+// begin reads the accounts and starts sampling, once: the measured window opens.
+func (in *instruments) begin() {
+	if in == nil || in.sampler != nil {
+		return
 	}
-	end = func() *result.Waits {
-		// Closed aside: on a frozen server closing may wait for an answer that never comes.
-		defer func() { go conn.Close() }()
-		if sampler == nil {
-			return nil
-		}
-		return sampler.Stop()
+	in.window = statements.Begin(in.ctx, in.conn)
+	in.sampler = waits.Start(in.ctx, in.conn, in.every, in.clients)
+}
+
+// finish stops sampling and reads the accounts again, once: the window has closed.
+func (in *instruments) finish() {
+	if in == nil || in.sampler == nil || in.finished {
+		return
 	}
-	return begin, end
+	in.finished = true
+	w, idle := in.sampler.Stop()
+	in.waits = w
+	if idle && in.ctx.Err() == nil {
+		rctx, cancel := context.WithTimeout(in.ctx, FinishTimeout)
+		defer cancel()
+		in.stmts = in.window.End(rctx)
+	}
+}
+
+// attach finishes (a run that failed before its window closed) and puts the figures in res.
+func (in *instruments) attach(res *result.Result) {
+	if in == nil {
+		return
+	}
+	in.finish()
+	go in.conn.Close() // aside: on a frozen server closing may wait for an answer that never comes
+	if res != nil {
+		res.Waits, res.Statements = in.waits, in.stmts
+	}
 }

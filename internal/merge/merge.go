@@ -63,6 +63,7 @@ func Merge(shards []Shard) (*result.Result, error) {
 	m.DataCheck = mergeDataCheck(shards)
 	m.Machine = mergeMachine(shards)
 	m.Waits = mergeWaits(shards)
+	m.Statements = mergeStatements(shards)
 	mergeAvailability(m, shards)
 	finish(m)
 	markMissing(m, shards)
@@ -234,7 +235,7 @@ var fieldRules = map[string]string{
 	"TPCH":     "per-shard", // sameRun refuses TPC-H shards
 	"Measured": "merged", "Shard": "per-shard", "Shards": "own", "Network": "first", "LagHistogram": "merged",
 	"Wire": "sum", "Prepared": "first", "StartState": "first", "DataCheck": "merged", "Availability": "merged",
-	"Routing": "first", "Machine": "merged", "Waits": "merged",
+	"Routing": "first", "Machine": "merged", "Waits": "merged", "Statements": "merged",
 }
 
 // base starts the merged result as a copy of the first shard, so every field fieldRules calls
@@ -461,6 +462,18 @@ func mergeWaits(shards []Shard) *result.Waits {
 		w.Add(s.Result.Waits)
 	}
 	return w
+}
+
+// mergeStatements is the first shard's server account: each shard read the same server's
+// counters over its own window, and those windows overlap, so adding them up would count the
+// statements of every shard once per shard.
+func mergeStatements(shards []Shard) *result.Statements {
+	for _, s := range shards {
+		if s.Result.Statements != nil {
+			return s.Result.Statements
+		}
+	}
+	return nil
 }
 
 // mergeMachine is the busiest shard's machine: each client host measured its own, and a merge is

@@ -267,6 +267,7 @@ func fixture(t testing.TB) *Input {
 		r := makeResult(t, s)
 		if s.workload == "oltp_point_select" {
 			r.Waits = fixtureWaits(s.kind)
+			r.Statements = fixtureStatements(s.kind, r)
 		}
 		in.Results = append(in.Results, r)
 	}
@@ -374,4 +375,22 @@ func fixtureWaits(kind string) *result.Waits {
 		}
 	}
 	return w
+}
+
+// fixtureStatements is a point-select step's server account: the point select itself, and the
+// wait sampler's own query, which the server counts too.
+func fixtureStatements(kind string, r *result.Result) *result.Statements {
+	text := map[string]string{"postgres": "SELECT c FROM sbtest1 WHERE id=$1", "mysql": "SELECT `c` FROM `sbtest1` WHERE `id` = ?",
+		"mariadb": "SELECT `c` FROM `sbtest1` WHERE `id` = ?"}[kind]
+	calls := int64(r.TPS * r.DurationS)
+	mean := map[string]float64{"postgres": 0.011, "mysql": 0.019, "mariadb": 0.014}[kind]
+	st := &result.Statements{Source: "pg_stat_statements", Top: []result.StatementAccount{
+		{Text: text, Calls: calls, Rows: calls, TotalMS: mean * float64(calls), MeanMS: mean},
+		{Text: "SELECT pid, state FROM pg_stat_activity WHERE pid IN (...)", Calls: 120, Rows: 1920, TotalMS: 36, MeanMS: 0.3},
+	}}
+	for _, a := range st.Top {
+		st.Calls += a.Calls
+		st.TotalMS += a.TotalMS
+	}
+	return st
 }

@@ -70,9 +70,28 @@ var facets = []facet{
 	{name: "max_connections", read: readPlain("max_connections", "max_connections")},
 	{name: "character set", read: readCharset},
 	{name: "flush method", innodbOnly: true, read: readPlain("", "innodb_flush_method")},
-	// Its instrumentation costs both engines alike only when both have it on (MySQL ships it on,
-	// MariaDB off); the wait sampling reads it.
-	{name: "performance schema", innodbOnly: true, read: readPlain("", "performance_schema")},
+	// Statement accounting costs every engine alike only when all have it on (MySQL ships its
+	// performance schema on, MariaDB off, PostgreSQL without pg_stat_statements).
+	{name: "statement accounting", read: readStatementAccounting},
+}
+
+func readStatementAccounting(kind string, s map[string]string) (string, string, bool) {
+	if isInnoDB(kind) {
+		v, ok := s["performance_schema"]
+		if !ok {
+			return "", "", false
+		}
+		on := strings.EqualFold(v, "ON") || v == "1"
+		return "performance_schema=" + v, onOff(on), true
+	}
+	v, ok := s["shared_preload_libraries"]
+	if !ok {
+		return "", "", false
+	}
+	if strings.Contains(v, "pg_stat_statements") {
+		return "pg_stat_statements", "on", true
+	}
+	return "no pg_stat_statements", "off", true
 }
 
 var tornPage = facet{name: "torn-page protection", read: readTornPage}

@@ -92,7 +92,7 @@ func (m *model) usedCategories() []string {
 	return out
 }
 
-// waitPeriod is the sampling period the results used ("25 ms"; "a few ms" if they differ).
+// waitPeriod is the sampling period the results used ("100 ms"; "few milliseconds" if they differ).
 func (m *model) waitPeriod() string {
 	period := 0.0
 	for _, r := range m.Results {

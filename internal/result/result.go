@@ -117,6 +117,9 @@ type Result struct {
 	// Waits is where the clients' sessions spent the measured window, sampled on the server
 	// (internal/waits); absent when sampling was off (--instrument off) or not possible.
 	Waits *Waits `json:"waits,omitempty"`
+	// Statements is the server's own account of each statement over the measured window
+	// (internal/statements); absent with --instrument off and for clients on other hosts.
+	Statements *Statements `json:"server_statements,omitempty"`
 	// Routing is where a cluster's measured clients ran: "leader", or "replicas" (compare
 	// --read-replicas with a read-only workload on postgres-ha); absent for other targets.
 	Routing string `json:"routing,omitempty"`
@@ -336,6 +339,35 @@ type MachineLoad struct {
 	StealPctMax      float64 `json:"steal_pct_max"`
 	Busy             bool    `json:"busy"`
 	BusyPct          float64 `json:"busy_pct"`
+}
+
+// Statements is the server's per-statement account of a measured window: the difference of its
+// counters (pg_stat_statements; the performance schema's statement digests) between the window's
+// start and end, in the benchmark's database.
+type Statements struct {
+	// Source is where the figures come from: "pg_stat_statements" or
+	// "performance_schema.events_statements_summary_by_digest".
+	Source string `json:"source"`
+	// Calls and TotalMS are over every statement of the window; Top keeps the 20 that took the
+	// most server time, most first.
+	Calls   int64              `json:"calls"`
+	TotalMS float64            `json:"total_ms"`
+	Top     []StatementAccount `json:"top"`
+	// Error is why there are no figures (the extension not loaded, the performance schema off).
+	Error string `json:"error,omitempty"`
+}
+
+// StatementAccount is one statement's window: its text as the engine normalizes it, calls, rows
+// returned or changed, server time in all and per call, and (PostgreSQL) shared blocks found in
+// the buffer pool and read from outside it.
+type StatementAccount struct {
+	Text       string  `json:"text"`
+	Calls      int64   `json:"calls"`
+	Rows       int64   `json:"rows"`
+	TotalMS    float64 `json:"total_ms"`
+	MeanMS     float64 `json:"mean_ms"`
+	BlocksHit  *int64  `json:"blocks_hit,omitempty"`
+	BlocksRead *int64  `json:"blocks_read,omitempty"`
 }
 
 // Waits is the wait sampling of a measured window: every EveryMS, each client session's activity

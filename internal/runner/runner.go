@@ -44,6 +44,9 @@ type Config struct {
 	// OnMeasureStart is called when the warm-up ends and counting begins, so server-side counters
 	// can take their starting point there and per-transaction figures exclude the warm-up.
 	OnMeasureStart func()
+	// OnMeasureEnd is called when the measured window has closed and the clients have stopped,
+	// before they disconnect: what the server keeps per connection is still there to read.
+	OnMeasureEnd func()
 	// Ramp, when set, starts with Ramp.Add clients and adds more each step up to Ramp.Max (which
 	// Threads must equal); Duration is then an upper bound.
 	Ramp *Ramp
@@ -167,6 +170,9 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 	cs.start()
 	res := &result.Result{Threads: cfg.Threads, Rate: cfg.Rate, WarmupS: cfg.Warmup.Seconds(), Complete: true}
 	stopReason := m.run(ctx, start.Add(cfg.Warmup))
+	if m.started && cfg.OnMeasureEnd != nil {
+		cfg.OnMeasureEnd()
+	}
 	if err := m.finish(res, kinds); err != nil {
 		return res, err
 	}

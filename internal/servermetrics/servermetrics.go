@@ -24,6 +24,9 @@ var (
 		// Whether a commit waits for a replica: Patroni's synchronous mode names the standby here
 		// (postgres-ha); empty on a single server and in asynchronous mode.
 		"synchronous_standby_names",
+		// Per-statement accounting (pg_stat_statements), the parity audit's counterpart of the
+		// performance schema.
+		"shared_preload_libraries",
 	}
 	mySettingKeys = []string{
 		"innodb_buffer_pool_size", "max_connections", "innodb_flush_log_at_trx_commit", "sync_binlog",

@@ -17,10 +17,12 @@ import (
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
-// DefaultEvery is how often the sessions are read: 40 times a second gives a 3-second run about
-// 120 rounds per session, at the cost of one small query per round (measured by
-// bench/instrument-overhead.sh).
-const DefaultEvery = 25 * time.Millisecond
+// DefaultEvery is how often the sessions are read: 10 times a second gives a 3-second run 30
+// rounds of every session, 150 over the quick suite's 5 rounds. Every 25 ms cost PostgreSQL's
+// point selects 20% of their throughput here (reading pg_stat_activity copies every backend's
+// status), against none measurable on MySQL and MariaDB (bench/instrument-overhead.sh,
+// docs/measurements.md).
+const DefaultEvery = 100 * time.Millisecond
 
 // Clients is the set of the measured clients' sessions, filled as they connect.
 type Clients struct {
@@ -49,7 +51,8 @@ type Sampler struct {
 	every   time.Duration
 	clients *Clients
 
-	cancel context.CancelFunc // ends the loop, and cuts short a read a frozen server never answers
+	stop   chan struct{}      // ends the loop after the read in flight
+	cancel context.CancelFunc // cuts short a read a frozen server never answers
 	done   chan struct{}
 	mu     sync.Mutex // the counts, read by Stop even if the loop has not returned
 	w      result.Waits
@@ -61,7 +64,7 @@ type Sampler struct {
 func Start(ctx context.Context, conn sqldb.Conn, every time.Duration, clients *Clients) *Sampler {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Sampler{conn: conn, view: dialect.SamplerFor(conn.Kind()), every: every, clients: clients,
-		cancel: cancel, done: make(chan struct{}), cats: map[string]int{}, evs: map[[2]string]int{}}
+		stop: make(chan struct{}), cancel: cancel, done: make(chan struct{}), cats: map[string]int{}, evs: map[[2]string]int{}}
 	s.w.EveryMS = float64(every) / float64(time.Millisecond)
 	go s.loop(ctx)
 	return s
@@ -74,6 +77,8 @@ func (s *Sampler) loop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			return
+		case <-s.stop:
 			return
 		case <-tick.C:
 			if err := s.sample(ctx); err != nil {
@@ -111,21 +116,30 @@ func (s *Sampler) sample(ctx context.Context) error {
 	return nil
 }
 
-// stopWait bounds how long Stop waits for a read in flight once cancelled: a driver that does
-// not give up at once must not hold the step's end up.
-const stopWait = 2 * time.Second
+// stopWait bounds how long Stop waits for a read in flight to end, and then once more for it
+// to give up when cancelled: a frozen server must not hold the step's end up.
+const stopWait = time.Second
 
-// Stop ends sampling and returns what it counted; nil when no round read a session.
-func (s *Sampler) Stop() *result.Waits {
-	s.cancel()
+// Stop ends sampling and returns what it counted (nil when no round read a session), and whether
+// the connection is free again: false when a read in flight did not give up within stopWait.
+func (s *Sampler) Stop() (*result.Waits, bool) {
+	close(s.stop)
+	idle := true
 	select {
 	case <-s.done:
 	case <-time.After(stopWait):
+		idle = false // cancelled mid-read: the driver may have closed the connection
+		s.cancel()
+		select {
+		case <-s.done:
+		case <-time.After(stopWait):
+		}
 	}
+	s.cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.w.Sessions == 0 && s.w.Error == "" {
-		return nil
+		return nil, idle
 	}
 	w := s.w
 	for _, c := range dialect.Categories {
@@ -138,5 +152,5 @@ func (s *Sampler) Stop() *result.Waits {
 	}
 	result.SortWaitEvents(w.Events)
 	w.SamplerMS = float64(int64(w.SamplerMS*10)) / 10
-	return &w
+	return &w, idle
 }

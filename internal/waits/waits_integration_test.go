@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { testserver.Main(m) }
 // Where the time goes, through the measured step every command uses, on each engine: durable
 // single-row inserts spend a visible share in the commit's log flush; point selects spend
 // nearly all of it running or waiting for the client, never in the log. The shares add up to 1,
-// and the sampler kept to its period.
+// and the sampler kept to its period. The server's statement accounts cover the window.
 func TestWaitsOnRealServers(t *testing.T) {
 	for _, kind := range []string{"postgres", "mariadb", "mysql"} {
 		t.Run(kind, func(t *testing.T) {
@@ -46,6 +46,7 @@ func TestWaitsOnRealServers(t *testing.T) {
 			} {
 				t.Run(tc.workload, func(t *testing.T) {
 					j := workloadtest.Job(t, tg, tc.workload, map[string]string{"tables": "1", "table-size": "2000"}, 1)
+					j.WaitEvery = 25 * time.Millisecond // more samples than the default's in 2 s
 					workloadtest.Prepare(t, j, 1)
 					defer workloadtest.Cleanup(t, j, workloadtest.Conn(t, tg), "sbtest1")
 					res := measured(t, j)
@@ -67,6 +68,15 @@ func TestWaitsOnRealServers(t *testing.T) {
 						t.Errorf("%d rounds and %d session samples of 4 clients over 2 s", w.Rounds, w.Sessions)
 					}
 					tc.check(t, w.Share)
+					st := res.Statements
+					// The window's first reads run while the clients already count (a few
+					// transactions before the accounts' first read are not the server's window).
+					if st == nil || st.Error != "" || float64(st.Calls) < 0.95*float64(res.Transactions) || len(st.Top) == 0 {
+						t.Fatalf("server statements %+v: want the window's, about one call per transaction (%d)", st, res.Transactions)
+					}
+					busy := 1 - w.Share(dialect.Client) - w.Share(dialect.Network)
+					t.Logf("%s %s: top statement %q, %d calls, %.3f ms each; statements' server time %.0f%% of the clients' time, sessions busy %.0f%%",
+						kind, tc.workload, st.Top[0].Text, st.Top[0].Calls, st.Top[0].MeanMS, 100*st.TotalMS/(4*res.DurationS*1000), 100*busy)
 				})
 			}
 		})

@@ -1,0 +1,100 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/fairbench/fairbench/internal/dialect"
+	"github.com/fairbench/fairbench/internal/document"
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+// statementsShown is how many statements per engine and workload the report lists.
+const statementsShown = 3
+
+// pooledStatements adds up a group's runs' statement accounts by text; nil where none has any.
+func pooledStatements(g *group) (all []result.StatementAccount, totalMS float64, clientMS float64) {
+	if g == nil {
+		return nil, 0, 0
+	}
+	byText := map[string]*result.StatementAccount{}
+	for _, r := range g.Used {
+		st := r.Statements
+		if st == nil || st.Error != "" {
+			continue
+		}
+		totalMS += st.TotalMS
+		clientMS += float64(r.Threads) * r.DurationS * 1000
+		for _, a := range st.Top {
+			p := byText[a.Text]
+			if p == nil {
+				p = &result.StatementAccount{Text: a.Text}
+				byText[a.Text] = p
+			}
+			p.Calls += a.Calls
+			p.Rows += a.Rows
+			p.TotalMS += a.TotalMS
+		}
+	}
+	for _, p := range byText {
+		p.MeanMS = p.TotalMS / float64(p.Calls)
+		all = append(all, *p)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].TotalMS != all[j].TotalMS {
+			return all[i].TotalMS > all[j].TotalMS
+		}
+		return all[i].Text < all[j].Text
+	})
+	return all, totalMS, clientMS
+}
+
+// statementsSection is "Statements on the server": per workload and engine, the statements that
+// took the most server time, and how much of the clients' time the server spent executing
+// statements beside the share the wait sampling found busy (not idle, not sending).
+func (m *model) statementsSection() *document.Section {
+	t := &document.Table{Header: []string{"Workload", "Engine", "statement (as the engine normalizes it)", "calls", "mean ms", "share of server time"},
+		Numeric: []bool{false, false, false, true, true, true}}
+	check := &document.Table{Header: []string{"Workload", "Engine", "statements' server time, % of the clients' time", "sessions busy in the wait sampling, %"},
+		Numeric: []bool{false, false, true, true}}
+	for _, w := range m.Workloads {
+		for i, g := range m.headlineGroups(w) {
+			all, totalMS, clientMS := pooledStatements(g)
+			if len(all) == 0 || totalMS <= 0 {
+				continue
+			}
+			name := m.Variants[i].Name
+			for _, a := range all[:min(statementsShown, len(all))] {
+				t.Rows = append(t.Rows, document.Row(w, name, shorten(a.Text, 90), fmt.Sprint(a.Calls),
+					document.Fixed(a.MeanMS, 3), document.Fixed(100*a.TotalMS/totalMS, 0)+"%"))
+			}
+			busy := "—"
+			if pw := pooledWaits(g); pw != nil {
+				busy = document.Fixed(100*(1-pw.Share(dialect.Client)-pw.Share(dialect.Network)), 0) + "%"
+			}
+			check.Rows = append(check.Rows, document.Row(w, name, document.Fixed(100*totalMS/clientMS, 0)+"%", busy))
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	return &document.Section{ID: "statements", Heading: "Statements on the server",
+		Paras: []string{"The server's own account of each statement over the measured window (pg_stat_statements; the performance " +
+			"schema's statement digests), the difference between the window's start and end, the headline step's rounds added up. " +
+			"The second table sets the server's statement time, as a share of the clients' time (threads × seconds), beside the " +
+			"share of session samples that were busy on the server: two ways of measuring the same thing, which come close where " +
+			"they measure the same span. They do not on PostgreSQL for writes: pg_stat_statements times the executor, not the " +
+			"commit that follows an autocommit statement (its WAL flush, which the sampling counts as log_flush), while MySQL's and " +
+			"MariaDB's statement timers include the commit. The rest of the clients' time is the round trip and the client's own work."},
+		Tables: []*document.Table{t, check}}
+}
+
+// shorten keeps a statement to n characters on one line.
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(strings.ReplaceAll(s, "`", "")), " ") // MySQL's digests quote every name
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
