@@ -10,7 +10,8 @@
 #
 # Usage: bench/instrument-overhead.sh [ENGINE...]   (default: postgres mariadb mysql)
 # Environment: THREADS (default 4), TIME seconds per run (5), ROUNDS (5), WORKLOADS
-# (oltp_point_select oltp_insert)
+# (oltp_point_select oltp_insert), ON (the --instrument value measured against off: on, or a
+# sampling period such as 25ms)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +19,7 @@ THREADS=${THREADS:-4}
 TIME=${TIME:-5}
 ROUNDS=${ROUNDS:-5}
 WORKLOADS=${WORKLOADS:-oltp_point_select oltp_insert}
+ON=${ON:-on}
 ENGINES=("$@")
 [ ${#ENGINES[@]} -gt 0 ] || ENGINES=(postgres mariadb mysql)
 . bench/lib.sh
@@ -25,7 +27,7 @@ ENGINES=("$@")
 median() { sort -n | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 row() { printf '%-10s %-18s %-4s %6s %10s %7s %10s\n' "$@"; }
 
-echo "== wait sampling off vs on: $THREADS threads, ${TIME}s per run, $ROUNDS rounds; load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== wait sampling off vs on (--instrument $ON): $THREADS threads, ${TIME}s per run, $ROUNDS rounds; load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 summary=()
 for engine in "${ENGINES[@]}"; do
   start_server "$engine" "$tmp/serve.log" || exit 1
@@ -38,7 +40,7 @@ for engine in "${ENGINES[@]}"; do
       for mode in "${order[@]}"; do
         t0=$(stat_ticks)
         "$FB" run --target "$dsn" --workload "$w" --tables 2 --table-size 100000 --threads "$THREADS" --time "${TIME}s" \
-          --warmup 1s --instrument "$mode" --out "$tmp/r.json" >/dev/null 2>&1
+          --warmup 1s --instrument "$([ "$mode" = on ] && echo "$ON" || echo off)" --out "$tmp/r.json" >/dev/null 2>&1
         tps=$(python3 -c "import json; print('%.0f' % json.load(open('$tmp/r.json'))['tps'])")
         sampler=$(python3 -c "import json; r = json.load(open('$tmp/r.json')); w = r.get('waits') or {}; print('%.2f' % (w.get('sampler_ms', 0) / 10 / r['duration_s']))")
         echo "$tps" >>"$tmp/$mode"
