@@ -124,10 +124,12 @@ type instruments struct {
 	stmts    *result.Statements
 }
 
-// instrument readies the instruments; nil when they are off or cannot connect.
+// instrument readies the instruments; nil when they are off or cannot connect, and for a host
+// list (a cluster's nodes): its clients spread over the nodes, and a session id read on one node
+// may name another session on the node the instruments would read.
 func (j *Job) instrument(ctx context.Context) *instruments {
 	j.clients = nil
-	if j.WaitEvery <= 0 {
+	if j.WaitEvery <= 0 || len(j.Target.Addrs) > 1 {
 		return nil
 	}
 	conn, err := j.Connect(ctx)
