@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/fairbench/fairbench/internal/dialect"
@@ -13,7 +12,8 @@ import (
 // statementsShown is how many statements per engine and workload the report lists.
 const statementsShown = 3
 
-// pooledStatements adds up a group's runs' statement accounts by text; nil where none has any.
+// pooledStatements adds up a group's runs' statement accounts by text, most server time first, with
+// the server's statement time and the clients' time (threads × seconds) over the runs that have them.
 func pooledStatements(g *group) (all []result.StatementAccount, totalMS float64, clientMS float64) {
 	if g == nil {
 		return nil, 0, 0
@@ -41,12 +41,7 @@ func pooledStatements(g *group) (all []result.StatementAccount, totalMS float64,
 		p.MeanMS = p.TotalMS / float64(p.Calls)
 		all = append(all, *p)
 	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].TotalMS != all[j].TotalMS {
-			return all[i].TotalMS > all[j].TotalMS
-		}
-		return all[i].Text < all[j].Text
-	})
+	result.SortStatements(all)
 	return all, totalMS, clientMS
 }
 

@@ -435,6 +435,16 @@ func (w *Waits) Add(o *Waits) {
 	SortWaitEvents(w.Events)
 }
 
+// SortStatements orders accounts by server time, most first, then by text.
+func SortStatements(all []StatementAccount) {
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].TotalMS != all[j].TotalMS {
+			return all[i].TotalMS > all[j].TotalMS
+		}
+		return all[i].Text < all[j].Text
+	})
+}
+
 // SortWaitEvents orders events most first, then by name, so the same counts always list alike.
 func SortWaitEvents(evs []WaitEvent) {
 	sort.Slice(evs, func(i, j int) bool {

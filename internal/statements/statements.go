@@ -7,7 +7,6 @@ package statements
 
 import (
 	"context"
-	"sort"
 	"strings"
 
 	"github.com/fairbench/fairbench/internal/dialect"
@@ -64,12 +63,7 @@ func (w *Window) End(ctx context.Context) *result.Statements {
 		out.TotalMS += d.TotalMS
 		all = append(all, d)
 	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].TotalMS != all[j].TotalMS {
-			return all[i].TotalMS > all[j].TotalMS
-		}
-		return all[i].Text < all[j].Text
-	})
+	result.SortStatements(all)
 	out.Top = all[:min(Top, len(all))]
 	return out
 }
