@@ -126,27 +126,47 @@ func (j *Job) Env(loadThreads int, force bool, progress func(done, total int64),
 
 // ServerVersion connects once and asks the server what it is; it is also the first check that the
 // target is reachable with the credentials given.
-func (j *Job) ServerVersion(ctx context.Context) (string, error) {
+func (j *Job) ServerVersion(ctx context.Context) (version string, err error) {
+	err = j.firstAnswer(ctx, func(ctx context.Context, c sqldb.Conn) (err error) {
+		version, err = sqldb.ServerVersion(ctx, c)
+		return err
+	})
+	return version, err
+}
+
+// firstAnswer connects and asks, bounding the asking as connect_timeout bounds the connect: a
+// server that accepts a connection and then never answers (frozen, or a proxy whose backend is
+// gone) must end fairbench with a line that says so, not hang it.
+func (j *Job) firstAnswer(ctx context.Context, ask func(context.Context, sqldb.Conn) error) error {
 	c, err := j.Connect(ctx)
 	if err != nil {
-		return "", err
+		return err
 	}
-	defer c.Close()
-	return sqldb.ServerVersion(ctx, c)
+	limit := j.Target.ConnectTimeout
+	if limit <= 0 {
+		limit = sqldb.DefaultConnectTimeout
+	}
+	actx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	err = ask(actx, c)
+	if actx.Err() != nil && ctx.Err() == nil {
+		go c.Close() // aside: closing may wait for an answer that does not come
+		return fmt.Errorf("%s accepted the connection but did not answer within %s (connect_timeout): the server is frozen or overloaded; raise connect_timeout= in --target if it is just slow", j.Target.Redacted(), limit)
+	}
+	c.Close()
+	return err
 }
 
 // serverFacts is ServerVersion plus the transport (plaintext or TLS) the server says the
 // connection uses, which the result records so the parity audit can compare it.
 func (j *Job) serverFacts(ctx context.Context) (version, transport string, err error) {
-	c, err := j.Connect(ctx)
-	if err != nil {
-		return "", "", err
-	}
-	defer c.Close()
-	if version, err = sqldb.ServerVersion(ctx, c); err != nil {
-		return "", "", err
-	}
-	transport, err = sqldb.Transport(ctx, c)
+	err = j.firstAnswer(ctx, func(ctx context.Context, c sqldb.Conn) (err error) {
+		if version, err = sqldb.ServerVersion(ctx, c); err != nil {
+			return err
+		}
+		transport, err = sqldb.Transport(ctx, c)
+		return err
+	})
 	return version, transport, err
 }
 

@@ -140,12 +140,27 @@ func (j *Job) instrument(ctx context.Context) *instruments {
 	return &instruments{ctx: ctx, conn: conn, every: j.WaitEvery, clients: j.clients}
 }
 
-// begin reads the accounts and starts sampling, once: the measured window opens.
+// instrumentLimit bounds each read of the statements' accounts. The first is read inside the
+// measured window before the clients start, so a server that froze then must not hold the run
+// (nor fairbench) up: a few milliseconds is usual, even for thousands of accounts.
+const instrumentLimit = 2 * time.Second
+
+// begin reads the accounts and starts sampling, once: the measured window opens. A server that
+// did not answer the first read within instrumentLimit is not sampled either: its connection
+// was cut by the deadline, and the window's figures say why they are missing.
 func (in *instruments) begin() {
-	if in == nil || in.sampler != nil {
+	if in == nil || in.window != nil {
 		return
 	}
-	in.window = statements.Begin(in.ctx, in.conn)
+	rctx, cancel := context.WithTimeout(in.ctx, instrumentLimit)
+	defer cancel()
+	in.window = statements.Begin(rctx, in.conn)
+	if rctx.Err() != nil {
+		in.finished = true
+		in.stmts = in.window.End(rctx)
+		in.waits = &result.Waits{Error: "the server did not answer the instruments' first read within " + instrumentLimit.String()}
+		return
+	}
 	in.sampler = waits.Start(in.ctx, in.conn, in.every, in.clients)
 }
 
@@ -158,7 +173,7 @@ func (in *instruments) finish() {
 	w, idle := in.sampler.Stop()
 	in.waits = w
 	if idle && in.ctx.Err() == nil {
-		rctx, cancel := context.WithTimeout(in.ctx, FinishTimeout)
+		rctx, cancel := context.WithTimeout(in.ctx, instrumentLimit)
 		defer cancel()
 		in.stmts = in.window.End(rctx)
 	}
