@@ -83,8 +83,8 @@ func (c *checker) table(t *Table) {
 		names[col.Name] = true
 		c.columnGen(t, col)
 	}
-	if len(t.PrimaryKey) == 0 {
-		c.fail(t.at, "table %s has no primary_key: give one (InnoDB clusters rows by it, and every engine then stores the table alike)", t.Name)
+	if len(t.PrimaryKey) == 0 && !t.NoPrimaryKey {
+		c.fail(t.at, "table %s has no primary_key: give one (InnoDB clusters rows by it, and every engine then stores the table alike), or write primary_key: [] for a table that has none on purpose", t.Name)
 	}
 	keys := append([][]string{t.PrimaryKey}, t.Indexes...)
 	for _, fk := range t.ForeignKeys {

@@ -35,13 +35,16 @@ type File struct {
 
 // Table is one table: its columns, keys and how many rows to load (times --scale).
 type Table struct {
-	Name        string
-	Rows        int64
-	Columns     []*Column
-	PrimaryKey  []string
-	Indexes     [][]string
-	ForeignKeys []*ForeignKey
-	at          pos
+	Name       string
+	Rows       int64
+	Columns    []*Column
+	PrimaryKey []string
+	// NoPrimaryKey is `primary_key: []`: a table kept as its source has it, without one (InnoDB
+	// then clusters rows by a hidden row id; PostgreSQL's heap never depends on a key).
+	NoPrimaryKey bool
+	Indexes      [][]string
+	ForeignKeys  []*ForeignKey
+	at           pos
 }
 
 // Column is a column with a portable type and the generator of its values.
@@ -253,6 +256,7 @@ func (p *parser) table(n *yaml.Node) *Table {
 		t.Columns = append(t.Columns, p.column(c, t.Name))
 	}
 	t.PrimaryKey = p.names(m["primary_key"], "primary_key")
+	t.NoPrimaryKey = m["primary_key"] != nil && len(t.PrimaryKey) == 0
 	for _, ix := range p.list(m["indexes"], "indexes") {
 		t.Indexes = append(t.Indexes, p.names(ix, "an index (a list of columns)"))
 	}

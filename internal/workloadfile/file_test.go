@@ -23,6 +23,18 @@ transactions:
       - SELECT v FROM kv WHERE k = :k
 `
 
+// `primary_key: []` is a table without one on purpose (a captured table as its source has it),
+// where leaving the key out is a mistake.
+func TestParseNoPrimaryKeyOnPurpose(t *testing.T) {
+	f, err := Parse([]byte(strings.Replace(minimal, "    primary_key: [k]\n", "    primary_key: []\n", 1)), "kv.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb := f.Tables[0]; !tb.NoPrimaryKey || len(tb.PrimaryKey) != 0 {
+		t.Errorf("table %+v: want no primary key, on purpose", tb)
+	}
+}
+
 func TestParseMinimal(t *testing.T) {
 	f, err := Parse([]byte(minimal), "kv.yaml")
 	if err != nil {

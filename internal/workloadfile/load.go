@@ -57,7 +57,7 @@ func createTable(d dialect.Dialect, t *Table) string {
 		}
 		cols = append(cols, def)
 	}
-	if d.Caps().PrimaryKeyAtCreate {
+	if d.Caps().PrimaryKeyAtCreate && len(t.PrimaryKey) > 0 {
 		cols = append(cols, "PRIMARY KEY ("+strings.Join(t.PrimaryKey, ", ")+")")
 	}
 	return "CREATE TABLE " + t.Name + " (" + strings.Join(cols, ", ") + ")"
@@ -69,7 +69,7 @@ func createTable(d dialect.Dialect, t *Table) string {
 func (w *fileWorkload) addKeys(ctx context.Context, c sqldb.Conn, d dialect.Dialect) error {
 	var stmts []string
 	for _, t := range w.f.Tables {
-		if !d.Caps().PrimaryKeyAtCreate {
+		if !d.Caps().PrimaryKeyAtCreate && len(t.PrimaryKey) > 0 {
 			stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s ADD PRIMARY KEY (%s)", t.Name, strings.Join(t.PrimaryKey, ", ")))
 		}
 		for i, ix := range t.Indexes {
