@@ -99,3 +99,11 @@ func atof(s string) float64 {
 	v, _ := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	return v
 }
+
+// StatementsSetting is what turns an engine's statement accounting on, for a message.
+func StatementsSetting(k sqldb.Kind) string {
+	if k == sqldb.MySQL || k == sqldb.MariaDB {
+		return "set performance_schema=ON in the server's configuration and restart it (MariaDB's default is OFF), then run the workload a while"
+	}
+	return "add pg_stat_statements to shared_preload_libraries, restart, run CREATE EXTENSION pg_stat_statements in this database, then run the workload a while"
+}
