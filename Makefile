@@ -63,6 +63,7 @@ FUZZ_TARGETS = \
 	./internal/engine:FuzzParseEngines \
 	./internal/regress:FuzzParseFailIf \
 	./internal/workloadfile:FuzzParse \
+	./internal/capture:FuzzStatementText \
 	./internal/pgbenchscript:FuzzParse
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -131,7 +131,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newPrepareCmd(), newRunCmd(), newCleanupCmd(), newCheckCmd(), newWorkloadsCmd(),
 		newEnginesCmd(), newCompareCmd(), newReportCmd(), newServeCmd(),
-		newStudyCmd(), newHistoryCmd(), newDiffCmd(), newExportCmd(), newMergeCmd(), newReproduceCmd(),
+		newStudyCmd(), newHistoryCmd(), newDiffCmd(), newExportCmd(), newMergeCmd(), newReproduceCmd(), newCaptureCmd(),
 	)
 	return root
 }

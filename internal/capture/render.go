@@ -1,0 +1,152 @@
+package capture
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// render writes the workload file: a header saying where it came from and what was left out,
+// the tables with a comment on every column whose mapping or generator is approximate, and the
+// transactions with their share of the source's calls and time.
+func render(opt Options, tables []*table, skipped []string, txns []*txn, left []dropped) []byte {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	w("# Captured by `fairbench capture` from %s.", opt.Source)
+	w("# Row counts are the source's; each column's generator is fitted to a sample of up to %d rows,", SampleRows)
+	if opt.SampleValues {
+		w("# and compared values are drawn from a sample of the real ones (--sample-values): this file holds user values.")
+	} else {
+		w("# its bounds widened to two significant figures (or whole years): no value of the source is copied.")
+	}
+	w("# Each statement runs as a transaction of its own, in autocommit: the statistics count statements,")
+	w("# not which of them ran together. Weights are the source's calls (scaled to at most %d).", maxWeight)
+	for _, s := range skipped {
+		w("# %s", s)
+	}
+	w("name: %s", opt.Name)
+	w("description: %s", strconv.Quote("captured from "+opt.Source))
+	w("tables:")
+	for _, t := range tables {
+		renderTable(w, t)
+	}
+	w("transactions:")
+	if len(txns) == 0 {
+		txns = standIns(tables)
+		why := "no statement statistics were read (--top 0)"
+		if opt.Top > 0 {
+			why = "no statement in the server's statistics could be kept (see the list at the end)"
+		}
+		w("  # Stand-ins, one key lookup per table: %s.", why)
+		w("  # Write the statements your application runs here (docs/workload-files.md).")
+	}
+	top := int64(1)
+	for _, t := range txns {
+		top = max(top, t.calls)
+	}
+	for _, t := range txns {
+		renderTxn(w, t, top)
+	}
+	if len(left) > 0 {
+		w("# Statements the source ran that this file leaves out:")
+		for _, d := range left {
+			w("#   %d calls: %s -- %s", d.calls, oneLine(d.sql, 160), d.why)
+		}
+	}
+	return []byte(b.String())
+}
+
+func renderTable(w func(string, ...any), t *table) {
+	w("  - name: %s", t.name)
+	for _, n := range t.notes {
+		w("    # %s", n)
+	}
+	w("    rows: %d", max(t.rows, 1))
+	w("    columns:")
+	for _, c := range t.columns {
+		line := fmt.Sprintf("      - {name: %s, type: %s, gen: {%s}", c.name, strconv.Quote(typeText(c)), c.gen)
+		if c.null > 0 {
+			line += fmt.Sprintf(", null: %s", strconv.FormatFloat(c.null, 'f', -1, 64))
+		}
+		line += "}"
+		if c.note != "" {
+			line += "  # " + c.note
+		}
+		w("%s", line)
+	}
+	if len(t.primaryKey) == 0 {
+		w("    primary_key: []  # none on the source")
+	} else {
+		w("    primary_key: [%s]", strings.Join(t.primaryKey, ", "))
+	}
+	if len(t.indexes) > 0 {
+		w("    indexes:  # unique ones are plain here: generated rows need not be")
+		for _, ix := range t.indexes {
+			w("      - [%s]", strings.Join(ix, ", "))
+		}
+	}
+	if len(t.foreignKeys) > 0 {
+		w("    foreign_keys:")
+		for _, fk := range t.foreignKeys {
+			w("      - {columns: [%s], references: %s(%s)}", strings.Join(fk.Columns, ", "), fk.RefTable, strings.Join(fk.RefColumns, ", "))
+		}
+	}
+}
+
+func typeText(c *column) string {
+	switch c.portable {
+	case "varchar":
+		return fmt.Sprintf("varchar(%d)", c.length)
+	case "decimal":
+		return fmt.Sprintf("decimal(%d,%d)", c.length, c.scale)
+	}
+	return c.portable
+}
+
+// maxWeight is the largest weight a workload file takes.
+const maxWeight = 1000000
+
+func renderTxn(w func(string, ...any), t *txn, topCalls int64) {
+	if t.calls > 0 {
+		w("  # %.1f%% of the kept statements' calls and %.1f%% of their server time on the source; %.2f rows per call",
+			100*t.shareCall, 100*t.shareTime, float64(t.rows)/float64(t.calls))
+	}
+	weight := max(t.calls, 1)
+	if topCalls > maxWeight {
+		weight = max(1, int64(float64(t.calls)*maxWeight/float64(topCalls)+0.5))
+	}
+	w("  - name: %s", t.name)
+	w("    weight: %d", weight)
+	if len(t.params) > 0 {
+		w("    params:")
+		for _, p := range t.params {
+			line := fmt.Sprintf("      %s: {%s}", p.name, p.gen)
+			if p.note != "" {
+				line += "  # " + p.note
+			}
+			w("%s", line)
+		}
+	}
+	w("    statements:")
+	w("      - %s", strconv.Quote(t.sql))
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// standIns are a key lookup per table with a sequence key, for a capture without statements.
+func standIns(tables []*table) []*txn {
+	var out []*txn
+	for _, t := range tables {
+		if key := sequenceColumn(t); key != nil && key.genKind == "sequence" && isWhole(key.portable) {
+			out = append(out, &txn{name: "get_" + t.name, sql: fmt.Sprintf("SELECT * FROM %s WHERE %s = :%s", t.name, key.name, key.name),
+				params: []param{{name: key.name, gen: paramGen(t, key)}}})
+		}
+	}
+	return out
+}

@@ -1,0 +1,402 @@
+package capture
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fairbench/fairbench/internal/dialect"
+)
+
+// txn is a captured statement as a transaction of its own: the server's statistics count
+// statements, not which of them ran together.
+type txn struct {
+	name      string
+	sql       string // with :name parameters
+	params    []param
+	calls     int64
+	rows      int64
+	totalMS   float64
+	shareCall float64 // of the kept statements' calls on the source
+	shareTime float64 // of their server time
+}
+
+// param is a placeholder of a captured statement and the generator its values come from.
+type param struct {
+	name, gen, note string
+}
+
+// dropped is a statement the source ran that the captured workload leaves out, and why.
+type dropped struct {
+	sql, why string
+	calls    int64
+}
+
+var (
+	// placeholder is a normalized statement's parameter: $1 on PostgreSQL, ? on MySQL and MariaDB.
+	placeholder = regexp.MustCompile(`\$\d+|\?`)
+	// comparedWith is a column compared with, assigned or added to what follows it.
+	comparedWith = regexp.MustCompile(`(?i)([a-z_][a-z0-9_]*)\s*(=|<>|!=|<=|>=|<|>|\bLIKE|\+|-)\s*$`)
+	// betweenAnd is the second bound of a BETWEEN, whose column precedes the first.
+	betweenAnd = regexp.MustCompile(`(?i)([a-z_][a-z0-9_]*)\s+BETWEEN\s+(\$\d+|\?)\s+AND\s*$`)
+	// between is the column a range's first bound follows.
+	between    = regexp.MustCompile(`(?i)([a-z_][a-z0-9_]*)\s+BETWEEN\s*$`)
+	limitOf    = regexp.MustCompile(`(?i)\b(LIMIT|OFFSET)\s*$`)
+	insertInto = regexp.MustCompile(`(?is)^\s*INSERT\s+INTO\s+([a-z_][a-z0-9_]*)\s*(?:\(([^)]*)\))?\s*VALUES\s*\((.*)\)\s*$`)
+	wordRe     = regexp.MustCompile(`(?i)[a-z_][a-z0-9_]*`)
+	verbRe     = regexp.MustCompile(`(?i)^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b`)
+	// unquoted is a plain identifier in quotes, which every engine takes bare (MySQL's digests
+	// quote every one in backticks; PostgreSQL keeps the quotes the client wrote).
+	unquoted = regexp.MustCompile("[`\"]([a-z_][a-z0-9_]*)[`\"]")
+)
+
+// toTransactions turns the source's statement accounts into weighted transactions on the
+// captured tables: the top ones by calls (or server time), each with its parameters typed from
+// the columns they meet, and a list of what was left out and why.
+func toTransactions(stats []dialect.StatementStat, tables []*table, top int, byTime bool) ([]*txn, []dropped) {
+	byName := map[string]*table{}
+	for _, t := range tables {
+		byName[t.name] = t
+	}
+	var kept []*txn
+	var left []dropped
+	var all int64
+	for _, s := range stats {
+		all += max(s.Calls, 0)
+	}
+	for _, s := range merged(stats) {
+		sql := s.Text
+		why := unusable(sql, byName)
+		if why == "" && s.Calls*1000 < all {
+			why = "rare: under 0.1% of the calls (a load, a check, a one-off)"
+		}
+		if why != "" {
+			if verbRe.MatchString(sql) {
+				left = append(left, dropped{sql: sql, why: why, calls: s.Calls})
+			}
+			continue
+		}
+		kept = append(kept, &txn{sql: sql, calls: s.Calls, rows: s.Rows, totalMS: s.TotalMS})
+	}
+	sort.SliceStable(kept, func(i, j int) bool {
+		if byTime {
+			return kept[i].totalMS > kept[j].totalMS
+		}
+		return kept[i].calls > kept[j].calls
+	})
+	if len(kept) > top {
+		for _, t := range kept[top:] {
+			left = append(left, dropped{sql: t.sql, why: fmt.Sprintf("beyond the top %d", top), calls: t.calls})
+		}
+		kept = kept[:top]
+	}
+	var calls int64
+	var ms float64
+	for _, t := range kept {
+		calls += t.calls
+		ms += t.totalMS
+	}
+	used := map[string]int{}
+	for _, t := range kept {
+		t.shareCall = float64(t.calls) / float64(max(calls, 1))
+		if ms > 0 {
+			t.shareTime = t.totalMS / ms
+		}
+		t.name = uniqueName(used, txnName(t.sql, byName))
+		t.sql, t.params = typeParams(t.sql, byName, float64(t.rows)/float64(t.calls))
+	}
+	sort.SliceStable(left, func(i, j int) bool { return left[i].calls > left[j].calls })
+	return kept, left
+}
+
+// merged is the accounts by their text, quotes around plain names dropped: MariaDB keeps a
+// prepared statement's account per connection, so one statement has an account per client.
+func merged(stats []dialect.StatementStat) []dialect.StatementStat {
+	var out []dialect.StatementStat
+	at := map[string]int{}
+	for _, s := range stats {
+		if s.Calls <= 0 {
+			continue
+		}
+		text := tidy(unquoted.ReplaceAllString(strings.TrimSpace(s.Text), "$1"))
+		i, ok := at[text]
+		if !ok {
+			at[text] = len(out)
+			out = append(out, dialect.StatementStat{Text: text})
+			i = len(out) - 1
+		}
+		out[i].Calls += s.Calls
+		out[i].Rows += s.Rows
+		out[i].TotalMS += s.TotalMS
+	}
+	return out
+}
+
+var (
+	spaceBeforeComma = regexp.MustCompile(`\s+,`)
+	spaceInParens    = regexp.MustCompile(`\(\s+|\s+\)`)
+	callSpace        = regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_]*)\s+\(`)
+	spaceKeywords    = map[string]bool{"in": true, "values": true, "and": true, "or": true, "on": true, "as": true, "from": true,
+		"join": true, "where": true, "exists": true, "using": true, "not": true, "select": true, "by": true, "into": true,
+		"set": true, "when": true, "then": true, "else": true, "any": true, "all": true, "some": true, "like": true,
+		"between": true, "is": true, "union": true, "returning": true, "with": true, "over": true}
+)
+
+// tidy writes a MySQL digest's spacing ("COUNT ( * )", "a , b") as a client would: MySQL itself
+// refuses a space between a built-in function's name and its parenthesis.
+func tidy(sql string) string {
+	sql = spaceBeforeComma.ReplaceAllString(sql, ",")
+	sql = spaceInParens.ReplaceAllStringFunc(sql, strings.TrimSpace)
+	return callSpace.ReplaceAllStringFunc(sql, func(m string) string {
+		name := strings.TrimSpace(strings.TrimSuffix(m, "("))
+		if spaceKeywords[strings.ToLower(name)] {
+			return m
+		}
+		return name + "("
+	})
+}
+
+// unusable says why a statement cannot be replayed from its normalized text ("" when it can).
+func unusable(sql string, tables map[string]*table) string {
+	lower := strings.ToLower(sql)
+	switch {
+	case !verbRe.MatchString(sql):
+		return "not a query or a change of rows"
+	case strings.Contains(sql, "..."):
+		return "the server kept it shortened (a list collapsed to (...) or the text cut at its digest length)"
+	case strings.Contains(lower, "pg_catalog") || strings.Contains(lower, "information_schema") ||
+		strings.Contains(lower, "performance_schema") || strings.Contains(lower, "pg_stat"):
+		return "reads the server's own catalogs"
+	}
+	for _, w := range wordRe.FindAllString(lower, -1) {
+		if tables[w] != nil {
+			return ""
+		}
+	}
+	return "touches none of the captured tables"
+}
+
+func txnName(sql string, tables map[string]*table) string {
+	verb := strings.ToLower(verbRe.FindStringSubmatch(sql)[1])
+	for _, w := range wordRe.FindAllString(strings.ToLower(sql), -1) {
+		if tables[w] != nil {
+			return verb + "_" + w
+		}
+	}
+	return verb
+}
+
+func uniqueName(used map[string]int, name string) string {
+	used[name]++
+	if n := used[name]; n > 1 {
+		return name + "_" + strconv.Itoa(n)
+	}
+	return name
+}
+
+// typeParams rewrites a statement's placeholders as named parameters and gives each the
+// generator of the column it meets: compared with, assigned to, inserted into or added to. One
+// the text does not tie to a column gets a small range and a note.
+func typeParams(sql string, tables map[string]*table, rowsPerCall float64) (string, []param) {
+	sql = numbered(sql)
+	sql, widthNote := rangesFromOneBound(sql, rowsPerCall)
+	named := map[string]string{} // $N to its name: one value in every place it stands
+	insertCols := insertColumns(sql, tables)
+	var params []param
+	var b strings.Builder
+	last, nth := 0, 0
+	for _, loc := range placeholder.FindAllStringIndex(sql, -1) {
+		ph := sql[loc[0]:loc[1]]
+		b.WriteString(sql[last:loc[0]])
+		last = loc[1]
+		nth++
+		if name, ok := named[ph]; ok {
+			b.WriteString(":" + name)
+			continue
+		}
+		p := paramFor(sql[:loc[0]], nth, insertCols, sql, tables)
+		if widthNote != "" && strings.Contains(sql[loc[1]:], ph+" +") && p.note == "" {
+			p.note = widthNote
+		}
+		p.name = uniqueParam(params, p.name)
+		named[ph] = p.name
+		params = append(params, p)
+		b.WriteString(":" + p.name)
+	}
+	b.WriteString(sql[last:])
+	return b.String(), params
+}
+
+// numbered writes MySQL's ? placeholders as $1, $2, ..., PostgreSQL's form, so that one path
+// names them.
+func numbered(sql string) string {
+	if !strings.Contains(sql, "?") {
+		return sql
+	}
+	n := 0
+	return placeholder.ReplaceAllStringFunc(sql, func(string) string {
+		n++
+		return "$" + strconv.Itoa(n)
+	})
+}
+
+// betweenBounds is a range between two placeholders.
+var betweenBounds = regexp.MustCompile(`(?i)\bBETWEEN\s+(\$\d+)\s+AND\s+(\$\d+)`)
+
+// rangesFromOneBound rewrites BETWEEN $1 AND $2 as BETWEEN $1 AND $1 + W: bounds drawn apart
+// would make half the ranges empty and the rest a third of the table on average, where the
+// source's ranges had a width. W is the rows per call less one where a call returned several,
+// else 99 (sysbench's range), and the note says which.
+func rangesFromOneBound(sql string, rowsPerCall float64) (string, string) {
+	if !betweenBounds.MatchString(sql) {
+		return sql, ""
+	}
+	width, note := int64(rowsPerCall+0.5)-1, "a range's first key; its width is the source's rows per call"
+	if width < 1 {
+		width, note = 99, "a range's first key; the statistics do not keep its width: 100 keys, as sysbench's ranges"
+	}
+	return betweenBounds.ReplaceAllString(sql, fmt.Sprintf("BETWEEN $1 AND $1 + %d", width)), note
+}
+
+// uniqueParam is name, or name_2, name_3, ... where params has it already.
+func uniqueParam(params []param, name string) string {
+	for n := 1; ; n++ {
+		try := name
+		if n > 1 {
+			try = fmt.Sprintf("%s_%d", name, n)
+		}
+		taken := false
+		for _, p := range params {
+			taken = taken || p.name == try
+		}
+		if !taken {
+			return try
+		}
+	}
+}
+
+// insertColumns is, for INSERT INTO t (a, b) VALUES (...), the column of each value by its place.
+func insertColumns(sql string, tables map[string]*table) map[int]string {
+	m := insertInto.FindStringSubmatch(sql)
+	if m == nil {
+		return nil
+	}
+	cols := strings.Split(m[2], ",")
+	if t := tables[strings.ToLower(m[1])]; strings.TrimSpace(m[2]) == "" && t != nil {
+		cols = nil // INSERT INTO t VALUES (...): the table's columns in their order
+		for _, c := range t.columns {
+			cols = append(cols, c.name)
+		}
+	}
+	out := map[int]string{}
+	seen := 0 // placeholders so far: a VALUES list is the statement's first
+	for i, v := range splitTop(m[3]) {
+		found := placeholder.FindAllString(v, -1)
+		seen += len(found)
+		if i < len(cols) && len(found) == 1 && strings.TrimSpace(v) == found[0] {
+			out[seen] = m[1] + "." + strings.TrimSpace(cols[i])
+		}
+	}
+	return out
+}
+
+// splitTop splits a VALUES list at its top-level commas.
+func splitTop(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range s {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+// paramFor is the generator of the nth placeholder, which follows before.
+func paramFor(before string, nth int, insertCols map[int]string, sql string, tables map[string]*table) param {
+	if tc, ok := insertCols[nth]; ok {
+		tname, cname, _ := strings.Cut(tc, ".")
+		if t := tables[tname]; t != nil {
+			if c := t.column(cname); c != nil {
+				return insertParam(t, c)
+			}
+		}
+	}
+	if m := betweenAnd.FindStringSubmatch(before); m != nil {
+		if t, c := findColumn(m[1], sql, tables); c != nil {
+			return param{name: c.name + "_to", gen: paramGen(t, c)}
+		}
+	}
+	if m := between.FindStringSubmatch(before); m != nil {
+		if t, c := findColumn(m[1], sql, tables); c != nil {
+			return param{name: c.name, gen: paramGen(t, c)}
+		}
+	}
+	if limitOf.MatchString(before) {
+		return param{name: "limit", gen: "uniform: [1, 100]", note: "a LIMIT or OFFSET: the statistics do not keep its values"}
+	}
+	if m := comparedWith.FindStringSubmatch(before); m != nil {
+		if t, c := findColumn(m[1], sql, tables); c != nil {
+			if m[2] == "+" || m[2] == "-" {
+				return param{name: "delta", gen: "uniform: [-100, 100]", note: "added to " + c.name + ": the statistics do not keep its values"}
+			}
+			return param{name: c.name, gen: paramGen(t, c)}
+		}
+	}
+	return param{name: "p" + strconv.Itoa(nth), gen: "uniform: [1, 100]", note: "capture found no column this value meets"}
+}
+
+// findColumn is the captured column a name in sql stands for: a column of the first table the
+// statement names that has one so called.
+func findColumn(name, sql string, tables map[string]*table) (*table, *column) {
+	name = strings.ToLower(name)
+	for _, w := range wordRe.FindAllString(strings.ToLower(sql), -1) {
+		if t := tables[w]; t != nil {
+			if c := t.column(name); c != nil {
+				return t, c
+			}
+		}
+	}
+	return nil, nil
+}
+
+// paramGen draws a value the column holds: its keys for a sequence or a ref, its sampled values
+// with --sample-values, else its generator.
+func paramGen(t *table, c *column) string {
+	switch {
+	case c.genKind == "sequence" && isWhole(c.portable):
+		return "ref: " + t.name + "." + c.name
+	case c.genKind == "sequence":
+		return fmt.Sprintf("sequence: %d", 1)
+	case len(c.values) > 0:
+		return "pick: " + quoteList(c.values)
+	}
+	return c.gen
+}
+
+// insertParam is the value an INSERT puts in a column: a new key for a sequence column, else one
+// drawn as the column's rows were.
+func insertParam(t *table, c *column) param {
+	if c.genKind == "sequence" && isWhole(c.portable) {
+		return param{name: c.name, gen: "next: " + t.name + "." + c.name}
+	}
+	return param{name: c.name, gen: paramGen(t, c)}
+}
+
+func quoteList(vs []string) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = strconv.Quote(v)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
