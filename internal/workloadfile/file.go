@@ -178,7 +178,8 @@ func (p *parser) str(n *yaml.Node, what string) string {
 
 func (p *parser) int(n *yaml.Node, what string, min, max int64) int64 {
 	var v int64
-	if n == nil || n.Kind != yaml.ScalarNode || n.Decode(&v) != nil {
+	// yaml.v3 decodes 0.5 into an int64 as 0 without an error: a fraction is refused here.
+	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!float" || n.Decode(&v) != nil {
 		p.fail(orAt(n), "%s must be a whole number", what)
 		return 0
 	}

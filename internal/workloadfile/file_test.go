@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fairbench/fairbench/internal/randgen"
 )
 
 // minimal is a valid file that the error cases below break one thing at a time.
@@ -32,6 +34,33 @@ func TestParseNoPrimaryKeyOnPurpose(t *testing.T) {
 	}
 	if tb := f.Tables[0]; !tb.NoPrimaryKey || len(tb.PrimaryKey) != 0 {
 		t.Errorf("table %+v: want no primary key, on purpose", tb)
+	}
+}
+
+// A decimal's bounds may have a fraction (a tax rate in decimal(4,4)): values are drawn between
+// them in steps of the column's scale, never outside.
+func TestDecimalWithFractionalBounds(t *testing.T) {
+	file := strings.Replace(minimal, "      - {name: v,", "      - {name: rate, type: \"decimal(4,4)\", gen: {decimal: [0.01, 0.2]}}\n      - {name: v,", 1)
+	f, err := Parse([]byte(file), "kv.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := f.Tables[0].Columns[1].Gen
+	cfg := randgen.DefaultConfig("uniform")
+	if err := cfg.Init(); err != nil {
+		t.Fatal(err)
+	}
+	rng := cfg.New(1)
+	lo, hi := "9", "0"
+	for range 10000 {
+		v := string(g.Append(nil, rng, 0))
+		if len(v) != 6 || v < "0.0100" || v > "0.2000" {
+			t.Fatalf("drew %s from [0.01, 0.2] at scale 4", v)
+		}
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if lo > "0.0110" || hi < "0.1990" {
+		t.Errorf("drew %s to %s: want the whole range", lo, hi)
 	}
 }
 
@@ -69,6 +98,7 @@ func TestParseErrors(t *testing.T) {
 		{"weights without pick", "gen: {string: [5, 20]}}", "gen: {string: [5, 20], weights: [1]}}", "weights go with pick"},
 		{"foreign key to a later table", "    primary_key: [k]\n", "    primary_key: [k]\n    foreign_keys: [{columns: [k], references: other(id)}]\n", "references other, which must be a table listed before it"},
 		{"not yaml", "tables:", "tables: [", "is not valid YAML"},
+		{"fraction for a whole number", "params: {k: {ref: kv.k}}", "params: {k: {ref: kv.k}, z: {uniform: [0.5, 2]}}", "uniform's MIN must be a whole number"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -27,15 +27,18 @@ import (
 type Gen struct {
 	Kind     string
 	Min, Max int64
-	Scale    int
-	Values   []string
-	cum      []int64 // cumulative weights of Values
-	Pattern  string
-	Ref      string // table.column of ref and next
-	From, To time.Time
-	date     bool          // time: written as a date
-	next     *atomic.Int64 // next's counter, shared by every worker
-	at       pos
+	// DecMin, DecMax are a decimal generator's bounds, which may have a fraction (decimal(4,4)
+	// holds 0.0100 to 0.2000, say); drawn in steps of the column's scale.
+	DecMin, DecMax float64
+	Scale          int
+	Values         []string
+	cum            []int64 // cumulative weights of Values
+	Pattern        string
+	Ref            string // table.column of ref and next
+	From, To       time.Time
+	date           bool          // time: written as a date
+	next           *atomic.Int64 // next's counter, shared by every worker
+	at             pos
 }
 
 var genKinds = []string{"sequence", "uniform", "random", "decimal", "string", "pattern", "pick", "time", "ref", "next"}
@@ -82,7 +85,8 @@ func (p *parser) genArgs(g *Gen, v *yaml.Node, what string) {
 			p.fail(v, "%s: a range of more than 2^32 values is not drawn evenly; narrow it", what)
 		}
 	case "decimal":
-		g.Min, g.Max = p.pair(v, what+"'s decimal")
+		g.DecMin, g.DecMax = p.floatPair(v, what+"'s decimal")
+		g.Min, g.Max = int64(math.Floor(g.DecMin)), int64(math.Ceil(g.DecMax))
 		g.Scale = 2
 	case "pattern":
 		g.Pattern = p.str(v, what+"'s pattern")
@@ -111,6 +115,19 @@ func (p *parser) pair(v *yaml.Node, what string) (int64, int64) {
 	lo, hi := p.int(items[0], what+"'s MIN", math.MinInt64/4, math.MaxInt64/4), p.int(items[1], what+"'s MAX", math.MinInt64/4, math.MaxInt64/4)
 	if lo > hi {
 		p.fail(v, "%s: MIN %d is above MAX %d", what, lo, hi)
+	}
+	return lo, hi
+}
+
+func (p *parser) floatPair(v *yaml.Node, what string) (float64, float64) {
+	items := p.list(v, what)
+	if len(items) != 2 {
+		p.fail(v, "%s takes [MIN, MAX]", what)
+		return 0, 0
+	}
+	lo, hi := p.float(items[0], what+"'s MIN", -1e15, 1e15), p.float(items[1], what+"'s MAX", -1e15, 1e15)
+	if lo > hi {
+		p.fail(v, "%s: MIN %g is above MAX %g", what, lo, hi)
 	}
 	return lo, hi
 }
@@ -221,7 +238,7 @@ func (g *Gen) pick(rng *randgen.Rand) string {
 
 func (g *Gen) appendDecimal(b []byte, rng *randgen.Rand) []byte {
 	unit := int64(math.Pow10(g.Scale))
-	lo, hi := g.Min*unit, g.Max*unit
+	lo, hi := int64(math.Ceil(g.DecMin*float64(unit)-1e-9)), int64(math.Floor(g.DecMax*float64(unit)+1e-9))
 	v := lo + int64(rng.Float64()*float64(hi-lo+1))
 	v = min(v, hi)
 	if v < 0 {
