@@ -3,6 +3,7 @@ package capture
 import (
 	"context"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -269,9 +270,9 @@ func valueGen(c *column) (gen, kind string) {
 		return fmt.Sprintf("time: [%s, %s]", from, to), "time"
 	case "decimal":
 		lo, hi := roundOut(atof(p.min), atof(p.max))
-		if lo == hi {
-			hi = lo + 1
-		}
+		// Widened bounds stay within what decimal(P,S) holds.
+		limit := math.Pow10(c.length-c.scale) - math.Pow10(-c.scale)
+		lo, hi = max(lo, -limit), min(hi, limit)
 		return fmt.Sprintf("decimal: [%s, %s]", fmtNum(lo), fmtNum(hi)), "decimal"
 	}
 	lo, hi := roundOut(atof(p.min), atof(p.max))

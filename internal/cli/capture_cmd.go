@@ -63,7 +63,7 @@ func newCaptureCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&target, "target", "", "the server and database to capture from (DSN)")
 	cmd.Flags().StringVar(&out, "out", "", "the workload file to write (.yaml)")
-	cmd.Flags().IntVar(&top, "top", 20, "statements to keep, the most frequent first (0: the tables alone)")
+	cmd.Flags().IntVar(&top, "top", 50, "statements to keep, the most frequent first (0: the tables alone)")
 	cmd.Flags().StringVar(&by, "by", "calls", "rank statements by calls or by server time")
 	cmd.Flags().BoolVar(&sampleValues, "sample-values", false, "draw compared values from a sample of the real ones (the file then holds user values)")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite --out if it exists")
