@@ -82,7 +82,7 @@ echo "replay run: load $(cut -d' ' -f1 /proc/loadavg), steal $(steal_pct "$s0" "
 # MySQL digests' spacing, quotes and case squeezed.
 shares() {
   grep -viE 'pg_stat|pg_catalog|performance_schema|information_schema|pg_backend_pid|version\(\)|current_setting|fairbench_|count\(distinct|char_length|^[0-9]+\s+(begin|commit|rollback|set |show |select @@|select \?$)' "$1" |
-    awk -F'\t' '{t = tolower($2); gsub(/\$[0-9]+|\?/, "?", t); gsub(/ \+ [0-9]+/, "", t); gsub(/[`"]/, "", t);
+    awk -F'\t' '{t = tolower($2); sub(/^execute /, "", t); gsub(/\$[0-9]+|\?/, "?", t); gsub(/ \+ [0-9]+/, "", t); gsub(/[`"]/, "", t);
       gsub(/[ \t]+/, " ", t); gsub(/ ?\( ?/, "(", t); gsub(/ \)/, ")", t); gsub(/ ,/, ",", t); c[t] += $1; n += $1}
       END {for (t in c) printf "%.1f\t%s\n", 100 * c[t] / n, t}' | sort -t$'\t' -k2
 }
@@ -98,4 +98,11 @@ read -r rtps rqps < <(figures "$tmp/replay.json")
 awk -v a="$stps" -v b="$rtps" -v c="$sqps" -v d="$rqps" 'BEGIN {
   printf "transactions/s: source %.0f, replay %.0f (%.2fx)\n", a, b, b / a
   printf "reads and writes/s sent by the clients (BEGIN and COMMIT not counted): source %.0f, replay %.0f (%.2fx)\n", c, d, d / c }'
+# Where the clients' time went in each run (the wait sampler's shares), and the commits: a
+# captured statement runs alone in autocommit, so the replay commits once per write where the
+# source committed once per transaction.
+for run in source replay; do
+  jq -r --arg run "$run" '"\($run): \(.errors) errors, \(.transactions / .duration_s | floor) commits/s (one per transaction), \(.queries.write / .duration_s | floor) writes/s; waits: " +
+    ([.waits.categories[]? as $c | "\($c.category) \((100 * $c.count / .waits.sessions) | floor)%"] | join(", "))' "$tmp/$run.json"
+done
 cp "$tmp/captured.yaml" "${KEEP:-/dev/null}" 2>/dev/null || true

@@ -163,3 +163,19 @@ func FuzzStatementText(f *testing.F) {
 		}
 	})
 }
+
+// What MySQL's and MariaDB's digests do to a statement, undone: the texts a client can run.
+func TestFromDigest(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"EXECUTE UPDATE stock SET s_quantity = ? WHERE s_i_id = ?", "UPDATE stock SET s_quantity = ? WHERE s_i_id = ?"},
+		{"INSERT INTO new_order ( no_o_id , no_d_id , no_w_id ) VALUES (...)", "INSERT INTO new_order ( no_o_id , no_d_id , no_w_id ) VALUES (?, ?, ?)"},
+		{"UPDATE customer SET c_balance = c_balance + CAST ( ? AS DECIMAL (...) )", "UPDATE customer SET c_balance = c_balance + CAST ( ? AS DECIMAL(30,6) )"},
+		{"UPDATE order_line SET ol_delivery_d = NOW WHERE ol_w_id = ?", "UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = ?"},
+		{"SELECT NOW()", "SELECT NOW()"},
+		{"INSERT INTO t (a) VALUES (...) /* , ... */", "INSERT INTO t (a) VALUES (...) /* , ... */"},
+	} {
+		if got := fromDigest(tc.in); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.in, got, tc.want)
+		}
+	}
+}

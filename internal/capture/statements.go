@@ -120,7 +120,7 @@ func merged(stats []dialect.StatementStat) []dialect.StatementStat {
 		if s.Calls <= 0 {
 			continue
 		}
-		text := tidy(unquoted.ReplaceAllString(strings.TrimSpace(s.Text), "$1"))
+		text := tidy(fromDigest(unquoted.ReplaceAllString(strings.TrimSpace(s.Text), "$1")))
 		i, ok := at[text]
 		if !ok {
 			at[text] = len(out)
@@ -143,6 +143,28 @@ var (
 		"set": true, "when": true, "then": true, "else": true, "any": true, "all": true, "some": true, "like": true,
 		"between": true, "is": true, "union": true, "returning": true, "with": true, "over": true}
 )
+
+var (
+	executePrefix = regexp.MustCompile(`(?i)^EXECUTE\s+((SELECT|INSERT|UPDATE|DELETE|WITH)\b)`)
+	collapsedRow  = regexp.MustCompile(`(?is)^(\s*INSERT\s+INTO\s+[a-z_][a-z0-9_]*\s*\(([^)]*)\)\s*VALUES\s*)\(\.\.\.\)\s*$`)
+	collapsedType = regexp.MustCompile(`(?i)\b(DECIMAL|NUMERIC)\s*\(\.\.\.\)`)
+	bareNow       = regexp.MustCompile(`(?i)\bNOW\b(\s*[^\s(]|\s*$)`)
+)
+
+// fromDigest undoes what MySQL's and MariaDB's statement digests do to a text that a client can
+// run again: MySQL 9 writes a prepared write's execution as "EXECUTE UPDATE ..."; a digest
+// collapses a row of values to (...), which for a one-row INSERT is one placeholder per column
+// named; a cast's DECIMAL (...) loses its precision (written DECIMAL(30,6), wide enough for
+// arithmetic on any money column); NOW() loses its parentheses.
+func fromDigest(sql string) string {
+	sql = executePrefix.ReplaceAllString(sql, "$1")
+	if m := collapsedRow.FindStringSubmatch(sql); m != nil {
+		n := len(strings.Split(m[2], ","))
+		sql = m[1] + "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
+	}
+	sql = collapsedType.ReplaceAllString(sql, "$1(30,6)")
+	return bareNow.ReplaceAllString(sql, "CURRENT_TIMESTAMP$1")
+}
 
 // tidy writes a MySQL digest's spacing ("COUNT ( * )", "a , b") as a client would: MySQL itself
 // refuses a space between a built-in function's name and its parenthesis.
