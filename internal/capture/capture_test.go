@@ -172,10 +172,37 @@ func TestFromDigest(t *testing.T) {
 		{"UPDATE customer SET c_balance = c_balance + CAST ( ? AS DECIMAL (...) )", "UPDATE customer SET c_balance = c_balance + CAST ( ? AS DECIMAL(30,6) )"},
 		{"UPDATE order_line SET ol_delivery_d = NOW WHERE ol_w_id = ?", "UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = ?"},
 		{"SELECT NOW()", "SELECT NOW()"},
+		{"SELECT COUNT ( DISTINCTROW s_i_id ) FROM stock", "SELECT COUNT ( DISTINCT s_i_id ) FROM stock"},
 		{"INSERT INTO t (a) VALUES (...) /* , ... */", "INSERT INTO t (a) VALUES (...) /* , ... */"},
 	} {
 		if got := fromDigest(tc.in); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.in, got, tc.want)
 		}
+	}
+}
+
+// A composite key whose rows are every combination of its columns' values is laid out as that
+// combination (TPC-C's customer: 1 warehouse x 10 districts x 3000 customers); one with a gap
+// or fewer rows keeps a single sequence column.
+func TestCrossProductKeys(t *testing.T) {
+	key := func(name string, lo, hi int64) *column {
+		return &column{name: name, portable: "int", profile: profile{distinct: hi - lo + 1, min: fmt.Sprint(lo), max: fmt.Sprint(hi)}}
+	}
+	customer := &table{name: "customer", rows: 30000, primaryKey: []string{"c_w_id", "c_d_id", "c_id"},
+		columns: []*column{key("c_w_id", 1, 1), key("c_d_id", 1, 10), key("c_id", 1, 3000)}}
+	if !crossProduct(customer) {
+		t.Fatal("customer's key not laid out as a cross product")
+	}
+	for i, want := range []string{"sequence: 1, every: 30000, cycle: 1", "sequence: 1, every: 3000, cycle: 10", "sequence: 1, every: 1, cycle: 3000"} {
+		if got := customer.columns[i].gen; got != want {
+			t.Errorf("%s: %s, want %s", customer.columns[i].name, got, want)
+		}
+	}
+	if got := paramGen(customer, customer.columns[2]); got != "uniform: [1, 3000]" {
+		t.Errorf("a parameter compared with c_id draws %s, want its range", got)
+	}
+	partial := &table{name: "order_line", rows: 29000, primaryKey: []string{"w", "o"}, columns: []*column{key("w", 1, 10), key("o", 1, 3000)}}
+	if crossProduct(partial) {
+		t.Error("29,000 rows of 10 x 3000 keys laid out as every combination")
 	}
 }

@@ -36,6 +36,7 @@ type column struct {
 	genKind       string // its name: sequence, uniform, ...
 	null          float64
 	values        []string // sampled values (--sample-values), for parameters compared with it
+	cycle         int64    // a cycled sequence's period (crossProduct): its values are START..START+cycle-1
 }
 
 func (t *table) column(name string) *column {
@@ -180,13 +181,11 @@ func countRows(ctx context.Context, c sqldb.Conn, t *table) error {
 func fitGenerators(tables []*table) {
 	seqOf := map[string]bool{} // "table.column" of sequence columns
 	for _, t := range tables {
-		if key := sequenceColumn(t); key != nil {
-			lo := int64(1)
-			if isWhole(key.portable) {
-				lo = max(atoi(key.profile.min), 0)
+		if !crossProduct(t) {
+			if key := sequenceColumn(t); key != nil {
+				key.gen, key.genKind = "sequence: "+strconv.FormatInt(sequenceStart(key), 10), "sequence"
+				seqOf[t.name+"."+key.name] = true
 			}
-			key.gen, key.genKind = "sequence: "+strconv.FormatInt(lo, 10), "sequence"
-			seqOf[t.name+"."+key.name] = true
 		}
 		for _, fk := range t.foreignKeys {
 			if len(fk.Columns) == 1 && seqOf[fk.RefTable+"."+fk.RefColumns[0]] {
@@ -207,6 +206,14 @@ func fitGenerators(tables []*table) {
 	}
 }
 
+// sequenceStart is where a key's sequence starts: its smallest value, or 1 for a key of strings.
+func sequenceStart(key *column) int64 {
+	if !isWhole(key.portable) {
+		return 1
+	}
+	return max(atoi(key.profile.min), 0)
+}
+
 func math64(share float64) float64 {
 	v, _ := strconv.ParseFloat(strconv.FormatFloat(share, 'f', 3, 64), 64)
 	return max(v, 0.001)
@@ -214,6 +221,42 @@ func math64(share float64) float64 {
 
 func isWhole(portable string) bool {
 	return portable == "smallint" || portable == "int" || portable == "bigint"
+}
+
+// crossProduct lays out a composite key of whole numbers whose rows are every combination of
+// its columns' values (TPC-C's (w, d, c): 1 x 10 x 3000 = 30,000 rows) as that combination, the
+// column with the most values varying fastest: each column keeps its source's range, and a
+// lookup by the whole key finds its row. The sample must hold the whole table for the distinct
+// counts to be the table's.
+func crossProduct(t *table) bool {
+	if len(t.primaryKey) < 2 || t.rows > SampleRows {
+		return false
+	}
+	var cols []*column
+	product := int64(1)
+	for _, name := range t.primaryKey {
+		c := t.column(name)
+		if c == nil || !isWhole(c.portable) || c.profile.distinct < 1 {
+			return false
+		}
+		lo, hi := atoi(c.profile.min), atoi(c.profile.max)
+		if hi-lo+1 != c.profile.distinct { // a gap: not a dense range of keys
+			return false
+		}
+		cols = append(cols, c)
+		product *= c.profile.distinct
+	}
+	if product != t.rows {
+		return false
+	}
+	slices.SortStableFunc(cols, func(a, b *column) int { return int(b.profile.distinct - a.profile.distinct) })
+	every := int64(1)
+	for _, c := range cols {
+		c.gen = fmt.Sprintf("sequence: %d, every: %d, cycle: %d", atoi(c.profile.min), every, c.profile.distinct)
+		c.genKind, c.cycle = "sequence", c.profile.distinct
+		every *= c.profile.distinct
+	}
+	return true
 }
 
 // sequenceColumn is the column of t's primary key loaded as a sequence, which keeps every

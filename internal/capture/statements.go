@@ -149,13 +149,15 @@ var (
 	collapsedRow  = regexp.MustCompile(`(?is)^(\s*INSERT\s+INTO\s+[a-z_][a-z0-9_]*\s*\(([^)]*)\)\s*VALUES\s*)\(\.\.\.\)\s*$`)
 	collapsedType = regexp.MustCompile(`(?i)\b(DECIMAL|NUMERIC)\s*\(\.\.\.\)`)
 	bareNow       = regexp.MustCompile(`(?i)\bNOW\b(\s*[^\s(]|\s*$)`)
+	distinctRow   = regexp.MustCompile(`(?i)\bDISTINCTROW\b`)
 )
 
 // fromDigest undoes what MySQL's and MariaDB's statement digests do to a text that a client can
 // run again: MySQL 9 writes a prepared write's execution as "EXECUTE UPDATE ..."; a digest
 // collapses a row of values to (...), which for a one-row INSERT is one placeholder per column
 // named; a cast's DECIMAL (...) loses its precision (written DECIMAL(30,6), wide enough for
-// arithmetic on any money column); NOW() loses its parentheses.
+// arithmetic on any money column); NOW() loses its parentheses; DISTINCT is spelled DISTINCTROW,
+// MySQL's synonym.
 func fromDigest(sql string) string {
 	sql = executePrefix.ReplaceAllString(sql, "$1")
 	if m := collapsedRow.FindStringSubmatch(sql); m != nil {
@@ -163,6 +165,7 @@ func fromDigest(sql string) string {
 		sql = m[1] + "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
 	}
 	sql = collapsedType.ReplaceAllString(sql, "$1(30,6)")
+	sql = distinctRow.ReplaceAllString(sql, "DISTINCT")
 	return bareNow.ReplaceAllString(sql, "CURRENT_TIMESTAMP$1")
 }
 
@@ -396,6 +399,9 @@ func findColumn(name, sql string, tables map[string]*table) (*table, *column) {
 // with --sample-values, else its generator.
 func paramGen(t *table, c *column) string {
 	switch {
+	case c.cycle > 0:
+		lo := atoi(c.profile.min)
+		return fmt.Sprintf("uniform: [%d, %d]", lo, lo+c.cycle-1)
 	case c.genKind == "sequence" && isWhole(c.portable):
 		return "ref: " + t.name + "." + c.name
 	case c.genKind == "sequence":
@@ -409,7 +415,7 @@ func paramGen(t *table, c *column) string {
 // insertParam is the value an INSERT puts in a column: a new key for a sequence column, else one
 // drawn as the column's rows were.
 func insertParam(t *table, c *column) param {
-	if c.genKind == "sequence" && isWhole(c.portable) {
+	if c.genKind == "sequence" && isWhole(c.portable) && c.cycle == 0 {
 		return param{name: c.name, gen: "next: " + t.name + "." + c.name}
 	}
 	return param{name: c.name, gen: paramGen(t, c)}

@@ -31,21 +31,24 @@ type Gen struct {
 	// holds 0.0100 to 0.2000, say); drawn in steps of the column's scale.
 	DecMin, DecMax float64
 	Scale          int
-	Values         []string
-	cum            []int64 // cumulative weights of Values
-	Pattern        string
-	Ref            string // table.column of ref and next
-	From, To       time.Time
-	date           bool          // time: written as a date
-	next           *atomic.Int64 // next's counter, shared by every worker
-	at             pos
+	// Every and Cycle lay a sequence out as one column of a composite key: START + (row / Every)
+	// % Cycle, so that (w, d, c) keys are 1..W x 1..D x 1..C as TPC-C loads them. Cycle 0: none.
+	Every, Cycle int64
+	Values       []string
+	cum          []int64 // cumulative weights of Values
+	Pattern      string
+	Ref          string // table.column of ref and next
+	From, To     time.Time
+	date         bool          // time: written as a date
+	next         *atomic.Int64 // next's counter, shared by every worker
+	at           pos
 }
 
 var genKinds = []string{"sequence", "uniform", "random", "decimal", "string", "pattern", "pick", "time", "ref", "next"}
 
 func (p *parser) gen(n *yaml.Node, what string) *Gen {
 	g := &Gen{at: pos{n.Line, n.Column}}
-	m := p.fields(n, what+"'s generator", append(genKinds, "weights")...)
+	m := p.fields(n, what+"'s generator", append(genKinds, "weights", "every", "cycle")...)
 	if m == nil {
 		return g
 	}
@@ -62,6 +65,7 @@ func (p *parser) gen(n *yaml.Node, what string) *Gen {
 	if g.Kind == "" {
 		p.fail(n, "%s names no generator: use one of %s", what, strings.Join(genKinds, ", "))
 	}
+	p.cycle(g, m, what)
 	if w := m["weights"]; w != nil {
 		p.weights(g, w, what)
 	} else if g.Kind == "pick" {
@@ -117,6 +121,27 @@ func (p *parser) pair(v *yaml.Node, what string) (int64, int64) {
 		p.fail(v, "%s: MIN %d is above MAX %d", what, lo, hi)
 	}
 	return lo, hi
+}
+
+// cycle reads a sequence's every: and cycle:, which only a sequence takes.
+func (p *parser) cycle(g *Gen, m map[string]*yaml.Node, what string) {
+	every, cycle := m["every"], m["cycle"]
+	if every == nil && cycle == nil {
+		return
+	}
+	if g.Kind != "sequence" || cycle == nil {
+		at := every
+		if at == nil {
+			at = cycle
+		}
+		p.fail(at, "%s: every and cycle go with sequence, cycle always: {sequence: 1, every: 3000, cycle: 10}", what)
+		return
+	}
+	g.Cycle = p.int(cycle, what+"'s cycle", 1, 1<<40)
+	g.Every = 1
+	if every != nil {
+		g.Every = p.int(every, what+"'s every", 1, 1<<40)
+	}
 }
 
 func (p *parser) floatPair(v *yaml.Node, what string) (float64, float64) {
@@ -177,6 +202,9 @@ func (p *parser) timeRange(g *Gen, v *yaml.Node, what string) {
 func (g *Gen) Append(b []byte, rng *randgen.Rand, row int64) []byte {
 	switch g.Kind {
 	case "sequence":
+		if g.Cycle > 0 {
+			return strconv.AppendInt(b, g.Min+(row/g.Every)%g.Cycle, 10)
+		}
 		return strconv.AppendInt(b, g.Min+row, 10)
 	case "uniform", "ref":
 		return strconv.AppendInt(b, g.uniform(rng), 10)
