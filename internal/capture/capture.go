@@ -42,45 +42,50 @@ func (e *NoStatisticsError) Error() string {
 }
 
 // Capture reads the connection's database and returns the workload file's text, checked by
-// the workload-file parser it will be read with.
-func Capture(ctx context.Context, c sqldb.Conn, opt Options) ([]byte, error) {
+// the workload-file parser it will be read with, and a line saying how much of the source's
+// workload it holds.
+func Capture(ctx context.Context, c sqldb.Conn, opt Options) (text []byte, summary string, err error) {
 	var stats []dialect.StatementStat
 	if opt.Top > 0 {
-		var err error
 		if stats, err = dialect.StatementsFor(c.Kind()).Statements(ctx, c); err != nil {
 			if ctx.Err() != nil {
-				return nil, err
+				return nil, "", err
 			}
-			return nil, &NoStatisticsError{Setting: dialect.StatementsSetting(c.Kind()), Err: firstLine(err)}
+			return nil, "", &NoStatisticsError{Setting: dialect.StatementsSetting(c.Kind()), Err: firstLine(err)}
 		}
 	}
 	tables, skipped, err := readSchema(ctx, c)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if len(tables) == 0 {
-		return nil, errors.New("the database holds no table capture can write: name a database with tables in --target")
+		return nil, "", errors.New("the database holds no table capture can write: name a database with tables in --target")
 	}
 	for _, t := range tables {
 		if err := countRows(ctx, c, t); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if err := profileTable(ctx, c, t); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	fitGenerators(tables)
 	if opt.SampleValues {
 		if err := sampleCompared(ctx, c, tables); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	txns, left := toTransactions(stats, tables, opt.Top, opt.ByTime)
-	out := render(opt, tables, skipped, txns, left)
-	if _, err := workloadfile.Parse(out, opt.Name+".yaml"); err != nil {
-		return out, fmt.Errorf("capture wrote a file the workload-file parser refuses (a bug in capture; the file is written for reading): %w", err)
+	calls, time := coverage(txns, left)
+	summary = fmt.Sprintf("%d tables; %d statements kept, %.1f%% of the calls and %.1f%% of the server time of the statements on these tables", len(tables), len(txns), 100*calls, 100*time)
+	if opt.Top == 0 {
+		summary = fmt.Sprintf("%d tables; no statements read (--top 0)", len(tables))
 	}
-	return out, nil
+	out := render(opt, summary, tables, skipped, txns, left)
+	if _, err := workloadfile.Parse(out, opt.Name+".yaml"); err != nil {
+		return out, summary, fmt.Errorf("capture wrote a file the workload-file parser refuses (a bug in capture; the file is written for reading): %w", err)
+	}
+	return out, summary, nil
 }
 
 // sampleCompared fills the sampled values of the columns parameters draw from that are not

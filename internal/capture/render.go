@@ -9,10 +9,11 @@ import (
 // render writes the workload file: a header saying where it came from and what was left out,
 // the tables with a comment on every column whose mapping or generator is approximate, and the
 // transactions with their share of the source's calls and time.
-func render(opt Options, tables []*table, skipped []string, txns []*txn, left []dropped) []byte {
+func render(opt Options, summary string, tables []*table, skipped []string, txns []*txn, left []dropped) []byte {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	w("# Captured by `fairbench capture` from %s.", opt.Source)
+	w("# %s.", summary)
 	w("# Row counts are the source's; each column's generator is fitted to a sample of up to %d rows,", SampleRows)
 	if opt.SampleValues {
 		w("# and compared values are drawn from a sample of the real ones (--sample-values): this file holds user values.")

@@ -160,17 +160,28 @@ func parentsFirst(tables []*table) []*table {
 	return out
 }
 
-// countRows replaces an estimate that is missing or small with the table's count: exact where
-// it is cheap, estimated where counting would scan a large table.
+// countCap bounds the count capture makes of a table: an exact count below it, the engine's
+// estimate above it (a count would scan the whole table).
+const countCap = 1000000
+
+// countRows replaces an estimate that is missing or small with the table's count, read through
+// a LIMIT so that a large table whose estimate is missing (never analyzed: PostgreSQL's -1) is
+// not scanned to its end.
 func countRows(ctx context.Context, c sqldb.Conn, t *table) error {
-	if t.rows >= 1000000 {
+	if t.rows >= countCap {
 		return nil
 	}
-	rows, err := c.Query(ctx, "SELECT count(*) FROM "+sqldb.QuoteIdent(c.Kind(), t.name))
+	q := fmt.Sprintf("SELECT count(*) FROM (SELECT 1 AS one FROM %s LIMIT %d) s", sqldb.QuoteIdent(c.Kind(), t.name), countCap+1)
+	rows, err := c.Query(ctx, q)
 	if err != nil {
 		return fmt.Errorf("counting table %s: %w", t.name, err)
 	}
-	t.rows = atoi(rows[0][0])
+	if n := atoi(rows[0][0]); n <= countCap {
+		t.rows = n
+	} else {
+		t.rows = countCap
+		t.notes = append(t.notes, fmt.Sprintf("rows: over %d, and the server has no estimate (run ANALYZE on the source): edit rows", countCap))
+	}
 	return nil
 }
 

@@ -32,6 +32,8 @@ type param struct {
 type dropped struct {
 	sql, why string
 	calls    int64
+	totalMS  float64
+	onTables bool // it names a captured table: part of the workload, not the server's own
 }
 
 var (
@@ -74,7 +76,7 @@ func toTransactions(stats []dialect.StatementStat, tables []*table, top int, byT
 		}
 		if why != "" {
 			if verbRe.MatchString(sql) {
-				left = append(left, dropped{sql: sql, why: why, calls: s.Calls})
+				left = append(left, dropped{sql: sql, why: why, calls: s.Calls, totalMS: s.TotalMS, onTables: namesTable(sql, byName) && !readsCatalog(sql)})
 			}
 			continue
 		}
@@ -88,7 +90,7 @@ func toTransactions(stats []dialect.StatementStat, tables []*table, top int, byT
 	})
 	if len(kept) > top {
 		for _, t := range kept[top:] {
-			left = append(left, dropped{sql: t.sql, why: fmt.Sprintf("beyond the top %d", top), calls: t.calls})
+			left = append(left, dropped{sql: t.sql, why: fmt.Sprintf("beyond the top %d", top), calls: t.calls, totalMS: t.totalMS, onTables: true})
 		}
 		kept = kept[:top]
 	}
@@ -185,22 +187,55 @@ func tidy(sql string) string {
 
 // unusable says why a statement cannot be replayed from its normalized text ("" when it can).
 func unusable(sql string, tables map[string]*table) string {
-	lower := strings.ToLower(sql)
 	switch {
 	case !verbRe.MatchString(sql):
 		return "not a query or a change of rows"
 	case strings.Contains(sql, "..."):
 		return "the server kept it shortened (a list collapsed to (...) or the text cut at its digest length)"
-	case strings.Contains(lower, "pg_catalog") || strings.Contains(lower, "information_schema") ||
-		strings.Contains(lower, "performance_schema") || strings.Contains(lower, "pg_stat"):
+	case readsCatalog(sql):
 		return "reads the server's own catalogs"
+	case !namesTable(sql, tables):
+		return "touches none of the captured tables"
 	}
-	for _, w := range wordRe.FindAllString(lower, -1) {
+	return ""
+}
+
+func readsCatalog(sql string) bool {
+	lower := strings.ToLower(sql)
+	return strings.Contains(lower, "pg_catalog") || strings.Contains(lower, "information_schema") ||
+		strings.Contains(lower, "performance_schema") || strings.Contains(lower, "pg_stat")
+}
+
+func namesTable(sql string, tables map[string]*table) bool {
+	for _, w := range wordRe.FindAllString(strings.ToLower(sql), -1) {
 		if tables[w] != nil {
-			return ""
+			return true
 		}
 	}
-	return "touches none of the captured tables"
+	return false
+}
+
+// Coverage is how much of the workload on the captured tables the kept statements are: their
+// share of those statements' calls and server time on the source.
+func coverage(kept []*txn, left []dropped) (calls, time float64) {
+	var kc, ac int64
+	var kt, at float64
+	for _, t := range kept {
+		kc, kt = kc+t.calls, kt+t.totalMS
+	}
+	ac, at = kc, kt
+	for _, d := range left {
+		if d.onTables {
+			ac, at = ac+d.calls, at+d.totalMS
+		}
+	}
+	if ac > 0 {
+		calls = float64(kc) / float64(ac)
+	}
+	if at > 0 {
+		time = kt / at
+	}
+	return calls, time
 }
 
 func txnName(sql string, tables map[string]*table) string {

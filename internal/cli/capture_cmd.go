@@ -44,7 +44,7 @@ func newCaptureCmd() *cobra.Command {
 				return badInput(err)
 			}
 			defer conn.Close()
-			text, err := capture.Capture(cmd.Context(), conn, opt)
+			text, summary, err := capture.Capture(cmd.Context(), conn, opt)
 			var noStats *capture.NoStatisticsError
 			if errors.As(err, &noStats) {
 				return badInput(err)
@@ -57,7 +57,7 @@ func newCaptureCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "captured %s into %s: run it with `fairbench compare --suite` (a step `- workload: %s`)\n", t.Redacted(), out, out)
+			fmt.Fprintf(cmd.ErrOrStderr(), "captured %s into %s: %s\nrun it with `fairbench compare --suite` (a step `- workload: %s`)\n", t.Redacted(), out, summary, out)
 			return nil
 		},
 	}
