@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -178,9 +179,21 @@ func (p *parser) str(n *yaml.Node, what string) string {
 
 func (p *parser) int(n *yaml.Node, what string, min, max int64) int64 {
 	var v int64
-	// yaml.v3 decodes 0.5 into an int64 as 0 without an error: a fraction is refused here.
-	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!float" || n.Decode(&v) != nil {
+	// yaml.v3 decodes 0.5 into an int64 as 0 without an error: a float is taken only when it is
+	// whole (1e6), and a fraction refused.
+	var f float64
+	switch {
+	case n == nil || n.Kind != yaml.ScalarNode:
 		p.fail(orAt(n), "%s must be a whole number", what)
+		return 0
+	case n.Tag == "!!float":
+		if n.Decode(&f) != nil || f != math.Trunc(f) || math.Abs(f) > 1<<62 {
+			p.fail(n, "%s must be a whole number", what)
+			return 0
+		}
+		v = int64(f)
+	case n.Decode(&v) != nil:
+		p.fail(n, "%s must be a whole number", what)
 		return 0
 	}
 	if v < min || v > max {

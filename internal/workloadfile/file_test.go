@@ -81,6 +81,17 @@ func TestSequenceCycle(t *testing.T) {
 	}
 }
 
+// A whole number written as a float (1e5) is taken; a fraction is not (see TestParseErrors).
+func TestWholeFloat(t *testing.T) {
+	f, err := Parse([]byte(strings.Replace(minimal, "rows: 100", "rows: 1e2", 1)), "kv.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Tables[0].Rows != 100 {
+		t.Errorf("rows: 1e2 read as %d", f.Tables[0].Rows)
+	}
+}
+
 func TestParseMinimal(t *testing.T) {
 	f, err := Parse([]byte(minimal), "kv.yaml")
 	if err != nil {
