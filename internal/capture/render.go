@@ -109,8 +109,7 @@ const maxWeight = 1000000
 
 func renderTxn(w func(string, ...any), t *txn, topCalls int64) {
 	if t.calls > 0 {
-		w("  # %.1f%% of the kept statements' calls and %.1f%% of their server time on the source; %.2f rows per call",
-			100*t.shareCall, 100*t.shareTime, float64(t.rows)/float64(t.calls))
+		w("  # %.2f rows per call on the source", float64(t.rows)/float64(t.calls))
 	}
 	weight := max(t.calls, 1)
 	if topCalls > maxWeight {
@@ -118,6 +117,9 @@ func renderTxn(w func(string, ...any), t *txn, topCalls int64) {
 	}
 	w("  - name: %s", t.name)
 	w("    weight: %d", weight)
+	if t.calls > 0 {
+		w("    source: {calls: %.2f, time: %.2f}  # percent of the kept statements' calls and server time on the source", 100*t.shareCall, 100*t.shareTime)
+	}
 	if len(t.params) > 0 {
 		w("    params:")
 		for _, p := range t.params {

@@ -519,6 +519,9 @@ func (c *comparison) load(ctx context.Context, srv *throwaway.Server, name strin
 	if a, ok := j.Workload.(workload.Answerer); ok {
 		data.dataset.Answers = a.Answers(ctx, srv.Conn)
 	}
+	if s, ok := j.Workload.(workload.SourceMixer); ok {
+		data.dataset.SourceMix = s.SourceMix()
+	}
 	return nil
 }
 

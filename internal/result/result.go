@@ -563,6 +563,16 @@ type Dataset struct {
 	// after prepare (workload files): equal answers on every engine, or the statement whose
 	// answers differ.
 	Answers []Answer `json:"answers,omitempty"`
+	// SourceMix is, for a workload captured from a server, each transaction's share of the
+	// source's calls and server time in percent, from the workload file.
+	SourceMix []SourceShare `json:"source_mix,omitempty"`
+}
+
+// SourceShare is one captured transaction's share of its source server's workload.
+type SourceShare struct {
+	Transaction string  `json:"transaction"`
+	CallsPct    float64 `json:"calls_pct"`
+	TimePct     float64 `json:"time_pct"`
 }
 
 // Answer is one read statement's answer on one engine: its rows counted and checksummed over a

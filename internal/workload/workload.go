@@ -62,6 +62,12 @@ type Answerer interface {
 	Answers(ctx context.Context, c sqldb.Conn) []result.Answer
 }
 
+// SourceMixer is a workload captured from a server (fairbench capture): each transaction's share
+// of the source's calls and time, which compare records beside the answers.
+type SourceMixer interface {
+	SourceMix() []result.SourceShare
+}
+
 // ErrRolledBack is returned by a transaction that rolled back on purpose, as TPC-C's 1% of
 // NewOrders with an unused item do: the runner counts it as done, and as a rollback.
 var ErrRolledBack = errors.New("rolled back on purpose by the workload")

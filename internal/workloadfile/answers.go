@@ -87,3 +87,15 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
+
+// SourceMix is, for a captured workload, each transaction's share of its source server's calls
+// and time (nil for a file written by hand): the report sets the replay's beside it.
+func (w *fileWorkload) SourceMix() []result.SourceShare {
+	var out []result.SourceShare
+	for _, t := range w.f.Transactions {
+		if t.Source != nil {
+			out = append(out, result.SourceShare{Transaction: t.Name, CallsPct: t.Source.Calls, TimePct: t.Source.Time})
+		}
+	}
+	return out
+}

@@ -73,8 +73,15 @@ type Transaction struct {
 	Weight     int
 	Params     map[string]*Gen
 	Statements []*Statement
-	at         pos
+	// Source is, for a captured transaction, its share of the source server's calls and server
+	// time in percent (`source: {calls: 16.6, time: 12.0}`), which the report sets beside the
+	// replay's; nil for one written by hand.
+	Source *Source
+	at     pos
 }
+
+// Source is a captured transaction's share of its source server's workload, in percent.
+type Source struct{ Calls, Time float64 }
 
 // pos is where something stands in the file, for messages.
 type pos struct{ line, col int }
@@ -347,11 +354,16 @@ func (p *parser) foreignKey(n *yaml.Node) *ForeignKey {
 
 func (p *parser) transaction(n *yaml.Node) *Transaction {
 	t := &Transaction{at: pos{n.Line, n.Column}, Params: map[string]*Gen{}, Weight: 1}
-	m := p.fields(n, "a transaction", "name", "weight", "params", "statements")
+	m := p.fields(n, "a transaction", "name", "weight", "params", "statements", "source")
 	if m == nil {
 		return t
 	}
 	t.Name = p.str(m["name"], "a transaction's name")
+	if sn := m["source"]; sn != nil {
+		if sm := p.fields(sn, "transaction "+t.Name+"'s source", "calls", "time"); sm != nil {
+			t.Source = &Source{Calls: p.float(sm["calls"], "source calls", 0, 100), Time: p.float(sm["time"], "source time", 0, 100)}
+		}
+	}
 	if m["weight"] != nil {
 		t.Weight = int(p.int(m["weight"], "transaction "+t.Name+"'s weight", 0, 1000000))
 	}
