@@ -2,6 +2,7 @@ package capture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -210,5 +211,32 @@ func TestCrossProductKeys(t *testing.T) {
 	partial := &table{name: "order_line", rows: 29000, primaryKey: []string{"w", "o"}, columns: []*column{key("w", 1, 10), key("o", 1, 3000)}}
 	if crossProduct(partial) {
 		t.Error("29,000 rows of 10 x 3000 keys laid out as every combination")
+	}
+}
+
+// A server that keeps no statement statistics: the error names the setting that turns them on
+// and --top 0, which captures the tables alone, with a lookup per table to edit.
+func TestCaptureWithoutStatistics(t *testing.T) {
+	ctx := context.Background()
+	c, err := sqldb.Open(ctx, testserver.Database(t, "postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	seed(t, ctx, c)
+	if err := c.Exec(ctx, "DROP EXTENSION pg_stat_statements"); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = Capture(ctx, c, Options{Name: "people", Top: 20})
+	var none *NoStatisticsError
+	if !errors.As(err, &none) || !strings.Contains(err.Error(), "shared_preload_libraries") || !strings.Contains(err.Error(), "--top 0") {
+		t.Fatalf("error %v: want the setting named and --top 0 offered", err)
+	}
+	out, summary, err := Capture(ctx, c, Options{Name: "people", Top: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "SELECT * FROM people WHERE id = :id") || !strings.Contains(summary, "no statements read") {
+		t.Errorf("--top 0: want a key lookup per table and the summary saying so; got %q\n%s", summary, out)
 	}
 }
