@@ -53,6 +53,9 @@ func build(in *Input) (*document.Doc, error) {
 	if s := m.waitsSection(); s != nil {
 		d.Sections = append(d.Sections, s)
 	}
+	if s := m.plansSection(); s != nil {
+		d.Sections = append(d.Sections, s)
+	}
 	if s := m.capturedSection(); s != nil {
 		d.Sections = append(d.Sections, s)
 	}

@@ -43,3 +43,28 @@ func TestCapturedSection(t *testing.T) {
 		t.Error("a workload not captured got the section")
 	}
 }
+
+// Plans: each read statement's access paths per engine, and those that differ named (an index
+// called otherwise by each engine is the same access path).
+func TestPlansSection(t *testing.T) {
+	const w = "shop.yaml"
+	pg := run("postgres", w, 8, 1000, true)
+	pg.Dataset = &result.Dataset{Answers: []result.Answer{
+		{Transaction: "get", Statement: 1, SQL: "SELECT ...", Plan: "item: index lookup (item_pkey)"},
+		{Transaction: "find", Statement: 1, SQL: "SELECT w", Plan: "item: full scan"}}}
+	my := run("mysql", w, 8, 900, true)
+	my.Dataset = &result.Dataset{Answers: []result.Answer{
+		{Transaction: "get", Statement: 1, SQL: "SELECT ...", Plan: "item: index lookup (PRIMARY)"},
+		{Transaction: "find", Statement: 1, SQL: "SELECT w", Plan: "item: index lookup (item_ix1)"}}}
+	sec := newModel(&Input{Results: []*result.Result{pg, my}}).plansSection()
+	if sec == nil || len(sec.Tables[0].Rows) != 2 {
+		t.Fatalf("section %+v: want both statements", sec)
+	}
+	foot := strings.Join(sec.Tables[0].Foot, " ")
+	if !strings.Contains(foot, "Access paths differ: find #1.") || strings.Contains(foot, "get #1") {
+		t.Errorf("foot %q: want find #1 named, get #1 not", foot)
+	}
+	if newModel(&Input{Results: []*result.Result{run("postgres", w, 8, 1, true)}}).plansSection() != nil {
+		t.Error("results without plans got the section")
+	}
+}

@@ -612,27 +612,7 @@ func (m *model) dataAudit(a *parityAudit) *document.Table {
 // right after prepare), and names the statements whose answers differ: same SQL, same data,
 // other rows or another order, which is what a port of the application has to handle.
 func (m *model) answersAudit() *document.Table {
-	type stmt struct {
-		tx  string
-		n   int
-		sql string
-	}
-	answers := map[*variant]map[stmt]string{}
-	var order []stmt
-	for _, r := range m.Results {
-		v := m.variantOf(r)
-		if r.Dataset == nil || len(r.Dataset.Answers) == 0 || answers[v] != nil {
-			continue
-		}
-		answers[v] = map[stmt]string{}
-		for _, a := range r.Dataset.Answers {
-			k := stmt{a.Transaction, a.Statement, a.SQL}
-			if !slices.Contains(order, k) {
-				order = append(order, k)
-			}
-			answers[v][k] = answerText(a)
-		}
-	}
+	order, answers := m.answerGrid(answerText)
 	if len(order) == 0 {
 		return nil
 	}
@@ -660,6 +640,35 @@ func (m *model) answersAudit() *document.Table {
 		t.Foot = append(t.Foot, "Answers differ: "+joinAnd(differ)+". The engines ran the same SQL on the same rows and answered otherwise: an ORDER BY without a tie-breaker, a collation, the order of NULLs or a rounding rule. That is what a port of the application has to handle; the throughput figures still compare the same statements.")
 	}
 	return t
+}
+
+// answerStmt is a read statement of a workload file: its transaction, place and text.
+type answerStmt struct {
+	tx  string
+	n   int
+	sql string
+}
+
+// answerGrid is what text says of each read statement's answer per engine (its checksum, its
+// plan), from the first run of each engine that recorded answers, in the statements' order.
+func (m *model) answerGrid(text func(result.Answer) string) ([]answerStmt, map[*variant]map[answerStmt]string) {
+	grid := map[*variant]map[answerStmt]string{}
+	var order []answerStmt
+	for _, r := range m.Results {
+		v := m.variantOf(r)
+		if r.Dataset == nil || len(r.Dataset.Answers) == 0 || grid[v] != nil {
+			continue
+		}
+		grid[v] = map[answerStmt]string{}
+		for _, a := range r.Dataset.Answers {
+			k := answerStmt{a.Transaction, a.Statement, a.SQL}
+			if !slices.Contains(order, k) {
+				order = append(order, k)
+			}
+			grid[v][k] = text(a)
+		}
+	}
+	return order, grid
 }
 
 func answerText(a result.Answer) string {

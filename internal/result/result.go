@@ -584,6 +584,9 @@ type Answer struct {
 	Rows        int64  `json:"rows"`
 	Checksum    string `json:"checksum,omitempty"`
 	Error       string `json:"error,omitempty"` // the engine's error, where the statement failed
+	// Plan is the engine's plan for the statement with the same parameters, as the access path
+	// to each table ("item: index lookup (item_pkey)"; dialect.Explain); absent where EXPLAIN failed.
+	Plan string `json:"plan,omitempty"`
 }
 
 type DatasetTable struct {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
@@ -46,6 +47,9 @@ func (w *fileWorkload) Answers(ctx context.Context, c sqldb.Conn) []result.Answe
 				a.Error = firstLine(err.Error())
 			} else {
 				a.Rows, a.Checksum = int64(len(rows)), answerChecksum(rows, ordered.MatchString(st.Text))
+				if steps, err := dialect.Explain(ctx, c, st.Text, args...); err == nil {
+					a.Plan = dialect.PlanSummary(steps)
+				}
 			}
 			out = append(out, a)
 		}

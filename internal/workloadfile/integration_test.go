@@ -66,7 +66,7 @@ func TestShopOnEveryEngine(t *testing.T) {
 		if !slices.Equal(fp.Indexes, pg.Indexes) {
 			t.Errorf("%s has indexes %v, postgres %v", kind, fp.Indexes, pg.Indexes)
 		}
-		if !slices.Equal(answers[kind], answers["postgres"]) || len(answers[kind]) != 2 {
+		if !slices.Equal(withoutPlans(t, answers[kind]), withoutPlans(t, answers["postgres"])) || len(answers[kind]) != 2 {
 			t.Errorf("%s answered %+v, postgres %+v: want the same answers to the two reads", kind, answers[kind], answers["postgres"])
 		}
 	}
@@ -127,9 +127,24 @@ func TestExamplesOnEveryEngine(t *testing.T) {
 			if !slices.Equal(sums[kind], sums["postgres"]) {
 				t.Errorf("%s: %s loaded %+v, postgres %+v", file, kind, sums[kind], sums["postgres"])
 			}
-			if !slices.Equal(answers[kind], answers["postgres"]) {
+			if !slices.Equal(withoutPlans(t, answers[kind]), withoutPlans(t, answers["postgres"])) {
 				t.Errorf("%s: %s answered %+v, postgres %+v", file, kind, answers[kind], answers["postgres"])
 			}
 		}
 	}
+}
+
+// withoutPlans is answers with their plans taken off, which every engine words otherwise (its own
+// index names, its own join order): each answer must have one.
+func withoutPlans(t *testing.T, as []result.Answer) []result.Answer {
+	t.Helper()
+	out := make([]result.Answer, len(as))
+	for i, a := range as {
+		if a.Plan == "" && a.Error == "" {
+			t.Errorf("answer %s #%d has no plan", a.Transaction, a.Statement)
+		}
+		a.Plan = ""
+		out[i] = a
+	}
+	return out
 }
