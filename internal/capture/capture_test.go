@@ -59,11 +59,7 @@ func TestCaptureOnRealServers(t *testing.T) {
 	for _, kind := range testserver.Kinds() {
 		t.Run(kind, func(t *testing.T) {
 			ctx := context.Background()
-			c, err := sqldb.Open(ctx, testserver.Database(t, kind))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := testserver.Conn(t, kind)
 			seed(t, ctx, c)
 			out, summary, err := Capture(ctx, c, Options{Name: "people", Top: 20, Source: kind})
 			if err != nil {
@@ -218,16 +214,12 @@ func TestCrossProductKeys(t *testing.T) {
 // and --top 0, which captures the tables alone, with a lookup per table to edit.
 func TestCaptureWithoutStatistics(t *testing.T) {
 	ctx := context.Background()
-	c, err := sqldb.Open(ctx, testserver.Database(t, "postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := testserver.Conn(t, "postgres")
 	seed(t, ctx, c)
 	if err := c.Exec(ctx, "DROP EXTENSION pg_stat_statements"); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = Capture(ctx, c, Options{Name: "people", Top: 20})
+	_, _, err := Capture(ctx, c, Options{Name: "people", Top: 20})
 	var none *NoStatisticsError
 	if !errors.As(err, &none) || !strings.Contains(err.Error(), "shared_preload_libraries") || !strings.Contains(err.Error(), "--top 0") {
 		t.Fatalf("error %v: want the setting named and --top 0 offered", err)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/fairbench/fairbench/internal/dialect"
-	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
 )
 
@@ -16,11 +15,7 @@ func TestExplainOnRealServers(t *testing.T) {
 	for _, kind := range testserver.Kinds() {
 		t.Run(kind, func(t *testing.T) {
 			ctx := context.Background()
-			c, err := sqldb.Open(ctx, testserver.Database(t, kind))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := testserver.Conn(t, kind)
 			for _, s := range []string{
 				"CREATE TABLE items (id int NOT NULL, name varchar(20) NOT NULL, PRIMARY KEY (id))",
 				"CREATE TABLE notes (id int NOT NULL, item_id int NOT NULL, body varchar(20) NOT NULL, PRIMARY KEY (id))",

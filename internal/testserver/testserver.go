@@ -206,3 +206,15 @@ func LoadAverage(t testing.TB) float64 {
 	}
 	return load
 }
+
+// Conn is a connection to a fresh database (Database) on the shared server of kind, closed when
+// the test ends.
+func Conn(t testing.TB, kind string) sqldb.Conn {
+	t.Helper()
+	c, err := sqldb.Open(context.Background(), Database(t, kind))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
