@@ -102,6 +102,9 @@ func gateError(gate *regress.FailIf, rows []regress.Row) error {
 		if r.Busy != "" {
 			name += " (" + regress.BusyNote(r) + ")"
 		}
+		if len(r.PlansChanged) > 0 {
+			name += " (plan changed: " + strings.Join(r.PlansChanged, ", ") + ")"
+		}
 		names = append(names, name)
 	}
 	return fmt.Errorf("%d step(s) slower than %.1f%%: %s", len(bad), gate.SlowerThan*100, strings.Join(names, "; "))

@@ -70,6 +70,10 @@ type Row struct {
 	// Busy says which runs shared a busy machine (others' CPU above machineload's threshold),
 	// e.g. "3 of 8 runs in B"; "" when none did. Such a verdict is weak evidence either way.
 	Busy string
+	// PlansChanged are the read statements ("search #1") whose plan differs between the sides,
+	// where both recorded plans (workload files, answers[].plan): beside a timing change, the
+	// first place to look.
+	PlansChanged []string
 }
 
 // Key identifies the same step on both sides. The engine's version is left out on purpose, so an
@@ -157,6 +161,7 @@ func judge(k Key, ra, rb []*result.Result, o Options) Row {
 	row.TPSA, row.LatA = pooled(ra)
 	row.TPSB, row.LatB = pooled(rb)
 	row.Busy = busyRuns(ra, rb)
+	row.PlansChanged = planChanges(ra, rb)
 	if bad := unusable(ra, rb); bad != "" {
 		row.Verdict, row.Why = NotComparable, bad
 		return row
@@ -242,6 +247,39 @@ func unusable(sides ...[]*result.Result) string {
 
 // busyRuns counts, per side, the runs measured while others used the machine ("3 of 8 runs in
 // B"); "" when none were.
+// planChanges names the read statements whose plan differs between the two sides' first runs
+// that recorded plans.
+func planChanges(ra, rb []*result.Result) []string {
+	pa, pb := plans(ra), plans(rb)
+	var out []string
+	for k, p := range pa {
+		if q, ok := pb[k]; ok && q != p {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// plans is each read statement's plan in the first run that recorded any.
+func plans(rs []*result.Result) map[string]string {
+	for _, r := range rs {
+		if r.Dataset == nil {
+			continue
+		}
+		m := map[string]string{}
+		for _, a := range r.Dataset.Answers {
+			if a.Plan != "" {
+				m[fmt.Sprintf("%s #%d", a.Transaction, a.Statement)] = a.Plan
+			}
+		}
+		if len(m) > 0 {
+			return m
+		}
+	}
+	return nil
+}
+
 func busyRuns(sides ...[]*result.Result) string {
 	var parts []string
 	for i, rs := range sides {

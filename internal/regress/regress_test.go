@@ -155,6 +155,29 @@ func TestBusyRunsAreNamed(t *testing.T) {
 	}
 }
 
+// A read statement whose plan differs between the sides is named beside the verdict.
+func TestPlanChangesAreNamed(t *testing.T) {
+	withPlans := func(r *result.Result, search string) *result.Result {
+		r.Dataset = &result.Dataset{Answers: []result.Answer{
+			{Transaction: "get", Statement: 1, Plan: "item: index lookup (item_pkey)"},
+			{Transaction: "search", Statement: 1, Plan: search}}}
+		return r
+	}
+	a := withPlans(run("postgres", 1000, 5, 20, 1), "item: index lookup (item_name)")
+	b := withPlans(run("postgres", 600, 5, 20, 2), "item: full scan")
+	rows := Diff([]*result.Result{a}, []*result.Result{b}, Options{})
+	if len(rows) != 1 || strings.Join(rows[0].PlansChanged, ",") != "search #1" {
+		t.Fatalf("rows %+v, want search #1's plan named as changed", rows)
+	}
+	var out strings.Builder
+	if err := Markdown(&out, rows, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "slower; plan changed: search #1") {
+		t.Errorf("missing the plan change in:\n%s", out.String())
+	}
+}
+
 // --fail-if is user input: whatever it says, the parser gives one error line or a threshold a
 // gate can use (finite, not negative).
 func FuzzParseFailIf(f *testing.F) {

@@ -34,6 +34,9 @@ func Markdown(w io.Writer, rows []Row, o Options) error {
 		if r.Busy != "" {
 			verdict += "; " + BusyNote(r)
 		}
+		if len(r.PlansChanged) > 0 {
+			verdict += "; plan changed: " + strings.Join(r.PlansChanged, ", ")
+		}
 		t.Rows = append(t.Rows, document.Row(r.Key.String(), r.Metric+" of "+r.Unit, num(r.A), num(r.B), fmt.Sprintf("%+.1f%%", r.Change*100),
 			fmt.Sprintf("%.3g", r.P), fmt.Sprintf("%d+%d", r.N1, r.N2), verdict, p99Text(r.P99),
 			num(r.TPSA)+" → "+num(r.TPSB), fmt.Sprintf("%.2f → %.2f", r.LatA.P50, r.LatB.P50), fmt.Sprintf("%.2f → %.2f", r.LatA.P99, r.LatB.P99)))
