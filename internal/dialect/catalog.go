@@ -94,14 +94,21 @@ var pgIndexes = "SELECT t.relname, i.relname, ix.indisprimary, ix.indisunique, "
 	"JOIN pg_namespace n ON n.oid = t.relnamespace WHERE n.nspname = current_schema() AND t.relkind = 'r' ORDER BY 1, 2"
 
 func (postgres) Indexes(ctx context.Context, c sqldb.Conn) ([]CatalogIndex, error) {
-	rows, err := c.Query(ctx, pgIndexes)
+	return readIndexes(ctx, c, pgIndexes)
+}
+
+// readIndexes reads table, index, primary, unique, the columns comma separated, and whether
+// every part is a plain column, the booleans as either family writes them (t or 1).
+func readIndexes(ctx context.Context, c sqldb.Conn, q string) ([]CatalogIndex, error) {
+	rows, err := c.Query(ctx, q)
 	if err != nil {
 		return nil, err
 	}
+	yes := func(s string) bool { return s == "t" || s == "1" }
 	var out []CatalogIndex
 	for _, r := range rows {
-		if r[5] == "t" && r[4] != "" {
-			out = append(out, CatalogIndex{Table: r[0], Name: r[1], Primary: r[2] == "t", Unique: r[3] == "t", Columns: strings.Split(r[4], ",")})
+		if yes(r[5]) && r[4] != "" {
+			out = append(out, CatalogIndex{Table: r[0], Name: r[1], Primary: yes(r[2]), Unique: yes(r[3]), Columns: strings.Split(r[4], ",")})
 		}
 	}
 	return out, nil
@@ -114,17 +121,7 @@ const innodbIndexes = "SELECT table_name, index_name, index_name = 'PRIMARY', no
 	"FROM information_schema.statistics WHERE table_schema = DATABASE() GROUP BY table_name, index_name, non_unique ORDER BY 1, 2"
 
 func (innodb) Indexes(ctx context.Context, c sqldb.Conn) ([]CatalogIndex, error) {
-	rows, err := c.Query(ctx, innodbIndexes)
-	if err != nil {
-		return nil, err
-	}
-	var out []CatalogIndex
-	for _, r := range rows {
-		if r[5] == "1" && r[4] != "" {
-			out = append(out, CatalogIndex{Table: r[0], Name: r[1], Primary: r[2] == "1", Unique: r[3] == "1", Columns: strings.Split(r[4], ",")})
-		}
-	}
-	return out, nil
+	return readIndexes(ctx, c, innodbIndexes)
 }
 
 var pgForeignKeys = "SELECT cl.relname, " + pgColumns("co.conkey", "co.conrelid") + ", rc.relname, " + pgColumns("co.confkey", "co.confrelid") +
