@@ -62,26 +62,7 @@ func toTransactions(stats []dialect.StatementStat, tables []*table, top int, byT
 	for _, t := range tables {
 		byName[t.name] = t
 	}
-	var kept []*txn
-	var left []dropped
-	var all int64
-	for _, s := range stats {
-		all += max(s.Calls, 0)
-	}
-	for _, s := range merged(stats) {
-		sql := s.Text
-		why := unusable(sql, byName)
-		if why == "" && s.Calls*1000 < all {
-			why = "rare: under 0.1% of the calls (a load, a check, a one-off)"
-		}
-		if why != "" {
-			if verbRe.MatchString(sql) {
-				left = append(left, dropped{sql: sql, why: why, calls: s.Calls, totalMS: s.TotalMS, onTables: namesTable(sql, byName) && !readsCatalog(sql)})
-			}
-			continue
-		}
-		kept = append(kept, &txn{sql: sql, calls: s.Calls, rows: s.Rows, totalMS: s.TotalMS})
-	}
+	kept, left := sortOut(stats, byName)
 	sort.SliceStable(kept, func(i, j int) bool {
 		if byTime {
 			return kept[i].totalMS > kept[j].totalMS
@@ -94,11 +75,40 @@ func toTransactions(stats []dialect.StatementStat, tables []*table, top int, byT
 		}
 		kept = kept[:top]
 	}
+	nameAndType(kept, byName)
+	sort.SliceStable(left, func(i, j int) bool { return left[i].calls > left[j].calls })
+	return kept, left
+}
+
+// sortOut keeps the statements a replay can run and leaves the others, each with why.
+func sortOut(stats []dialect.StatementStat, byName map[string]*table) (kept []*txn, left []dropped) {
+	var all int64
+	for _, s := range stats {
+		all += max(s.Calls, 0)
+	}
+	for _, s := range merged(stats) {
+		why := unusable(s.Text, byName)
+		if why == "" && s.Calls*1000 < all {
+			why = "rare: under 0.1% of the calls (a load, a check, a one-off)"
+		}
+		switch {
+		case why == "":
+			kept = append(kept, &txn{sql: s.Text, calls: s.Calls, rows: s.Rows, totalMS: s.TotalMS})
+		case verbRe.MatchString(s.Text):
+			left = append(left, dropped{sql: s.Text, why: why, calls: s.Calls, totalMS: s.TotalMS,
+				onTables: namesTable(s.Text, byName) && !readsCatalog(s.Text)})
+		}
+	}
+	return kept, left
+}
+
+// nameAndType gives each kept statement its share of the kept calls and time, a name from its
+// verb and first table, and its parameters typed.
+func nameAndType(kept []*txn, byName map[string]*table) {
 	var calls int64
 	var ms float64
 	for _, t := range kept {
-		calls += t.calls
-		ms += t.totalMS
+		calls, ms = calls+t.calls, ms+t.totalMS
 	}
 	used := map[string]int{}
 	for _, t := range kept {
@@ -109,8 +119,6 @@ func toTransactions(stats []dialect.StatementStat, tables []*table, top int, byT
 		t.name = uniqueName(used, txnName(t.sql, byName))
 		t.sql, t.params = typeParams(t.sql, byName, float64(t.rows)/float64(t.calls))
 	}
-	sort.SliceStable(left, func(i, j int) bool { return left[i].calls > left[j].calls })
-	return kept, left
 }
 
 // merged is the accounts by their text, quotes around plain names dropped: MariaDB keeps a
