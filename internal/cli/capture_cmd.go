@@ -78,12 +78,9 @@ func captureInput(target, out, by string, top int, sampleValues, force bool) (ca
 	if target == "" {
 		return opt, sqldb.Target{}, badInputf("no --target: give the DSN of the server and database to capture from")
 	}
-	t, err := sqldb.ParseTarget(target)
-	if err == nil {
-		err = t.ResolvePassword(os.Getenv)
-	}
+	t, err := parseTarget(target)
 	if err != nil {
-		return opt, t, badInput(err)
+		return opt, t, err
 	}
 	switch {
 	case out == "" || !strings.HasSuffix(out, ".yaml"):

@@ -88,17 +88,24 @@ func (f *jobFlags) showWorkloadHelp(cmd *cobra.Command) {
 	})
 }
 
+// parseTarget reads a --target DSN and its password (password_file=, the environment); an error
+// is the user's input.
+func parseTarget(dsn string) (sqldb.Target, error) {
+	t, err := sqldb.ParseTarget(dsn)
+	if err == nil {
+		err = t.ResolvePassword(os.Getenv)
+	}
+	return t, badInput(err)
+}
+
 // job builds the job from the flags: every input error surfaces here, before any server is touched.
 func (f *jobFlags) job(fs *pflag.FlagSet) (*job.Job, error) {
 	if f.workload == "" {
 		return nil, badInputf("no workload given: pass --workload NAME (see 'fairbench workloads')")
 	}
-	t, err := sqldb.ParseTarget(f.target)
-	if err == nil {
-		err = t.ResolvePassword(os.Getenv)
-	}
+	t, err := parseTarget(f.target)
 	if err != nil {
-		return nil, badInput(err)
+		return nil, err
 	}
 	set := map[string]string{}
 	for n, v := range f.opts {
