@@ -2,6 +2,8 @@ package dialect
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/fairbench/fairbench/internal/sqldb"
@@ -45,12 +47,7 @@ type Catalog interface {
 }
 
 // CatalogFor is the catalog reader of an engine kind.
-func CatalogFor(k sqldb.Kind) Catalog {
-	if k == sqldb.MySQL || k == sqldb.MariaDB {
-		return innodb{kind: k}
-	}
-	return postgres{}
-}
+func CatalogFor(k sqldb.Kind) Catalog { return byKind(k) }
 
 // columnsQuery is information_schema's columns of base tables, which both families have; the
 // schema is named by SCHEMA and the type by TYPE, which differ.
@@ -229,4 +226,29 @@ func unsignedNote(t string) string {
 		return "unsigned: signed, so the largest values may not fit"
 	}
 	return ""
+}
+
+func (postgres) TableSizes(ctx context.Context, c sqldb.Conn, pattern string) (table, index int64, err error) {
+	return readSizes(ctx, c, "SELECT COALESCE(SUM(pg_table_size(c.oid)), 0), COALESCE(SUM(pg_indexes_size(c.oid)), 0) FROM pg_class c "+
+		"WHERE c.relkind = 'r' AND c.relname LIKE ? AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())", pattern)
+}
+
+// TableSizes: information_schema's figures come from the persistent statistics, current once the
+// tables were analyzed (Maintain); MySQL 8 caches them for a day unless told not to (MariaDB has
+// no such setting, hence the error ignored).
+func (innodb) TableSizes(ctx context.Context, c sqldb.Conn, pattern string) (table, index int64, err error) {
+	_ = c.Exec(ctx, "SET SESSION information_schema_stats_expiry = 0")
+	return readSizes(ctx, c, "SELECT COALESCE(SUM(data_length), 0), COALESCE(SUM(index_length), 0) FROM information_schema.tables "+
+		"WHERE table_schema = DATABASE() AND table_name LIKE ?", pattern)
+}
+
+func readSizes(ctx context.Context, c sqldb.Conn, q, pattern string) (table, index int64, err error) {
+	rows, err := c.Query(ctx, q, pattern)
+	if err != nil || len(rows) != 1 || len(rows[0]) != 2 {
+		return 0, 0, fmt.Errorf("reading table sizes: %v", err)
+	}
+	if table, err = strconv.ParseInt(rows[0][0], 10, 64); err == nil {
+		index, err = strconv.ParseInt(rows[0][1], 10, 64)
+	}
+	return table, index, err
 }

@@ -34,12 +34,39 @@ type Capabilities struct {
 	// created (InnoDB clusters rows by it, so adding it later rebuilds the table) rather than
 	// built once after the load (PostgreSQL's heap does not depend on it).
 	PrimaryKeyAtCreate bool
+	// ClientCopy says whether its bulk path takes rows streamed from any client with no server
+	// setting (PostgreSQL's COPY FROM STDIN). The MySQL family's LOAD DATA LOCAL INFILE needs
+	// local_infile, off by default in MySQL 8, so a loader that must work on any server sends
+	// multi-row INSERTs there, as HammerDB's and pgbench-style loaders do.
+	ClientCopy bool
+	// OneTripParameters says whether a query with parameters costs one round trip (PostgreSQL's
+	// extended protocol sends parse, bind and execute at once). The MySQL protocol prepares,
+	// executes and closes (three), so a statement whose values a transaction reads is sent with
+	// its arguments written into the text as literals there (workload.ValueQuery).
+	OneTripParameters bool
+	// OldVersionsInTable says where an update leaves the row's old version: in the table until
+	// VACUUM removes it (PostgreSQL: dead tuples, counted per table), or in undo logs that a
+	// background purge empties (InnoDB: the history list, counted server-wide).
+	OldVersionsInTable bool
+	// StatisticsAtExit says whether a busy session publishes its statistics late (PostgreSQL:
+	// at most once a second, and at exit), so that a run's counters are whole only once its
+	// sessions have ended.
+	StatisticsAtExit bool
+	// Replication is how a cluster of this family's servers replicates, in the results' terms
+	// (result.ReplicationGalera, result.ReplicationStreaming): fairbench's MySQL-family clusters
+	// are MariaDB Galera, its PostgreSQL clusters Patroni's WAL streaming.
+	Replication string
 }
 
 // Dialect is one engine family's SQL and administration.
 type Dialect interface {
 	Kind() sqldb.Kind
 	Caps() Capabilities
+	Objects
+	Digests
+	DDL
+	SessionControl
+	ServerFigures
 	// Flush writes the server's dirty data pages to disk now and waits until they are written and
 	// counted, so that the next measured step pays for none of them. It returns what was done
 	// ("checkpoint", "dirty pages flushed"), or an error that says why not ("not permitted: ...",
@@ -51,13 +78,29 @@ type Dialect interface {
 	// Maintain brings a table's planner statistics up to date (and, where the engine keeps dead
 	// row versions in the table, removes them).
 	Maintain(ctx context.Context, c sqldb.Conn, table string) error
+	// TableSizes is the bytes of the tables whose names are LIKE pattern, and of their indexes,
+	// in the connection's database (PostgreSQL: its current schema).
+	TableSizes(ctx context.Context, c sqldb.Conn, pattern string) (table, index int64, err error)
 	// DataDirectory is the server's data directory as its own process names it; "" where this
 	// connection may not read it.
 	DataDirectory(ctx context.Context, c sqldb.Conn) string
 	// TypeName is the engine's column type for a portable one (Types; length and scale where
-	// the type takes them: varchar(length), decimal(length, scale)).
+	// the type takes them: varchar(length), decimal(length, scale)), or for one of the names the
+	// built-in workloads use as their reference tools do: tinyint, datetime (to the second on
+	// the MySQL family), serial and bigserial (numbered rows).
 	TypeName(portable string, length, scale int) string
+	// Family is the SQL family the engine reads: workloads key their per-engine text (a routine's
+	// body, a statement spelled otherwise) by it, as BenchBase's per-database dialect files do.
+	Family() Family
 }
+
+// Family names the engines that read the same SQL.
+type Family string
+
+const (
+	PostgresFamily Family = "postgres"
+	MySQLFamily    Family = "mysql"
+)
 
 // Types are the portable column types a workload file may use: each maps to a type every engine
 // stores and compares alike.
@@ -78,11 +121,34 @@ func typeName(portable string, length, scale int, override map[string]string) st
 }
 
 // For is the dialect of an engine kind: PostgreSQL's, or InnoDB's for MySQL and MariaDB.
-func For(k sqldb.Kind) Dialect {
-	if k == sqldb.MySQL || k == sqldb.MariaDB {
-		return innodb{kind: k}
+func For(k sqldb.Kind) Dialect { return byKind(k) }
+
+// engineDialect is everything one engine family's type answers.
+type engineDialect interface {
+	Dialect
+	Loader
+	Catalog
+	StatementSource
+}
+
+// The dialects, made once as interface values: a workload asks for one per statement, and an
+// innodb value turned into an interface afresh would be allocated each time.
+var (
+	postgresDialect engineDialect = postgres{}
+	mysqlDialect    engineDialect = innodb{kind: sqldb.MySQL}
+	mariadbDialect  engineDialect = innodb{kind: sqldb.MariaDB}
+)
+
+// byKind is the one dialect value of a kind: InnoDB's for MySQL and MariaDB, PostgreSQL's for
+// every other kind (the PostgreSQL wire).
+func byKind(k sqldb.Kind) engineDialect {
+	switch k {
+	case sqldb.MySQL:
+		return mysqlDialect
+	case sqldb.MariaDB:
+		return mariadbDialect
 	}
-	return postgres{}
+	return postgresDialect
 }
 
 // Of is the dialect of the server c is connected to.
@@ -126,9 +192,4 @@ type Loader interface {
 }
 
 // LoaderFor is the loader of an engine kind.
-func LoaderFor(k sqldb.Kind) Loader {
-	if k == sqldb.MySQL || k == sqldb.MariaDB {
-		return innodb{kind: k}
-	}
-	return postgres{}
-}
+func LoaderFor(k sqldb.Kind) Loader { return byKind(k) }

@@ -18,7 +18,7 @@ func (d innodb) Kind() sqldb.Kind { return d.kind }
 
 func (innodb) Caps() Capabilities {
 	return Capabilities{Flush: "innodb_max_dirty_pages_pct = 0 until about none are dirty", BulkLoad: "LOAD DATA LOCAL INFILE",
-		PrimaryKeyAtCreate: true}
+		PrimaryKeyAtCreate: true, Replication: "galera"}
 }
 
 // FlushWait bounds how long Flush waits for InnoDB to write its dirty pages: a busy or very large
@@ -133,7 +133,10 @@ func globalStatus(ctx context.Context, c sqldb.Conn, names ...string) (map[strin
 // innodbTypes: timestamp is DATETIME(6), which has no time zone and no 2038 limit, as
 // PostgreSQL's timestamp (MySQL's TIMESTAMP converts to UTC and ends in 2038); bool is
 // tinyint(1), which BOOLEAN stands for.
-var innodbTypes = map[string]string{"timestamp": "datetime(6)", "bool": "boolean"}
+// The built-in workloads' own names: serial and bigserial number rows with AUTO_INCREMENT (MySQL's
+// own SERIAL would be an unsigned bigint with a second, unique index).
+var innodbTypes = map[string]string{"timestamp": "datetime(6)", "bool": "boolean",
+	"serial": "integer NOT NULL AUTO_INCREMENT", "bigserial": "bigint NOT NULL AUTO_INCREMENT"}
 
 func (innodb) TypeName(portable string, length, scale int) string {
 	return typeName(portable, length, scale, innodbTypes)
@@ -155,3 +158,5 @@ func (innodb) StartLoading(ctx context.Context, c sqldb.Conn) (func(), error) {
 func (innodb) Load(ctx context.Context, c sqldb.Conn, table string, columns []string, r io.Reader) error {
 	return sqldb.LoadData(ctx, c, table, columns, r, "\t", "\n")
 }
+
+func (innodb) Family() Family { return MySQLFamily }

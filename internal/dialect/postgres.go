@@ -15,7 +15,9 @@ type postgres struct{}
 func (postgres) Kind() sqldb.Kind { return sqldb.Postgres }
 
 func (postgres) Caps() Capabilities {
-	return Capabilities{Flush: "CHECKPOINT", BulkLoad: "COPY FROM STDIN", IndexesText: true}
+	return Capabilities{Flush: "CHECKPOINT", BulkLoad: "COPY FROM STDIN", IndexesText: true, ClientCopy: true,
+		OneTripParameters: true, OldVersionsInTable: true, StatisticsAtExit: true,
+		Replication: "streaming"}
 }
 
 // Flush runs CHECKPOINT, which returns once the checkpoint is complete, then waits (at most 2 s)
@@ -68,7 +70,11 @@ func (postgres) DataDirectory(ctx context.Context, c sqldb.Conn) string {
 }
 
 // pgTypes: int is integer, bool is boolean; timestamp without time zone, as the others store it.
-var pgTypes = map[string]string{"int": "integer", "bool": "boolean", "timestamp": "timestamp"}
+// The built-in workloads' own names: tinyint is smallint (PostgreSQL has no one-byte integer);
+// datetime, the MySQL family's timestamp to the second that their reference tools declare, is
+// timestamp.
+var pgTypes = map[string]string{"int": "integer", "bool": "boolean", "timestamp": "timestamp",
+	"tinyint": "smallint", "datetime": "timestamp"}
 
 func (postgres) TypeName(portable string, length, scale int) string {
 	return typeName(portable, length, scale, pgTypes)
@@ -80,3 +86,5 @@ func (postgres) Load(ctx context.Context, c sqldb.Conn, table string, columns []
 	_, err := sqldb.CopyFrom(ctx, c, table, columns, r)
 	return err
 }
+
+func (postgres) Family() Family { return PostgresFamily }

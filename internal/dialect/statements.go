@@ -28,15 +28,18 @@ type StatementSource interface {
 	// Statements reads the accounts of the statements run in the connection's database; an
 	// error says why there are none (pg_stat_statements not loaded, the performance schema off).
 	Statements(ctx context.Context, c sqldb.Conn) ([]StatementStat, error)
+	// StatementsView names where the accounts come from, for the results.
+	StatementsView() string
+}
+
+func (postgres) StatementsView() string { return "pg_stat_statements" }
+
+func (innodb) StatementsView() string {
+	return "performance_schema.events_statements_summary_by_digest"
 }
 
 // StatementsFor is the statement accounting of an engine kind.
-func StatementsFor(k sqldb.Kind) StatementSource {
-	if k == sqldb.MySQL || k == sqldb.MariaDB {
-		return innodb{kind: k}
-	}
-	return postgres{}
-}
+func StatementsFor(k sqldb.Kind) StatementSource { return byKind(k) }
 
 // pgStatements is pg_stat_statements for this database, every user's statements alike: the
 // measured clients are all of them on a benchmark's own database. total_exec_time is PostgreSQL
