@@ -123,10 +123,7 @@ func withLocal(ctx context.Context, mon *servermetrics.Monitor, conn sqldb.Conn,
 // connection to it alone, from its cgroup where it is a throwaway server on this machine, and
 // their replication every interval: galera's for the MySQL family, streaming for PostgreSQL.
 func watchNodes(ctx context.Context, t sqldb.Target) (servermetrics.Watcher, func(), error) {
-	method := result.ReplicationStreaming
-	if t.Kind.MySQLFamily() {
-		method = result.ReplicationGalera
-	}
+	method := dialect.For(t.Kind).Caps().Replication
 	var nodes []servermetrics.ClusterNode
 	var conns []sqldb.Conn
 	closeAll := func() {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -253,12 +252,7 @@ func (ch *clientHosts) runShard(ctx context.Context, i int, j *job.Job, cfg runn
 
 // targetFor points the server's DSN at the relay on the bridge, the password taken out.
 func (ch *clientHosts) targetFor(t sqldb.Target) (dsn, password string) {
-	u := &url.URL{Scheme: string(t.Kind), Host: ch.relay.Addr().String(), Path: "/" + t.Database}
-	u.User = url.User(t.User)
-	if t.Kind == sqldb.Postgres {
-		u.RawQuery = "sslmode=disable"
-	}
-	return u.String(), t.Password
+	return t.Through(ch.relay.Addr().String()), t.Password
 }
 
 // shardArgs is `run`'s command line for shard i of n: the step's workload, options and run

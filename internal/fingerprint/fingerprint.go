@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
@@ -50,7 +51,7 @@ func Take(ctx context.Context, c sqldb.Conn) (*result.Dataset, error) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		n, err := queryInt(ctx, c, "SELECT COUNT(*) FROM "+quote(c.Kind(), name))
+		n, err := queryInt(ctx, c, "SELECT COUNT(*) FROM "+dialect.Of(c).Quote(name))
 		if err != nil {
 			return nil, fmt.Errorf("counting rows of %s: %w", name, err)
 		}
@@ -87,13 +88,9 @@ func Take(ctx context.Context, c sqldb.Conn) (*result.Dataset, error) {
 
 // columns lists each base table's columns in order, names in lower case.
 func columns(ctx context.Context, c sqldb.Conn) (map[string][]column, error) {
-	schema := "current_schema()"
-	if c.Kind().MySQLFamily() {
-		schema = "DATABASE()"
-	}
 	rows, err := c.Query(ctx, `SELECT c.table_name, c.column_name, c.data_type FROM information_schema.columns c
 		JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
-		WHERE c.table_schema = `+schema+` AND t.table_type = 'BASE TABLE'
+		WHERE c.table_schema = `+dialect.Of(c).CurrentSchema()+` AND t.table_type = 'BASE TABLE'
 		ORDER BY c.table_name, c.ordinal_position`)
 	if err != nil {
 		return nil, fmt.Errorf("listing the loaded tables: %w", err)
@@ -108,32 +105,24 @@ func columns(ctx context.Context, c sqldb.Conn) (map[string][]column, error) {
 	return out, nil
 }
 
-// canonical is a column's expression in the canonical row text, "" when it is left out.
-func canonical(kind sqldb.Kind, col column) string {
-	q := quote(kind, col.name)
+// canonical is a column's expression in the canonical row text, "" when it is left out: times
+// (each engine writes them its own way) and floating point (each rounds its own way).
+func canonical(d dialect.Dialect, col column) string {
 	dt := col.dataType
-	switch {
-	case strings.Contains(dt, "date") || strings.Contains(dt, "time") || dt == "interval" || dt == "year" ||
-		dt == "double precision" || dt == "double" || dt == "real" || dt == "float":
+	if strings.Contains(dt, "date") || strings.Contains(dt, "time") || dt == "interval" || dt == "year" ||
+		dt == "double precision" || dt == "double" || dt == "real" || dt == "float" {
 		return ""
-	case kind.MySQLFamily() && (strings.Contains(dt, "binary") || strings.Contains(dt, "blob")):
-		return "LOWER(HEX(" + q + "))"
-	case kind.MySQLFamily():
-		return q
-	case dt == "bytea":
-		return "encode(" + q + ", 'hex')"
-	case dt == "boolean":
-		return q + "::int::text"
 	}
-	return q + "::text"
+	return d.ValueText(d.Quote(col.name), dt)
 }
 
 // checksum sums the first 60 bits of each row's SHA-256 (MySQL 9 has no MD5 any more): exact
 // in both engines' decimal SUM.
 func checksum(ctx context.Context, c sqldb.Conn, table string, cols []column) (string, []string, error) {
+	d := dialect.Of(c)
 	var exprs, skipped []string
 	for _, col := range cols {
-		if e := canonical(c.Kind(), col); e != "" {
+		if e := canonical(d, col); e != "" {
 			exprs = append(exprs, e)
 		} else {
 			skipped = append(skipped, table+"."+strings.ToLower(col.name))
@@ -142,14 +131,8 @@ func checksum(ctx context.Context, c sqldb.Conn, table string, cols []column) (s
 	if len(exprs) == 0 {
 		return "", skipped, nil
 	}
-	row := "CONCAT_WS('|', " + strings.Join(exprs, ", ") + ")"
-	var h string
-	if c.Kind().MySQLFamily() {
-		h = "CAST(CONV(SUBSTRING(SHA2(" + row + ", 256), 1, 15), 16, 10) AS UNSIGNED)"
-	} else {
-		h = "('x' || substr(encode(sha256(convert_to(" + row + ", 'UTF8')), 'hex'), 1, 15))::bit(60)::bigint"
-	}
-	rows, err := c.Query(ctx, "SELECT COALESCE(SUM("+h+"), 0) FROM "+quote(c.Kind(), table))
+	h := d.Hash60("CONCAT_WS('|', " + strings.Join(exprs, ", ") + ")")
+	rows, err := c.Query(ctx, "SELECT COALESCE(SUM("+h+"), 0) FROM "+d.Quote(table))
 	if err != nil {
 		return "", nil, err
 	}
@@ -162,43 +145,23 @@ func checksum(ctx context.Context, c sqldb.Conn, table string, cols []column) (s
 // indexes names every index by table, columns and kind, so that PostgreSQL's sbtest1_pkey and
 // InnoDB's PRIMARY read alike: "sbtest1(id) primary", "sbtest1(k)".
 func indexes(ctx context.Context, c sqldb.Conn) ([]string, error) {
-	q := `SELECT t.relname, i.indisprimary::int, i.indisunique::int,
-		(SELECT string_agg(a.attname, ',' ORDER BY k.n) FROM unnest(i.indkey::int2[]) WITH ORDINALITY k(attnum, n)
-			JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum)
-		FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid
-		WHERE t.relkind = 'r' AND t.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())`
-	if c.Kind().MySQLFamily() {
-		q = `SELECT table_name, MAX(index_name = 'PRIMARY'), MAX(non_unique = 0),
-			GROUP_CONCAT(column_name ORDER BY seq_in_index SEPARATOR ',')
-			FROM information_schema.statistics WHERE table_schema = DATABASE() GROUP BY table_name, index_name`
-	}
-	rows, err := c.Query(ctx, q)
+	ixs, err := dialect.CatalogFor(c.Kind()).Indexes(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("listing indexes: %w", err)
 	}
 	var out []string
-	for _, r := range rows {
-		if len(r) != 4 {
-			continue
-		}
-		s := strings.ToLower(r[0]) + "(" + strings.ToLower(r[3]) + ")"
+	for _, ix := range ixs {
+		s := strings.ToLower(ix.Table) + "(" + strings.ToLower(strings.Join(ix.Columns, ",")) + ")"
 		switch {
-		case r[1] == "1":
+		case ix.Primary:
 			s += " primary"
-		case r[2] == "1":
+		case ix.Unique:
 			s += " unique"
 		}
 		out = append(out, s)
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-func quote(kind sqldb.Kind, name string) string {
-	if kind.MySQLFamily() {
-		return "`" + strings.ReplaceAll(name, "`", "``") + "`"
-	}
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }
 
 func queryInt(ctx context.Context, c sqldb.Conn, q string) (int64, error) {

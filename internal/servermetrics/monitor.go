@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/cgroup"
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/throttle"
@@ -36,17 +37,17 @@ type Monitor struct {
 	local   bool
 	dataDir string // the server's data directory, for its size on disk
 
-	mu          sync.Mutex
-	started     bool
-	settings    map[string]string
-	before      map[string]int64
-	pgEarlier   map[string]bool // client backends already there at Start: not the run's
-	base, last  Sample
-	idleRSS     int64
-	peakRSS     int64
-	peakPSS     int64
-	diskPartial bool
-	sampleErr   error
+	mu              sync.Mutex
+	started         bool
+	settings        map[string]string
+	before          map[string]int64
+	earlierSessions map[string]bool // client backends already there at Start: not the run's
+	base, last      Sample
+	idleRSS         int64
+	peakRSS         int64
+	peakPSS         int64
+	diskPartial     bool
+	sampleErr       error
 }
 
 // NewMonitor watches the server behind conn, a connection of the monitor's own (a benchmark
@@ -151,15 +152,14 @@ func (m *Monitor) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var earlier map[string]bool
-	if !m.conn.Kind().MySQLFamily() {
-		if earlier, err = pgClientBackends(ctx, m.conn); err != nil {
-			return fmt.Errorf("listing PostgreSQL backends: %w", err)
-		}
+	// The sessions already there, which the run's end does not wait for.
+	earlier, err := dialect.Of(m.conn).ClientSessions(ctx, m.conn)
+	if err != nil {
+		return fmt.Errorf("listing the server's sessions: %w", err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.settings, m.before, m.pgEarlier = settings, before, earlier
+	m.settings, m.before, m.earlierSessions = settings, before, earlier
 	if m.group != nil {
 		if err := m.group.start(); err != nil {
 			return fmt.Errorf("reading the server's cgroup: %w", err)
@@ -288,7 +288,7 @@ func (m *Monitor) Finish(ctx context.Context, transactions int64) (*result.Serve
 		return nil, errors.New("servermetrics: Finish before Start")
 	}
 	var errs []error
-	if !m.conn.Kind().MySQLFamily() {
+	if dialect.Of(m.conn).Caps().StatisticsAtExit {
 		if err := m.waitRunBackendsExit(ctx); err != nil {
 			errs = append(errs, err)
 		}
@@ -408,13 +408,13 @@ func (m *Monitor) finishFromProc(srv *result.Server, got measured) error {
 func (m *Monitor) waitRunBackendsExit(ctx context.Context) error {
 	deadline := time.Now().Add(backendExitWait)
 	for {
-		now, err := pgClientBackends(ctx, m.conn)
+		now, err := dialect.Of(m.conn).ClientSessions(ctx, m.conn)
 		if err != nil {
-			return fmt.Errorf("listing PostgreSQL backends: %w", err)
+			return fmt.Errorf("listing the server's sessions: %w", err)
 		}
 		remaining := 0
 		for pid := range now {
-			if !m.pgEarlier[pid] {
+			if !m.earlierSessions[pid] {
 				remaining++
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
@@ -34,7 +35,7 @@ var galeraStatus = []string{"wsrep_local_recv_queue", "wsrep_flow_control_paused
 
 // readGalera reads one node's wsrep status.
 func readGalera(ctx context.Context, c sqldb.Conn) (nodeReading, error) {
-	rows, err := c.Query(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ("+sqlList(append([]string{"wsrep_local_state_comment"}, galeraStatus...))+")")
+	rows, err := c.Query(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ("+dialect.NameList(append([]string{"wsrep_local_state_comment"}, galeraStatus...))+")")
 	if err != nil {
 		return nodeReading{}, err
 	}

@@ -256,6 +256,18 @@ func (t Target) Redacted() string {
 	return u.String()
 }
 
+// Through is t as a URL to addr instead (a relay that forwards its bytes), without its password
+// or options; TLS is off where the protocol would otherwise try it first (PostgreSQL's sslmode
+// prefer), since the relay's end is the server's plain port.
+func (t Target) Through(addr string) string {
+	u := &url.URL{Scheme: string(t.Kind), Host: addr, Path: "/" + t.Database}
+	u.User = url.User(t.User)
+	if !t.Kind.MySQLFamily() {
+		u.RawQuery = "sslmode=disable"
+	}
+	return u.String()
+}
+
 // WithSessionAttrs is t with target_session_attrs set to attrs (read-write, prefer-standby,
 // standby...), its other options untouched.
 func (t Target) WithSessionAttrs(attrs string) Target {

@@ -37,7 +37,7 @@ func Begin(ctx context.Context, conn sqldb.Conn) *Window {
 // End reads the accounts again and returns the window's: each statement's calls, rows and server
 // time in the window, the most time first.
 func (w *Window) End(ctx context.Context) *result.Statements {
-	out := &result.Statements{Source: source(w.conn.Kind())}
+	out := &result.Statements{Source: dialect.StatementsFor(w.conn.Kind()).StatementsView()}
 	if w.err != nil {
 		out.Error = firstLine(w.err.Error())
 		return out
@@ -84,13 +84,6 @@ func byText(stats []dialect.StatementStat) map[string]dialect.StatementStat {
 		m[s.Text] = t
 	}
 	return m
-}
-
-func source(k sqldb.Kind) string {
-	if k == sqldb.MySQL || k == sqldb.MariaDB {
-		return "performance_schema.events_statements_summary_by_digest"
-	}
-	return "pg_stat_statements"
 }
 
 func firstLine(s string) string {

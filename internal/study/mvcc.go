@@ -254,7 +254,8 @@ func runMVCCEngine(ctx context.Context, c *Common, kind string) (*MVCCEngine, er
 }
 
 func runScenario(ctx context.Context, c *Common, srv *engine.Server, tg sqldb.Target, admin sqldb.Conn, pageSize int, sc *Scenario) error {
-	pg := !tg.Kind.MySQLFamily()
+	// Only where old row versions stay in the table does a VACUUM phase have something to show.
+	vacuums := dialect.For(tg.Kind).Caps().OldVersionsInTable
 	if sc.Autovacuum != nil {
 		if err := setAutovacuum(ctx, admin, *sc.Autovacuum); err != nil {
 			return err
@@ -282,7 +283,7 @@ func runScenario(ctx context.Context, c *Common, srv *engine.Server, tg sqldb.Ta
 		{PhaseUpdate, "update", "oltp_update_non_index"},
 		{PhaseSelectAfterUpdate, "select", "oltp_point_select"},
 	}
-	if pg {
+	if vacuums {
 		phases = append(phases,
 			struct{ key, kind, workload string }{PhaseVacuum, "vacuum", ""},
 			struct{ key, kind, workload string }{PhaseSelectAfterVacuum, "select", "oltp_point_select"})
@@ -369,34 +370,31 @@ type tableState struct {
 	hasHistory  bool
 }
 
+// readTableState reads the sbtest tables' sizes and where each engine keeps the old row
+// versions an update leaves: PostgreSQL's dead tuples and update counts per table, InnoDB's
+// history list server-wide.
 func readTableState(ctx context.Context, c sqldb.Conn, tables int) (tableState, error) {
 	var st tableState
-	if c.Kind().MySQLFamily() {
-		// data_length and index_length come from the persistent statistics: refresh them.
+	d := dialect.Of(c)
+	if !d.Caps().OldVersionsInTable {
+		// The sizes come from the persistent statistics: refresh them.
 		for _, t := range tableNames(tables) {
-			if _, err := c.Query(ctx, "ANALYZE TABLE "+t); err != nil {
+			if err := d.Maintain(ctx, c, t); err != nil {
 				return st, err
 			}
 		}
-		_ = c.Exec(ctx, "SET SESSION information_schema_stats_expiry = 0") // MySQL 8 caches them otherwise
-		v, err := servermetrics.QueryInts(ctx, c, "SELECT COALESCE(SUM(data_length), 0), COALESCE(SUM(index_length), 0) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE 'sbtest%'")
-		if err != nil {
-			return st, fmt.Errorf("reading table sizes: %w", err)
-		}
-		st.tableBytes, st.indexBytes = v[0], v[1]
+	}
+	var err error
+	if st.tableBytes, st.indexBytes, err = d.TableSizes(ctx, c, "sbtest%"); err != nil {
+		return st, err
+	}
+	if !d.Caps().OldVersionsInTable {
 		if cs, err := servermetrics.Counters(ctx, c); err == nil {
 			st.historyList, st.hasHistory = cs[servermetrics.KeyHistoryListLength]
 		}
 		return st, nil
 	}
-	v, err := servermetrics.QueryInts(ctx, c, `SELECT COALESCE(SUM(pg_table_size(c.oid)), 0), COALESCE(SUM(pg_indexes_size(c.oid)), 0)
-		FROM pg_class c WHERE c.relkind = 'r' AND c.relname LIKE 'sbtest%'
-		AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())`)
-	if err != nil {
-		return st, fmt.Errorf("reading table sizes: %w", err)
-	}
-	st.tableBytes, st.indexBytes = v[0], v[1]
-	v, err = servermetrics.QueryInts(ctx, c, `SELECT COALESCE(SUM(n_tup_upd), 0), COALESCE(SUM(n_tup_hot_upd), 0),
+	v, err := servermetrics.QueryInts(ctx, c, `SELECT COALESCE(SUM(n_tup_upd), 0), COALESCE(SUM(n_tup_hot_upd), 0),
 		COALESCE(SUM(n_dead_tup), 0), COALESCE(SUM(autovacuum_count), 0)
 		FROM pg_stat_user_tables WHERE relname LIKE 'sbtest%' AND schemaname = current_schema()`)
 	if err != nil {
@@ -456,7 +454,7 @@ func runPhase(ctx context.Context, c *Common, srv *engine.Server, tg sqldb.Targe
 	}
 	p.TableBytesBefore, p.TableBytesAfter = before.tableBytes, after.tableBytes
 	p.IndexBytesBefore, p.IndexBytesAfter = before.indexBytes, after.indexBytes
-	if tg.Kind.MySQLFamily() {
+	if !dialect.For(tg.Kind).Caps().OldVersionsInTable {
 		if hist.n > 0 {
 			p.HistoryListStart, p.HistoryListEnd, p.HistoryListMax = ptr(hist.first), ptr(hist.last), ptr(hist.max)
 		}

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/job"
 	"github.com/fairbench/fairbench/internal/randgen"
@@ -147,11 +148,7 @@ func startServer(ctx context.Context, c *Common, kind, workDir string) (*throwaw
 // engineInfo asks the server its page size; version and settings come with the server.
 func engineInfo(ctx context.Context, srv *throwaway.Server, bufferPool int64) (EngineInfo, error) {
 	info := EngineInfo{Kind: srv.Kind, Version: srv.Version, BufferPoolBytes: bufferPool, Settings: srv.Settings}
-	q := "SELECT current_setting('block_size')"
-	if srv.Conn.Kind().MySQLFamily() {
-		q = "SELECT @@innodb_page_size"
-	}
-	rows, err := srv.Conn.Query(ctx, q)
+	rows, err := srv.Conn.Query(ctx, dialect.Of(srv.Conn).PageSizeQuery())
 	if err != nil || len(rows) != 1 {
 		return info, fmt.Errorf("reading the page size: %v", err)
 	}

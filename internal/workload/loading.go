@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
@@ -14,8 +15,8 @@ import (
 // insert before that node had the table (seen in CI: "Table 'fairbench.banks' doesn't exist").
 // Elsewhere the setting is refused or means nothing, so its error is ignored.
 func WaitForCluster(ctx context.Context, c sqldb.Conn) {
-	if c.Kind().MySQLFamily() {
-		_ = c.Exec(ctx, "SET SESSION wsrep_sync_wait = 15")
+	if q := dialect.Of(c).ReadYourWrites(); q != "" {
+		_ = c.Exec(ctx, q)
 	}
 }
 

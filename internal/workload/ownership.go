@@ -2,9 +2,9 @@ package workload
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
@@ -23,14 +23,7 @@ const (
 
 // StateOf looks a table up in the connection's current database (MySQL) or schema (PostgreSQL).
 func StateOf(ctx context.Context, c sqldb.Conn, name string) (TableState, error) {
-	var q string
-	if c.Kind().MySQLFamily() {
-		q = "SELECT table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
-	} else {
-		q = "SELECT coalesce(obj_description(c.oid, 'pg_class'), '') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace " +
-			"WHERE n.nspname = current_schema() AND c.relname = ? AND c.relkind IN ('r', 'p', 'v')"
-	}
-	rows, err := c.Query(ctx, q, name)
+	rows, err := c.Query(ctx, dialect.Of(c).TableCommentQuery(), name)
 	if err != nil {
 		return Absent, err
 	}
@@ -44,22 +37,14 @@ func StateOf(ctx context.Context, c sqldb.Conn, name string) (TableState, error)
 }
 
 // CreateOwned creates a table and marks it as fairbench's in one step, so that no interruption
-// can leave a table of fairbench's without its mark, which cleanup would then refuse to drop:
-// on PostgreSQL both statements go in one simple-protocol message (one implicit transaction);
-// on MySQL and MariaDB the comment is a table option of the CREATE TABLE itself.
+// can leave a table of fairbench's without its mark, which cleanup would then refuse to drop.
 func CreateOwned(ctx context.Context, c sqldb.Conn, name, createSQL string) error {
-	if c.Kind().MySQLFamily() {
-		return c.Exec(ctx, fmt.Sprintf("%s COMMENT = '%s'", createSQL, Marker))
-	}
-	return c.Exec(ctx, fmt.Sprintf("%s;\nCOMMENT ON TABLE %s IS '%s'", createSQL, name, Marker))
+	return c.Exec(ctx, dialect.Of(c).CreateCommented(createSQL, name, Marker))
 }
 
 // MarkOwned records that fairbench created the table; CreateOwned is the safer way.
 func MarkOwned(ctx context.Context, c sqldb.Conn, name string) error {
-	if c.Kind().MySQLFamily() {
-		return c.Exec(ctx, fmt.Sprintf("ALTER TABLE %s COMMENT = '%s'", name, Marker))
-	}
-	return c.Exec(ctx, fmt.Sprintf("COMMENT ON TABLE %s IS '%s'", name, Marker))
+	return c.Exec(ctx, dialect.Of(c).CommentOn(name, Marker))
 }
 
 // ClaimTables is what every Prepare does first: it looks at all the workload's tables before

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
@@ -15,12 +16,7 @@ import (
 // (MySQL) or schema (PostgreSQL), and whether fairbench created it. Two routines of one name (a
 // PostgreSQL overload) are never fairbench's.
 func RoutineState(ctx context.Context, c sqldb.Conn, name string) (TableState, error) {
-	q := "SELECT coalesce(obj_description(p.oid, 'pg_proc'), '') FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace " +
-		"WHERE n.nspname = current_schema() AND p.proname = ?"
-	if c.Kind().MySQLFamily() {
-		q = "SELECT routine_comment FROM information_schema.routines WHERE routine_schema = DATABASE() AND routine_name = ?"
-	}
-	rows, err := c.Query(ctx, q, name)
+	rows, err := c.Query(ctx, dialect.Of(c).RoutineCommentQuery(), name)
 	switch {
 	case err != nil:
 		return Absent, err
@@ -37,10 +33,7 @@ func RoutineState(ctx context.Context, c sqldb.Conn, name string) (TableState, e
 // itself, so createSQL must already say COMMENT '<Marker>' (RoutineComment); on PostgreSQL the
 // COMMENT ON ROUTINE goes in the same simple-protocol message, one implicit transaction.
 func CreateOwnedRoutine(ctx context.Context, c sqldb.Conn, name, createSQL string) error {
-	if c.Kind().MySQLFamily() {
-		return c.Exec(ctx, createSQL)
-	}
-	return c.Exec(ctx, createSQL+";\nCOMMENT ON ROUTINE "+name+" IS '"+Marker+"'")
+	return c.Exec(ctx, dialect.Of(c).CreateCommentedRoutine(createSQL, name, Marker))
 }
 
 // RoutineComment is the characteristic a MySQL-family CREATE PROCEDURE carries to be fairbench's.
@@ -55,7 +48,7 @@ func DropOwnedRoutines(ctx context.Context, c sqldb.Conn, names []string) error 
 		case err != nil:
 			return err
 		case st == Ours:
-			if err := dropRoutine(ctx, c, n); err != nil {
+			if err := c.Exec(ctx, dialect.Of(c).DropRoutine(n)); err != nil {
 				return err
 			}
 		case st == Foreign:
@@ -80,13 +73,4 @@ func RefuseForeignRoutines(ctx context.Context, c sqldb.Conn, names []string) er
 		}
 	}
 	return nil
-}
-
-// dropRoutine drops one routine by name: PostgreSQL's DROP ROUTINE takes a function or a
-// procedure without its argument types when the name is unique (RoutineState made sure).
-func dropRoutine(ctx context.Context, c sqldb.Conn, name string) error {
-	if c.Kind().MySQLFamily() {
-		return c.Exec(ctx, "DROP PROCEDURE "+name)
-	}
-	return c.Exec(ctx, "DROP ROUTINE "+name)
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
@@ -27,7 +28,7 @@ func NewValueQuery(sql string) ValueQuery {
 // Rows runs q on c with args (int, int64 or string) and returns its rows as text. buf is scratch
 // space for the MySQL literal text, kept by the caller so that a transaction allocates it once.
 func (q ValueQuery) Rows(ctx context.Context, c sqldb.Conn, buf *[]byte, args ...any) ([][]string, error) {
-	if !c.Kind().MySQLFamily() {
+	if dialect.Of(c).Caps().OneTripParameters {
 		return c.Query(ctx, q.sql, args...)
 	}
 	b := (*buf)[:0]

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
@@ -75,24 +76,21 @@ func (e *events) Prepare(ctx context.Context, env *workload.Env) error {
 	if err := workload.ClaimTables(ctx, c, e.mode, tableNames, env.Force); err != nil {
 		return err
 	}
-	mysql := c.Kind().MySQLFamily()
-	if err := createTables(ctx, c, mysql); err != nil {
+	d := dialect.Of(c)
+	if err := createTables(ctx, c, d); err != nil {
 		return err
 	}
-	if err := e.loadRows(ctx, env, mysql); err != nil {
+	if err := e.loadRows(ctx, env, d); err != nil {
 		return err
 	}
-	return e.addKeys(ctx, env, c, mysql)
+	return e.addKeys(ctx, env, c, d)
 }
 
-// createTables creates the three tables. The primary keys are declared up front on InnoDB,
-// where they are the clustered index, and added after the load on PostgreSQL, where building
+// createTables creates the three tables. The primary keys are declared up front where the
+// engine clusters rows by them (InnoDB), and added after the load elsewhere, where building
 // them once is cheaper.
-func createTables(ctx context.Context, c sqldb.Conn, mysql bool) error {
-	ts, serial := "timestamp", "bigserial"
-	if mysql {
-		ts, serial = "datetime", "bigint NOT NULL AUTO_INCREMENT"
-	}
+func createTables(ctx context.Context, c sqldb.Conn, d dialect.Dialect) error {
+	ts, serial := d.TypeName("datetime", 0, 0), d.TypeName("bigserial", 0, 0)
 	create := []struct{ table, cols, pk string }{
 		{"customers", "id int NOT NULL, name varchar(64) NOT NULL, address varchar(128) NOT NULL", "id"},
 		{"events", "id " + serial + ", customer_id int NOT NULL, action varchar(32) NOT NULL, created_at " + ts + " NOT NULL", "id"},
@@ -100,7 +98,7 @@ func createTables(ctx context.Context, c sqldb.Conn, mysql bool) error {
 	}
 	for _, t := range create {
 		cols := t.cols
-		if mysql {
+		if d.Caps().PrimaryKeyAtCreate {
 			cols += ", PRIMARY KEY (" + t.pk + ")"
 		}
 		if err := workload.CreateOwned(ctx, c, t.table, fmt.Sprintf("CREATE TABLE %s (%s)", t.table, cols)); err != nil {
@@ -111,7 +109,8 @@ func createTables(ctx context.Context, c sqldb.Conn, mysql bool) error {
 }
 
 // loadRows loads customers and events over --load-threads connections.
-func (e *events) loadRows(ctx context.Context, env *workload.Env, mysql bool) error {
+// COPY where any client may use it, multi-row INSERTs elsewhere.
+func (e *events) loadRows(ctx context.Context, env *workload.Env, d dialect.Dialect) error {
 	total := int64(e.customers + e.events)
 	var done atomic.Int64
 	progress := func(n int64) {
@@ -122,7 +121,7 @@ func (e *events) loadRows(ctx context.Context, env *workload.Env, mysql bool) er
 	return workload.OnConnections(ctx, env, env.LoadThreads, e.jobs(), func(conn sqldb.Conn, j loadJob) error {
 		rng := env.Rand.New(env.Seed*1000003 + uint64(j.chunk))
 		load := copyRows
-		if mysql {
+		if !d.Caps().ClientCopy {
 			load = insertRows
 		}
 		if err := load(ctx, conn, j, rng, progress); err != nil {
@@ -136,22 +135,23 @@ func (e *events) loadRows(ctx context.Context, env *workload.Env, mysql bool) er
 // key, which needs the customers' key, then the statistics: on PostgreSQL a VACUUM ANALYZE, as
 // pgbench -i does, so the first run does not pay for setting hint bits on freshly loaded rows.
 // It records the preloaded figures in events_meta for Check on the way.
-func (e *events) addKeys(ctx context.Context, env *workload.Env, c sqldb.Conn, mysql bool) error {
-	keys := [][]string{{"INSERT INTO events_meta (name, value) VALUES " +
-		fmt.Sprintf("('customers', '%d'), ('preloaded_events', '%d')", e.customers, e.events)}}
-	var fk []string
-	if mysql {
-		keys = append(keys, []string{"CREATE INDEX events_customer_id ON events (customer_id)"})
-		// The rows are consistent by construction; with checks off InnoDB adds the foreign key in
-		// place instead of copying the table to validate it.
-		fk = append(fk, "SET foreign_key_checks = 0")
-	} else {
-		keys[0] = append(keys[0], "ALTER TABLE events_meta ADD PRIMARY KEY (name)", "ALTER TABLE customers ADD PRIMARY KEY (id)")
-		keys = append(keys, []string{"ALTER TABLE events ADD PRIMARY KEY (id)", "CREATE INDEX events_customer_id ON events (customer_id)",
-			// Explicit ids leave the sequence at 1; ingested events continue after the preload.
-			fmt.Sprintf("SELECT setval(pg_get_serial_sequence('events', 'id'), %d)", e.events)})
+func (e *events) addKeys(ctx context.Context, env *workload.Env, c sqldb.Conn, d dialect.Dialect) error {
+	meta := []string{"INSERT INTO events_meta (name, value) VALUES " +
+		fmt.Sprintf("('customers', '%d'), ('preloaded_events', '%d')", e.customers, e.events)}
+	var eventKeys []string
+	if !d.Caps().PrimaryKeyAtCreate {
+		meta = append(meta, "ALTER TABLE events_meta ADD PRIMARY KEY (name)", "ALTER TABLE customers ADD PRIMARY KEY (id)")
+		eventKeys = append(eventKeys, "ALTER TABLE events ADD PRIMARY KEY (id)")
 	}
-	fk = append(fk, "ALTER TABLE events ADD CONSTRAINT events_customer_fk FOREIGN KEY (customer_id) REFERENCES customers (id)")
+	eventKeys = append(eventKeys, "CREATE INDEX events_customer_id ON events (customer_id)")
+	// Explicit ids may leave the serial counter at 1; ingested events continue after the preload.
+	if q := d.AfterExplicitIDs("events", "id", int64(e.events)); q != "" {
+		eventKeys = append(eventKeys, q)
+	}
+	// The rows are consistent by construction; with checks off InnoDB adds the foreign key in
+	// place instead of copying the table to validate it.
+	fk := append(d.LoadingSession(), "ALTER TABLE events ADD CONSTRAINT events_customer_fk FOREIGN KEY (customer_id) REFERENCES customers (id)")
+	keys := [][]string{meta, eventKeys}
 	if err := workload.OnConnections(ctx, env, env.LoadThreads, keys, func(conn sqldb.Conn, ddl []string) error { return workload.ExecAll(ctx, conn, ddl) }); err != nil {
 		return err
 	}
@@ -159,11 +159,7 @@ func (e *events) addKeys(ctx context.Context, env *workload.Env, c sqldb.Conn, m
 		return err
 	}
 	return workload.OnConnections(ctx, env, env.LoadThreads, tableNames, func(conn sqldb.Conn, t string) error {
-		if mysql {
-			_, err := conn.Query(ctx, "ANALYZE TABLE "+t)
-			return err
-		}
-		return conn.Exec(ctx, "VACUUM ANALYZE "+t)
+		return d.Maintain(ctx, conn, t)
 	})
 }
 
@@ -189,7 +185,7 @@ func copyRows(ctx context.Context, c sqldb.Conn, j loadJob, rng *randgen.Rand, p
 		progress(int64((j.hi - j.lo + 1) % progressEvery))
 		pw.CloseWithError(bw.Flush())
 	}()
-	_, err := sqldb.CopyFrom(ctx, c, j.table, j.cols, pr)
+	err := dialect.LoaderFor(c.Kind()).Load(ctx, c, j.table, j.cols, pr)
 	pr.CloseWithError(err) // unblocks the generator if COPY failed
 	return err
 }

@@ -6,23 +6,20 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
 
 // createTableSQL is oltp_common.lua's create_table (workload.CreateOwned adds the ownership comment).
-func (w *oltp) createTableSQL(kind sqldb.Kind, n int) string {
-	name := tableName(n)
-	if kind.MySQLFamily() {
-		return fmt.Sprintf("CREATE TABLE %s(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n"+
-			"  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n) /*! ENGINE = %s */",
-			name, w.cfg.storageEngine)
-	}
-	return fmt.Sprintf("CREATE TABLE %s(\n  id SERIAL,\n  k INTEGER DEFAULT '0' NOT NULL,\n"+
-		"  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n)", name)
+func (w *oltp) createTableSQL(d dialect.Dialect, n int) string {
+	return fmt.Sprintf("CREATE TABLE %s(\n  id %s,\n  k INTEGER DEFAULT '0' NOT NULL,\n"+
+		"  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n)%s",
+		tableName(n), strings.ToUpper(d.TypeName("serial", 0, 0)), d.StorageEngine(w.cfg.storageEngine))
 }
 
 func (w *oltp) Prepare(ctx context.Context, env *workload.Env) error {
@@ -34,12 +31,11 @@ func (w *oltp) Prepare(ctx context.Context, env *workload.Env) error {
 	if err := workload.ClaimTables(ctx, c, w.cfg.name, w.tableNames(), env.Force); err != nil {
 		return err
 	}
-	loadData := false
-	if c.Kind().MySQLFamily() {
-		ok, restore, _ := sqldb.EnableLocalInfile(ctx, c)
-		defer restore()
-		loadData = ok
-	}
+	// The engine's bulk path where the server takes it (LOAD DATA LOCAL needs local_infile),
+	// multi-row INSERTs where it does not, as sysbench sends.
+	restore, err := dialect.LoaderFor(c.Kind()).StartLoading(ctx, c)
+	defer restore()
+	bulk := err == nil
 	total := int64(w.cfg.tables) * int64(w.cfg.tableSize)
 	var done atomic.Int64
 	progress := func(n int64) {
@@ -53,7 +49,7 @@ func (w *oltp) Prepare(ctx context.Context, env *workload.Env) error {
 	}
 	return workload.OnConnections(ctx, env, env.LoadThreads, tables, func(conn sqldb.Conn, n int) error {
 		rng := env.Rand.New(env.Seed*1000003 + uint64(n))
-		if err := w.loadTable(ctx, conn, n, rng, progress, loadData); err != nil {
+		if err := w.loadTable(ctx, conn, n, rng, progress, bulk); err != nil {
 			return fmt.Errorf("loading %s: %w", tableName(n), err)
 		}
 		return nil
@@ -63,30 +59,27 @@ func (w *oltp) Prepare(ctx context.Context, env *workload.Env) error {
 // loadTable creates one table, fills it with sysbench's rows (ids 1..table-size, k drawn with the
 // --rand-type distribution, c and pad from the digit templates) and adds the secondary index
 // afterwards, as sysbench does, because building it once is faster than maintaining it per row.
-func (w *oltp) loadTable(ctx context.Context, c sqldb.Conn, n int, rng *randgen.Rand, progress func(int64), loadData bool) error {
-	if err := workload.CreateOwned(ctx, c, tableName(n), w.createTableSQL(c.Kind(), n)); err != nil {
+func (w *oltp) loadTable(ctx context.Context, c sqldb.Conn, n int, rng *randgen.Rand, progress func(int64), bulk bool) error {
+	d := dialect.Of(c)
+	if err := workload.CreateOwned(ctx, c, tableName(n), w.createTableSQL(d, n)); err != nil {
 		return err
 	}
 	var err error
-	switch {
-	case !c.Kind().MySQLFamily():
+	if bulk {
 		err = w.streamRows(rng, progress, func(r io.Reader) error {
-			_, err := sqldb.CopyFrom(ctx, c, tableName(n), columns, r)
-			return err
+			return dialect.LoaderFor(c.Kind()).Load(ctx, c, tableName(n), columns, r)
 		})
-		if err == nil {
-			// Explicit ids leave the SERIAL sequence at 1; oltp_insert's auto-increment rows must not collide.
-			err = c.Exec(ctx, fmt.Sprintf("SELECT setval(pg_get_serial_sequence('%s', 'id'), %d)", tableName(n), w.cfg.tableSize))
-		}
-	case loadData:
-		err = w.streamRows(rng, progress, func(r io.Reader) error {
-			return sqldb.LoadData(ctx, c, tableName(n), columns, r, "\t", "\n")
-		})
-	default:
+	} else {
 		err = w.insertRows(ctx, c, n, rng, progress)
 	}
 	if err != nil {
 		return err
+	}
+	// Explicit ids may leave the serial counter at 1; oltp_insert's generated ids must not collide.
+	if q := d.AfterExplicitIDs(tableName(n), "id", int64(w.cfg.tableSize)); q != "" {
+		if err := c.Exec(ctx, q); err != nil {
+			return err
+		}
 	}
 	if w.cfg.createSecondary {
 		if err := c.Exec(ctx, fmt.Sprintf("CREATE INDEX k_%d ON %s(k)", n, tableName(n))); err != nil {
@@ -96,13 +89,13 @@ func (w *oltp) loadTable(ctx context.Context, c sqldb.Conn, n int, rng *randgen.
 	return nil
 }
 
-// appendRow writes one sysbench row's values; sep and quote make the same generator serve COPY
-// text ("1\t5\tc\tpad") and INSERT values ("(1,5,'c','pad')").
-func (w *oltp) appendRow(b []byte, id int, rng *randgen.Rand, cbuf, padbuf []byte, mysql bool) []byte {
+// appendRow writes one sysbench row's values: the bulk loaders' text ("1\t5\tc\tpad") or, with
+// values, an INSERT's ("(1,5,'c','pad')").
+func (w *oltp) appendRow(b []byte, id int, rng *randgen.Rand, cbuf, padbuf []byte, values bool) []byte {
 	k := rng.Default(1, uint32(w.cfg.tableSize))
 	rng.FillString(cbuf, cTemplate)
 	rng.FillString(padbuf, padTemplate)
-	if mysql {
+	if values {
 		b = append(b, '(')
 		b = strconv.AppendInt(b, int64(id), 10)
 		b = append(b, ',')

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
@@ -25,11 +26,8 @@ type table struct {
 	indexes, fkeys []string
 }
 
-func (p *payments) tables(kind sqldb.Kind) []table {
-	ts, serial := "timestamp", "bigserial"
-	if kind.MySQLFamily() {
-		ts, serial = "datetime", "bigint NOT NULL AUTO_INCREMENT"
-	}
+func (p *payments) tables(d dialect.Dialect) []table {
+	ts, serial := d.TypeName("datetime", 0, 0), d.TypeName("bigserial", 0, 0)
 	initial := money(initialCents)
 	return []table{
 		{name: "banks", cols: "id int NOT NULL, name varchar(64) NOT NULL, swift char(11) NOT NULL", pk: "id",
@@ -121,15 +119,15 @@ func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
 	if err := claimRoutine(ctx, c); err != nil {
 		return err
 	}
-	mysql := c.Kind().MySQLFamily()
-	tables := p.tables(c.Kind())
-	if err := createTables(ctx, c, tables, mysql); err != nil {
+	d := dialect.Of(c)
+	tables := p.tables(d)
+	if err := createTables(ctx, c, tables, d); err != nil {
 		return err
 	}
-	if err := loadRows(ctx, env, tables, mysql); err != nil {
+	if err := loadRows(ctx, env, tables, d); err != nil {
 		return err
 	}
-	if err := addKeys(ctx, env, tables, mysql); err != nil {
+	if err := addKeys(ctx, env, tables, d); err != nil {
 		return err
 	}
 	// The routine is part of the dataset whatever --transfer a run uses, so one prepare serves both.
@@ -142,12 +140,12 @@ func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
 	return c.Exec(ctx, meta)
 }
 
-// createTables creates the tables, with their primary keys on InnoDB, where the key is the
-// clustered index (PostgreSQL's are added after the load, where building them once is cheaper).
-func createTables(ctx context.Context, c sqldb.Conn, tables []table, mysql bool) error {
+// createTables creates the tables, with their primary keys where the engine clusters rows by the
+// key (InnoDB); elsewhere they are added after the load, where building them once is cheaper.
+func createTables(ctx context.Context, c sqldb.Conn, tables []table, d dialect.Dialect) error {
 	for _, t := range tables {
 		cols := t.cols
-		if mysql {
+		if d.Caps().PrimaryKeyAtCreate {
 			cols += ", PRIMARY KEY (" + t.pk + ")"
 		}
 		if err := workload.CreateOwned(ctx, c, t.name, fmt.Sprintf("CREATE TABLE %s (%s)", t.name, cols)); err != nil {
@@ -157,9 +155,9 @@ func createTables(ctx context.Context, c sqldb.Conn, tables []table, mysql bool)
 	return nil
 }
 
-// loadRows loads every table's rows in chunks over --load-threads connections (COPY on
-// PostgreSQL, multi-row INSERTs on MySQL and MariaDB).
-func loadRows(ctx context.Context, env *workload.Env, tables []table, mysql bool) error {
+// loadRows loads every table's rows in chunks over --load-threads connections (COPY where any
+// client may use it, multi-row INSERTs elsewhere).
+func loadRows(ctx context.Context, env *workload.Env, tables []table, d dialect.Dialect) error {
 	var jobs []loadJob
 	var total int64
 	for i := range tables {
@@ -177,7 +175,7 @@ func loadRows(ctx context.Context, env *workload.Env, tables []table, mysql bool
 	}
 	return workload.OnConnections(ctx, env, env.LoadThreads, jobs, func(conn sqldb.Conn, j loadJob) error {
 		load := copyRows
-		if mysql {
+		if !d.Caps().ClientCopy {
 			load = insertRows
 		}
 		if err := load(ctx, conn, j, progress); err != nil {
@@ -190,11 +188,11 @@ func loadRows(ctx context.Context, env *workload.Env, tables []table, mysql bool
 // addKeys adds keys and indexes table by table in parallel, then the foreign keys, which need
 // their parents' keys, then the statistics: on PostgreSQL a VACUUM ANALYZE, as pgbench -i does,
 // so the first run does not pay for setting hint bits on freshly loaded rows.
-func addKeys(ctx context.Context, env *workload.Env, tables []table, mysql bool) error {
+func addKeys(ctx context.Context, env *workload.Env, tables []table, d dialect.Dialect) error {
 	phases := []func(sqldb.Conn, table) error{
 		func(conn sqldb.Conn, t table) error {
 			var ddl []string
-			if !mysql {
+			if !d.Caps().PrimaryKeyAtCreate {
 				ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s ADD PRIMARY KEY (%s)", t.name, t.pk))
 			}
 			for _, ix := range t.indexes {
@@ -203,24 +201,15 @@ func addKeys(ctx context.Context, env *workload.Env, tables []table, mysql bool)
 			return workload.ExecAll(ctx, conn, ddl)
 		},
 		func(conn sqldb.Conn, t table) error {
-			var ddl []string
-			if mysql {
-				// The rows are consistent by construction; with checks off InnoDB adds a foreign
-				// key in place instead of copying the table to validate it.
-				ddl = append(ddl, "SET foreign_key_checks = 0")
-			}
+			// The rows are consistent by construction; with checks off InnoDB adds a foreign
+			// key in place instead of copying the table to validate it.
+			ddl := d.LoadingSession()
 			for n, fk := range t.fkeys {
 				ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s_fk%d %s", t.name, t.name, n+1, fk))
 			}
 			return workload.ExecAll(ctx, conn, ddl)
 		},
-		func(conn sqldb.Conn, t table) error {
-			if mysql {
-				_, err := conn.Query(ctx, "ANALYZE TABLE "+t.name)
-				return err
-			}
-			return conn.Exec(ctx, "VACUUM ANALYZE "+t.name)
-		},
+		func(conn sqldb.Conn, t table) error { return d.Maintain(ctx, conn, t.name) },
 	}
 	for _, phase := range phases {
 		if err := workload.OnConnections(ctx, env, env.LoadThreads, tables, phase); err != nil {
@@ -267,7 +256,7 @@ func copyRows(ctx context.Context, c sqldb.Conn, j loadJob, progress func(int64)
 		progress(int64((j.hi - j.lo + 1) % progressEvery))
 		pw.CloseWithError(bw.Flush())
 	}()
-	_, err := sqldb.CopyFrom(ctx, c, j.t.name, j.t.insert, pr)
+	err := dialect.LoaderFor(c.Kind()).Load(ctx, c, j.t.name, j.t.insert, pr)
 	pr.CloseWithError(err) // unblocks the generator if COPY failed
 	return err
 }

@@ -3,6 +3,7 @@ package payments
 import (
 	"context"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
@@ -58,13 +59,15 @@ BEGIN
   END IF;
 END`
 
-// routineCall calls it: one statement, one round trip, returning the transfer's id or 0.
-func routineCall(kind sqldb.Kind) workload.ValueQuery {
-	if kind.MySQLFamily() {
-		return workload.NewValueQuery("CALL transfer_funds(?, ?, ?)")
-	}
-	return workload.NewValueQuery("SELECT transfer_funds(?, ?, CAST(? AS DECIMAL(15,2)))")
+// routineCalls call it in each SQL family: one statement, one round trip, returning the
+// transfer's id or 0 (a MySQL procedure's last SELECT, a PostgreSQL function's value).
+var routineCalls = map[dialect.Family]string{
+	dialect.MySQLFamily:    "CALL transfer_funds(?, ?, ?)",
+	dialect.PostgresFamily: "SELECT transfer_funds(?, ?, CAST(? AS DECIMAL(15,2)))",
 }
+
+// routineBodies create it in each SQL family.
+var routineBodies = map[dialect.Family]string{dialect.MySQLFamily: routineMySQL, dialect.PostgresFamily: routinePostgres}
 
 // routineState says whether transfer_funds exists, and whether fairbench created it.
 func routineState(ctx context.Context, c sqldb.Conn) (workload.TableState, error) {
@@ -82,9 +85,5 @@ func claimRoutine(ctx context.Context, c sqldb.Conn) error {
 
 // createRoutine creates transfer_funds and marks it as fairbench's.
 func createRoutine(ctx context.Context, c sqldb.Conn) error {
-	sql := routinePostgres
-	if c.Kind().MySQLFamily() {
-		sql = routineMySQL
-	}
-	return workload.CreateOwnedRoutine(ctx, c, routineName, sql)
+	return workload.CreateOwnedRoutine(ctx, c, routineName, routineBodies[dialect.Of(c).Family()])
 }

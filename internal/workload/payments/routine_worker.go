@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
@@ -50,7 +51,7 @@ func newRoutineWorker(ctx context.Context, w *worker) (*routineWorker, error) {
 	case st != workload.Ours:
 		return nil, &workload.NotPreparedError{Workload: name, Detail: "the routine " + routineName + " of --transfer routine is not there (tables prepared by an older fairbench)"}
 	}
-	r := &routineWorker{w: w, debitAccount: workload.NewValueQuery(sqlDebitAccount), call: routineCall(w.conn.Kind()),
+	r := &routineWorker{w: w, debitAccount: workload.NewValueQuery(sqlDebitAccount), call: workload.NewValueQuery(routineCalls[dialect.Of(w.conn).Family()]),
 		approverToken: make([]byte, 0, 32), year: time.Now().Year()}
 	for _, s := range []struct {
 		sql string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
@@ -42,10 +43,14 @@ const (
 	sqlCredit = "UPDATE accounts SET balance = balance + CAST(? AS DECIMAL(15,2)) WHERE id = ?"
 	// The id is the client's (acks.go), so the transfer can be found again after a run.
 	sqlTransfer = "INSERT INTO transfers (id, from_account, to_account, amount, created_at) VALUES (?, ?, ?, CAST(? AS DECIMAL(15,2)), CURRENT_TIMESTAMP)"
-	// PostgreSQL has no DELETE ... LIMIT; both forms remove the same rows.
-	sqlDeleteMySQL    = "DELETE FROM transfers WHERE from_account = ? ORDER BY id LIMIT %d"
-	sqlDeletePostgres = "DELETE FROM transfers WHERE id IN (SELECT id FROM transfers WHERE from_account = ? ORDER BY id LIMIT %d)"
 )
+
+// sqlDelete is the deletion of a user's oldest transfers in each SQL family: PostgreSQL has no
+// DELETE ... LIMIT, and MySQL takes no LIMIT in an IN subquery; both forms remove the same rows.
+var sqlDelete = map[dialect.Family]string{
+	dialect.MySQLFamily:    "DELETE FROM transfers WHERE from_account = ? ORDER BY id LIMIT %d",
+	dialect.PostgresFamily: "DELETE FROM transfers WHERE id IN (SELECT id FROM transfers WHERE from_account = ? ORDER BY id LIMIT %d)",
+}
 
 type worker struct {
 	p    *payments
@@ -99,10 +104,7 @@ func (p *payments) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.
 		{sqlAuth, &w.auth}, {sqlCards, &w.cards}, {sqlDebit, &w.debit}, {sqlCredit, &w.credit}, {sqlTransfer, &w.insert},
 	}
 	if p.deletes {
-		del := sqlDeletePostgres
-		if conn.Kind().MySQLFamily() {
-			del = sqlDeleteMySQL
-		}
+		del := sqlDelete[dialect.Of(conn).Family()]
 		stmts = append(stmts, struct {
 			sql string
 			dst *sqldb.Stmt

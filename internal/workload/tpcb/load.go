@@ -9,20 +9,18 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
 
 // createSQL is pgbench -i's DDL (initCreateTables), in its order. pgbench adds the primary keys
-// after the load, because building an index once is cheaper than maintaining it per row; on
-// InnoDB the primary key is the clustered index, so adding it afterwards would rebuild the whole
-// table: there the keys are declared up front and rows arrive in key order instead.
-func (w *tpcb) createSQL(kind sqldb.Kind) (names, ddl []string) {
-	// timestamp without time zone is DATETIME in MySQL's terms (TIMESTAMP there converts time zones).
-	mtime := "timestamp"
-	if kind.MySQLFamily() {
-		mtime = "datetime"
-	}
+// after the load, because building an index once is cheaper than maintaining it per row; where
+// the engine clusters rows by the primary key (InnoDB), adding it afterwards would rebuild the
+// whole table: there the keys are declared up front and rows arrive in key order instead.
+func (w *tpcb) createSQL(d dialect.Dialect) (names, ddl []string) {
+	// timestamp without time zone: DATETIME in MySQL's terms (TIMESTAMP there converts time zones).
+	mtime := d.TypeName("datetime", 0, 0)
 	tables := []struct{ name, cols, pk string }{
 		{"pgbench_history", "tid int,bid int,aid int,delta int,mtime " + mtime + ",filler char(22)", ""},
 		{"pgbench_tellers", "tid int not null,bid int,tbalance int,filler char(84)", "tid"},
@@ -31,19 +29,14 @@ func (w *tpcb) createSQL(kind sqldb.Kind) (names, ddl []string) {
 	}
 	for _, t := range tables {
 		names = append(names, t.name)
-		if kind.MySQLFamily() {
-			cols := t.cols
-			if t.pk != "" {
-				cols += ",primary key (" + t.pk + ")"
-			}
-			ddl = append(ddl, fmt.Sprintf("create table %s(%s)", t.name, cols))
-			continue
+		cols, with := t.cols, ""
+		if t.pk != "" && d.Caps().PrimaryKeyAtCreate {
+			cols += ",primary key (" + t.pk + ")"
 		}
-		with := ""
 		if t.pk != "" {
-			with = fmt.Sprintf(" with (fillfactor=%d)", w.fillfactor)
+			with = d.FillFactor(w.fillfactor)
 		}
-		ddl = append(ddl, fmt.Sprintf("create table %s(%s)%s", t.name, t.cols, with))
+		ddl = append(ddl, fmt.Sprintf("create table %s(%s)%s", t.name, cols, with))
 	}
 	return names, ddl
 }
@@ -59,7 +52,8 @@ func (w *tpcb) Prepare(ctx context.Context, env *workload.Env) error {
 	if err := workload.ClaimTables(ctx, c, name, tableNames, env.Force); err != nil {
 		return err
 	}
-	names, ddl := w.createSQL(c.Kind())
+	d := dialect.Of(c)
+	names, ddl := w.createSQL(d)
 	for i, q := range ddl {
 		if err := workload.CreateOwned(ctx, c, names[i], q); err != nil {
 			return err
@@ -84,22 +78,17 @@ func (w *tpcb) Prepare(ctx context.Context, env *workload.Env) error {
 	}, progress); err != nil {
 		return fmt.Errorf("loading pgbench_tellers: %w", err)
 	}
-	if err := w.loadAccounts(ctx, env, c.Kind(), progress); err != nil {
+	if err := w.loadAccounts(ctx, env, d, progress); err != nil {
 		return fmt.Errorf("loading pgbench_accounts: %w", err)
-	}
-	if c.Kind().MySQLFamily() {
-		for _, t := range tableNames {
-			if _, err := c.Query(ctx, "ANALYZE TABLE "+t); err != nil {
-				return err
-			}
-		}
-		return nil
 	}
 	// pgbench -i's "vacuum" and "primary keys" steps, in its order.
 	for _, t := range []string{"pgbench_branches", "pgbench_tellers", "pgbench_accounts", "pgbench_history"} {
-		if err := c.Exec(ctx, "vacuum analyze "+t); err != nil {
+		if err := d.Maintain(ctx, c, t); err != nil {
 			return err
 		}
+	}
+	if d.Caps().PrimaryKeyAtCreate {
+		return nil
 	}
 	for _, pk := range []string{"pgbench_branches add primary key (bid)", "pgbench_tellers add primary key (tid)",
 		"pgbench_accounts add primary key (aid)"} {
@@ -134,7 +123,8 @@ func insertRows(ctx context.Context, c sqldb.Conn, into string, n int, row func(
 
 // loadAccounts splits the accounts into contiguous aid ranges, one per loading connection. Rows
 // are pgbench's: bid = (aid-1)/100000+1, abalance 0, and an empty (not NULL) filler.
-func (w *tpcb) loadAccounts(ctx context.Context, env *workload.Env, kind sqldb.Kind, progress func(int64)) error {
+// The engine's bulk path where any client may use it (COPY), multi-row INSERTs elsewhere.
+func (w *tpcb) loadAccounts(ctx context.Context, env *workload.Env, d dialect.Dialect, progress func(int64)) error {
 	parts := max(1, min(env.LoadThreads, w.scale))
 	per := (w.scale + parts - 1) / parts * accountsPerScale
 	var wg sync.WaitGroup
@@ -153,10 +143,10 @@ func (w *tpcb) loadAccounts(ctx context.Context, env *workload.Env, kind sqldb.K
 				return
 			}
 			defer conn.Close()
-			if kind.MySQLFamily() {
-				errs[p] = insertAccounts(ctx, conn, lo, hi, progress)
-			} else {
+			if d.Caps().ClientCopy {
 				errs[p] = copyAccounts(ctx, conn, lo, hi, progress)
+			} else {
+				errs[p] = insertAccounts(ctx, conn, lo, hi, progress)
 			}
 		}()
 	}
@@ -195,7 +185,7 @@ func copyAccounts(ctx context.Context, c sqldb.Conn, lo, hi int, progress func(i
 		progress(int64((hi - lo + 1) % every))
 		pw.CloseWithError(bw.Flush())
 	}()
-	_, err := sqldb.CopyFrom(ctx, c, "pgbench_accounts", []string{"aid", "bid", "abalance", "filler"}, pr)
+	err := dialect.LoaderFor(c.Kind()).Load(ctx, c, "pgbench_accounts", []string{"aid", "bid", "abalance", "filler"}, pr)
 	pr.CloseWithError(err) // unblocks the generator if COPY failed
 	return err
 }

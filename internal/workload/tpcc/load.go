@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
@@ -44,7 +45,7 @@ func (t *tpcc) Prepare(ctx context.Context, env *workload.Env) error {
 		return err
 	}
 	for _, td := range schema {
-		if err := workload.CreateOwned(ctx, c, td.name, createSQL(c.Kind(), td)); err != nil {
+		if err := workload.CreateOwned(ctx, c, td.name, createSQL(dialect.Of(c), td)); err != nil {
 			return fmt.Errorf("creating %s: %w", td.name, err)
 		}
 	}
@@ -91,7 +92,7 @@ func (t *tpcc) Prepare(ctx context.Context, env *workload.Env) error {
 		return err
 	}
 	loaded := time.Now()
-	if err := parallel(ctx, env, threads, t.afterLoad(ctx, c.Kind())); err != nil {
+	if err := parallel(ctx, env, threads, t.afterLoad(ctx, dialect.Of(c))); err != nil {
 		return err
 	}
 	// --style routines' procedures are part of the data set whatever style a run uses, so one
@@ -109,7 +110,7 @@ func (t *tpcc) Prepare(ctx context.Context, env *workload.Env) error {
 // afterLoad builds what is faster to build once than to maintain per row, and gives every engine
 // statistics (PostgreSQL's VACUUM also sets the hint bits that the first run would otherwise write,
 // as pgbench -i does).
-func (t *tpcc) afterLoad(ctx context.Context, kind sqldb.Kind) []func(c sqldb.Conn) error {
+func (t *tpcc) afterLoad(ctx context.Context, d dialect.Dialect) []func(c sqldb.Conn) error {
 	secondary := map[string][]string{}
 	for _, ix := range secondaryIndexes {
 		secondary[ix.table] = append(secondary[ix.table], fmt.Sprintf("CREATE INDEX %s ON %s (%s)", ix.name, ix.table, ix.cols))
@@ -124,17 +125,15 @@ func (t *tpcc) afterLoad(ctx context.Context, kind sqldb.Kind) []func(c sqldb.Co
 	for _, n := range order {
 		td := byName[n]
 		var stmts []string
-		if !kind.MySQLFamily() && td.key != "" {
+		if !d.Caps().PrimaryKeyAtCreate && td.key != "" {
 			stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s ADD PRIMARY KEY (%s)", td.name, td.key))
 		}
 		stmts = append(stmts, secondary[td.name]...)
-		if kind.MySQLFamily() {
-			stmts = append(stmts, "ANALYZE TABLE "+td.name)
-		} else {
-			stmts = append(stmts, "VACUUM ANALYZE "+td.name)
-		}
 		jobs = append(jobs, func(c sqldb.Conn) error {
-			return workload.ExecAll(ctx, c, stmts)
+			if err := workload.ExecAll(ctx, c, stmts); err != nil {
+				return err
+			}
+			return d.Maintain(ctx, c, td.name)
 		})
 	}
 	return jobs
@@ -150,7 +149,7 @@ func parallel(ctx context.Context, env *workload.Env, threads int, jobs []func(c
 type loader struct {
 	ctx      context.Context
 	conn     sqldb.Conn
-	mysql    bool
+	values   bool // rows as multi-row INSERTs where the engine has no client COPY
 	g        gen
 	now      string
 	progress func(int64)
@@ -175,7 +174,7 @@ type batch struct {
 }
 
 func newLoader(ctx context.Context, c sqldb.Conn, g gen, now string, progress func(int64)) *loader {
-	l := &loader{ctx: ctx, conn: c, mysql: c.Kind().MySQLFamily(), g: g, now: now, progress: progress,
+	l := &loader{ctx: ctx, conn: c, values: !dialect.Of(c).Caps().ClientCopy, g: g, now: now, progress: progress,
 		batches: make(chan batch, 1), free: make(chan []byte, 3), done: make(chan struct{})}
 	go l.send()
 	return l
@@ -186,10 +185,10 @@ func (l *loader) send() {
 	for b := range l.batches {
 		if l.err == nil {
 			var err error
-			if l.mysql {
+			if l.values {
 				err = l.conn.Exec(l.ctx, string(b.data))
 			} else {
-				_, err = sqldb.CopyFrom(l.ctx, l.conn, b.table, b.cols, bytes.NewReader(b.data))
+				err = dialect.LoaderFor(l.conn.Kind()).Load(l.ctx, l.conn, b.table, b.cols, bytes.NewReader(b.data))
 			}
 			if err != nil {
 				l.err = fmt.Errorf("%s: %w", b.table, err)
@@ -238,7 +237,7 @@ func (l *loader) sink(table string, cols []string) *sink {
 		table = l.table(table)
 	}
 	s := &sink{l: l, table: table, cols: cols}
-	if l.mysql {
+	if l.values {
 		s.head = "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES "
 	}
 	s.b = l.buffer()
@@ -247,7 +246,7 @@ func (l *loader) sink(table string, cols []string) *sink {
 
 func (s *sink) begin() {
 	s.nf = 0
-	if s.l.mysql {
+	if s.l.values {
 		if s.rows == 0 {
 			s.b = append(s.b, s.head...)
 		} else {
@@ -259,7 +258,7 @@ func (s *sink) begin() {
 
 func (s *sink) sep() {
 	if s.nf > 0 {
-		if s.l.mysql {
+		if s.l.values {
 			s.b = append(s.b, ',')
 		} else {
 			s.b = append(s.b, '\t')
@@ -281,7 +280,7 @@ func (s *sink) dec(v int64, scale int) {
 
 func (s *sink) null() {
 	s.sep()
-	if s.l.mysql {
+	if s.l.values {
 		s.b = append(s.b, "NULL"...)
 	} else {
 		s.b = append(s.b, `\N`...)
@@ -291,7 +290,7 @@ func (s *sink) null() {
 // str writes a value that needs no escaping (generated letters, digits, spaces, dates).
 func (s *sink) str(v []byte) {
 	s.sep()
-	if s.l.mysql {
+	if s.l.values {
 		s.b = append(append(append(s.b, '\''), v...), '\'')
 	} else {
 		s.b = append(s.b, v...)
@@ -300,7 +299,7 @@ func (s *sink) str(v []byte) {
 
 func (s *sink) strs(v string) {
 	s.sep()
-	if s.l.mysql {
+	if s.l.values {
 		s.b = append(append(append(s.b, '\''), v...), '\'')
 	} else {
 		s.b = append(s.b, v...)
@@ -310,7 +309,7 @@ func (s *sink) strs(v string) {
 // astring writes a random a-string of lo..hi characters in place, without a scratch copy.
 func (s *sink) astring(lo, hi int) {
 	s.sep()
-	if s.l.mysql {
+	if s.l.values {
 		s.b = append(s.l.g.astring(append(s.b, '\''), lo, hi), '\'')
 	} else {
 		s.b = s.l.g.astring(s.b, lo, hi)
@@ -318,7 +317,7 @@ func (s *sink) astring(lo, hi int) {
 }
 
 func (s *sink) end() error {
-	if s.l.mysql {
+	if s.l.values {
 		s.b = append(s.b, ')')
 	} else {
 		s.b = append(s.b, '\n')

@@ -3,8 +3,10 @@ package tpcc
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
@@ -43,35 +45,37 @@ var distCase = func() string {
 
 // callSQL are the CALL statements, one per kind. PostgreSQL's CALL names its OUT parameters with
 // NULLs and returns them as a row; the MySQL family's procedures end in a SELECT.
-func callSQL(kind sqldb.Kind) []string {
+func callSQL(d dialect.Dialect) []string {
 	args := []string{"?, ?, ?, ?, ?, ?, ?, ?", "?, ?, ?, ?, ?, ?, ?, ?", "?, ?, ?, ?, ?", "?, ?", "?, ?, ?"}
-	outs := []string{", NULL, NULL", ", NULL", ", NULL, NULL, NULL", ", NULL", ", NULL"}
+	outs := map[dialect.Family][]string{
+		dialect.PostgresFamily: {", NULL, NULL", ", NULL", ", NULL, NULL, NULL", ", NULL", ", NULL"},
+		dialect.MySQLFamily:    make([]string, len(routineNames)),
+	}[d.Family()]
 	calls := make([]string, len(routineNames))
 	for i, n := range routineNames {
-		a := args[i]
-		if !kind.MySQLFamily() {
-			a += outs[i]
-		}
-		calls[i] = "CALL " + n + "(" + a + ")"
+		calls[i] = "CALL " + n + "(" + args[i] + outs[i] + ")"
 	}
 	return calls
 }
 
 // routineCalls are callSQL's statements, ready to run.
-func routineCalls(kind sqldb.Kind) [5]valueQuery {
+func routineCalls(d dialect.Dialect) [5]valueQuery {
 	var calls [5]valueQuery
-	for i, sql := range callSQL(kind) {
+	for i, sql := range callSQL(d) {
 		calls[i] = valueSQL(sql)
 	}
 	return calls
 }
 
-// routineSQL is the CREATE statement of each routine in kind's dialect.
-func routineSQL(kind sqldb.Kind) []string {
-	sqls := []string{pgNewOrder, pgPayment, pgOrderStatus, pgDelivery, pgStockLevel}
-	if kind.MySQLFamily() {
-		sqls = []string{myNewOrder, myPayment, myOrderStatus, myDelivery, myStockLevel}
-	}
+// routineBodies are the CREATE statements of the routines in each SQL family, in kinds' order.
+var routineBodies = map[dialect.Family][]string{
+	dialect.PostgresFamily: {pgNewOrder, pgPayment, pgOrderStatus, pgDelivery, pgStockLevel},
+	dialect.MySQLFamily:    {myNewOrder, myPayment, myOrderStatus, myDelivery, myStockLevel},
+}
+
+// routineSQL is the CREATE statement of each routine in d's family, its templates filled.
+func routineSQL(d dialect.Dialect) []string {
+	sqls := slices.Clone(routineBodies[d.Family()])
 	for i := range sqls {
 		sqls[i] = strings.ReplaceAll(sqls[i], "{dist}", distCase)
 	}
@@ -80,7 +84,7 @@ func routineSQL(kind sqldb.Kind) []string {
 
 // createRoutines creates the five routines, each marked as fairbench's; Prepare has made room.
 func createRoutines(ctx context.Context, c sqldb.Conn) error {
-	for i, sql := range routineSQL(c.Kind()) {
+	for i, sql := range routineSQL(dialect.Of(c)) {
 		if err := workload.CreateOwnedRoutine(ctx, c, routineNames[i], sql); err != nil {
 			return fmt.Errorf("creating routine %s: %w", routineNames[i], err)
 		}
@@ -92,7 +96,7 @@ func createRoutines(ctx context.Context, c sqldb.Conn) error {
 // missing (tables prepared by an older fairbench, a routine dropped by hand) are created, and
 // one fairbench did not create stops the run before anything is called.
 func ensureRoutines(ctx context.Context, c sqldb.Conn) error {
-	sqls := routineSQL(c.Kind())
+	sqls := routineSQL(dialect.Of(c))
 	for i, n := range routineNames {
 		switch st, err := workload.RoutineState(ctx, c, n); {
 		case err != nil:

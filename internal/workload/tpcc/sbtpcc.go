@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
@@ -152,14 +153,10 @@ var sbForeignKeys = []struct{ name, table, cols, parent, keys string }{
 	{"fkey_stock_2_", "stock", "s_i_id", "item", "i_id"},
 }
 
-func sbCreateSQL(kind sqldb.Kind, t tableDDL, n int) string {
-	tiny := "smallint"
-	if kind.MySQLFamily() {
-		tiny = "tinyint"
-	}
-	t.cols = strings.ReplaceAll(t.cols, "{tiny}", tiny)
+func sbCreateSQL(d dialect.Dialect, t tableDDL, n int) string {
+	t.cols = strings.ReplaceAll(t.cols, "{tiny}", d.TypeName("tinyint", 0, 0))
 	t.name = sbTable(t.name, n)
-	return createSQL(kind, t)
+	return createSQL(d, t)
 }
 
 // Prepare creates every table set and loads it with fairbench's TPC-C loader: the same row
@@ -177,7 +174,7 @@ func (s *sbtpcc) Prepare(ctx context.Context, env *workload.Env) error {
 	}
 	for n := 1; n <= s.tables; n++ {
 		for _, td := range sbSchema {
-			if err := c.Exec(ctx, sbCreateSQL(c.Kind(), td, n)); err != nil {
+			if err := c.Exec(ctx, sbCreateSQL(dialect.Of(c), td, n)); err != nil {
 				return fmt.Errorf("creating %s: %w", sbTable(td.name, n), err)
 			}
 			if err := workload.MarkOwned(ctx, c, sbTable(td.name, n)); err != nil {
@@ -190,7 +187,7 @@ func (s *sbtpcc) Prepare(ctx context.Context, env *workload.Env) error {
 		return err
 	}
 	loaded := time.Now()
-	for _, phase := range s.afterLoad(ctx, c.Kind()) {
+	for _, phase := range s.afterLoad(ctx, dialect.Of(c)) {
 		if err := parallel(ctx, env, max(1, env.LoadThreads), phase); err != nil {
 			return err
 		}
@@ -248,13 +245,13 @@ func (s *sbtpcc) loadJobs(ctx context.Context, env *workload.Env) []func(sqldb.C
 
 // afterLoad is three phases, each table by table in parallel: PostgreSQL's primary keys and the
 // secondary indexes; the foreign keys, which need their parents' keys; the statistics.
-func (s *sbtpcc) afterLoad(ctx context.Context, kind sqldb.Kind) [][]func(sqldb.Conn) error {
+func (s *sbtpcc) afterLoad(ctx context.Context, d dialect.Dialect) [][]func(sqldb.Conn) error {
 	var keys, fks, stats []func(sqldb.Conn) error
 	for n := 1; n <= s.tables; n++ {
 		for _, td := range sbSchema {
 			table := sbTable(td.name, n)
 			var ddl []string
-			if !kind.MySQLFamily() && td.key != "" {
+			if !d.Caps().PrimaryKeyAtCreate && td.key != "" {
 				ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s ADD PRIMARY KEY (%s)", table, td.key))
 			}
 			for _, ix := range sbIndexes {
@@ -263,22 +260,15 @@ func (s *sbtpcc) afterLoad(ctx context.Context, kind sqldb.Kind) [][]func(sqldb.
 				}
 			}
 			keys = append(keys, func(c sqldb.Conn) error { return workload.ExecAll(ctx, c, ddl) })
-			stat := "VACUUM ANALYZE " + table
-			if kind.MySQLFamily() {
-				stat = "ANALYZE TABLE " + table
-			}
-			stats = append(stats, func(c sqldb.Conn) error { _, err := c.Query(ctx, stat); return err })
+			stats = append(stats, func(c sqldb.Conn) error { return d.Maintain(ctx, c, table) })
 		}
 		if !s.foreignKeys {
 			continue
 		}
-		var ddl []string
-		if kind.MySQLFamily() {
-			// The rows are consistent by construction; with checks off for this load session,
-			// InnoDB adds each key in place instead of copying the table to validate it. Runs
-			// check them on every engine.
-			ddl = append(ddl, "SET foreign_key_checks = 0")
-		}
+		// The rows are consistent by construction; with checks off for this load session,
+		// InnoDB adds each key in place instead of copying the table to validate it. Runs
+		// check them on every engine.
+		ddl := d.LoadingSession()
 		for _, fk := range sbForeignKeys {
 			ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s%d FOREIGN KEY (%s) REFERENCES %s (%s)",
 				sbTable(fk.table, n), fk.name, n, fk.cols, sbTable(fk.parent, n), fk.keys))

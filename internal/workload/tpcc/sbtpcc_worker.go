@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
@@ -31,7 +32,7 @@ import (
 type sbWorker struct {
 	s     *sbtpcc
 	conn  sqldb.Conn
-	mysql bool
+	d     dialect.Dialect
 	g     gen
 	lines []olInput
 }
@@ -44,14 +45,11 @@ func (s *sbtpcc) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.Ra
 			return nil, err
 		}
 	}
-	set := "SET SESSION TRANSACTION ISOLATION LEVEL "
-	if !conn.Kind().MySQLFamily() {
-		set = "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL "
-	}
-	if err := conn.Exec(ctx, set+s.isolation); err != nil {
+	d := dialect.Of(conn)
+	if err := conn.Exec(ctx, d.Isolation(s.isolation)); err != nil {
 		return nil, err
 	}
-	return &sbWorker{s: s, conn: conn, mysql: conn.Kind().MySQLFamily(), g: gen{rng}, lines: make([]olInput, 0, 15)}, nil
+	return &sbWorker{s: s, conn: conn, d: d, g: gen{rng}, lines: make([]olInput, 0, 15)}, nil
 }
 
 // Transaction is one sysbench event: a transaction type uniform over 23 (NewOrder 10, Payment 10,
@@ -116,12 +114,7 @@ func (w *sbWorker) readRow(ctx context.Context, q *workload.Queries, format stri
 
 // quote writes a generated string as a literal; the loader's strings hold only letters, digits
 // and spaces, but a quote must never end a literal early.
-func (w *sbWorker) quote(s string) string {
-	if w.mysql {
-		s = strings.ReplaceAll(s, `\`, `\\`)
-	}
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
-}
+func (w *sbWorker) quote(s string) string { return w.d.Literal(s) }
 
 // nurand is sysbench-tpcc's NURand, whose constant C is drawn on every call.
 func (w *sbWorker) nurand(a, x, y int) int { return w.g.nurand(a, w.g.intn(0, a), x, y) }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
@@ -189,21 +190,16 @@ var secondaryIndexes = []struct{ name, table, cols string }{
 	{"tpcc_orders_customer", "orders", "o_w_id, o_d_id, o_c_id, o_id"},
 }
 
-func createSQL(kind sqldb.Kind, t tableDDL) string {
-	ts := "TIMESTAMP"
-	if kind.MySQLFamily() {
-		ts = "DATETIME"
-	}
-	cols := strings.ReplaceAll(t.cols, "{ts}", ts)
-	if kind.MySQLFamily() && t.key != "" {
+// createSQL is a table's DDL: its timestamps as HammerDB declares them, the primary key up front
+// where the engine clusters rows by it, and the engine's table options (on the MySQL family a
+// binary collation, which compares C_LAST and sorts C_FIRST byte by byte as PostgreSQL's C
+// collation, the fairness profile's, does).
+func createSQL(d dialect.Dialect, t tableDDL) string {
+	cols := strings.ReplaceAll(t.cols, "{ts}", strings.ToUpper(d.TypeName("datetime", 0, 0)))
+	if d.Caps().PrimaryKeyAtCreate && t.key != "" {
 		cols += ",\n  PRIMARY KEY (" + t.key + ")"
 	}
-	if kind.MySQLFamily() {
-		// Binary collation compares C_LAST and sorts C_FIRST byte by byte, as PostgreSQL's C
-		// collation (the fairness profile's) does.
-		return fmt.Sprintf("CREATE TABLE %s (\n  %s\n) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin", t.name, cols)
-	}
-	return fmt.Sprintf("CREATE TABLE %s (\n  %s\n)", t.name, cols)
+	return fmt.Sprintf("CREATE TABLE %s (\n  %s\n)%s", t.name, cols, d.TableOptions())
 }
 
 // Cleanup drops the nine tables and the five routines of --style routines where fairbench

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
@@ -238,7 +239,7 @@ func TestStyleOption(t *testing.T) {
 func TestRoutineSQL(t *testing.T) {
 	param := regexp.MustCompile(`\b(?:p|out)_[a-z_]+ `)
 	for _, kind := range []sqldb.Kind{sqldb.Postgres, sqldb.MySQL, sqldb.MariaDB} {
-		sqls, calls := routineSQL(kind), callSQL(kind)
+		sqls, calls := routineSQL(dialect.For(kind)), callSQL(dialect.For(kind))
 		if len(sqls) != len(kinds) || len(routineNames) != len(kinds) || len(calls) != len(kinds) {
 			t.Fatalf("%s: %d routines, %d calls for %d kinds", kind, len(sqls), len(calls), len(kinds))
 		}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
@@ -35,12 +36,11 @@ var (
 type olInput struct{ item, supplyW, qty int }
 
 type worker struct {
-	t     *tpcc
-	conn  sqldb.Conn
-	mysql bool
-	g     gen
-	rc    runConstants
-	w     int // home warehouse
+	t    *tpcc
+	conn sqldb.Conn
+	g    gen
+	rc   runConstants
+	w    int // home warehouse
 
 	updDistrictNext, insOrder, insNewOrder, updStock, insOrderLine     sqldb.Stmt
 	updWarehouseYTD, updDistrictYTD, updCustPay, updCustPayBC, insHist sqldb.Stmt
@@ -98,10 +98,10 @@ func (t *tpcc) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.Rand
 	}
 	rc := t.rc
 	t.mu.Unlock()
-	w := &worker{t: t, conn: conn, mysql: conn.Kind().MySQLFamily(), g: g, rc: rc, w: thread%t.warehouses + 1,
+	w := &worker{t: t, conn: conn, g: g, rc: rc, w: thread%t.warehouses + 1,
 		ol: make([]olInput, 0, 15), batch: batchSQL{}}
 	if t.style == styleRoutines {
-		w.calls = routineCalls(conn.Kind())
+		w.calls = routineCalls(dialect.Of(conn))
 		return w, nil // the routines hold the statements
 	}
 	for _, p := range []struct {

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
@@ -83,12 +84,8 @@ func (w *tpch) Prepare(ctx context.Context, env *workload.Env) error {
 		return err
 	}
 
-	method := "COPY"
-	if c.Kind().MySQLFamily() {
-		var restore func()
-		method, restore = enableLocalInfile(ctx, c, logf)
-		defer restore()
-	}
+	method, restore := startLoading(ctx, c, logf)
+	defer restore()
 
 	var total int64
 	for _, t := range tables {
@@ -159,7 +156,7 @@ func (w *tpch) tblFiles(ctx context.Context, logf func(string, ...any)) (dir, so
 // nothing that cleanup would refuse to drop.
 func createTables(ctx context.Context, c sqldb.Conn) error {
 	for _, t := range tables {
-		if err := workload.CreateOwned(ctx, c, t.name, t.createSQL(c.Kind())); err != nil {
+		if err := workload.CreateOwned(ctx, c, t.name, t.createSQL(dialect.Of(c))); err != nil {
 			return fmt.Errorf("creating %s: %w", t.name, err)
 		}
 	}
@@ -209,13 +206,8 @@ func loadAll(ctx context.Context, env *workload.Env, dir, method string, progres
 				return
 			}
 			defer conn.Close()
-			if conn.Kind().MySQLFamily() {
-				// MariaDB's bulk path for an empty InnoDB table (no undo, sorted index build) needs both off.
-				for _, q := range []string{"SET SESSION unique_checks = 0", "SET SESSION foreign_key_checks = 0"} {
-					if err := conn.Exec(ctx, q); err != nil {
-						fail(err)
-					}
-				}
+			if err := workload.ExecAll(ctx, conn, dialect.Of(conn).LoadingSession()); err != nil {
+				fail(err)
 			}
 			for t := range next {
 				if ctx.Err() != nil {
@@ -251,28 +243,29 @@ func loadAll(ctx context.Context, env *workload.Env, dir, method string, progres
 // PostgreSQL VACUUM (ANALYZE) also sets the hint bits and the visibility map, which the first
 // query would otherwise do (and write out) on its own time; InnoDB has no such deferred work.
 func finishTable(ctx context.Context, c sqldb.Conn, t table) error {
-	for _, q := range t.indexSQL(c.Kind()) {
+	d := dialect.Of(c)
+	for _, q := range t.indexSQL(d) {
 		if err := c.Exec(ctx, q); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
-	if c.Kind().MySQLFamily() {
-		_, err := c.Query(ctx, "ANALYZE TABLE "+t.name)
-		return err
-	}
-	return c.Exec(ctx, "VACUUM (ANALYZE) "+t.name)
+	return d.Maintain(ctx, c, t.name)
 }
 
-// enableLocalInfile decides how the MySQL family loads: LOAD DATA LOCAL INFILE when the server
-// allows it (or lets this user allow it for the load), else multi-row INSERTs.
-func enableLocalInfile(ctx context.Context, c sqldb.Conn, logf func(string, ...any)) (string, func()) {
-	ok, restore, err := sqldb.EnableLocalInfile(ctx, c)
-	if !ok {
-		logf("local_infile is off on the server and cannot be turned on (%v): loading with multi-row INSERTs", err)
-		return "INSERT", restore
+// startLoading decides how the tables load: the engine's bulk path (COPY, LOAD DATA LOCAL
+// INFILE) where the server allows it (or lets this user allow it for the load), else multi-row
+// INSERTs.
+func startLoading(ctx context.Context, c sqldb.Conn, logf func(string, ...any)) (string, func()) {
+	restore, err := dialect.LoaderFor(c.Kind()).StartLoading(ctx, c)
+	if err != nil {
+		logf("%v: loading with multi-row INSERTs", err)
+		return insertMethod, restore
 	}
-	return "LOAD DATA LOCAL INFILE", restore
+	return dialect.Of(c).Caps().BulkLoad, restore
 }
+
+// insertMethod is the load's method where the engine's bulk path is refused.
+const insertMethod = "INSERT"
 
 // countingReader counts the lines (rows) it passes on and reports them as progress.
 type countingReader struct {
@@ -301,13 +294,10 @@ func loadTable(ctx context.Context, c sqldb.Conn, t table, path, method string, 
 	}
 	defer f.Close()
 	cr := &countingReader{r: bufio.NewReaderSize(f, 1<<20), progress: progress}
-	switch {
-	case !c.Kind().MySQLFamily():
-		err = copyRows(ctx, c, t, cr)
-	case method == "INSERT":
+	if method == insertMethod {
 		err = insertRows(ctx, c, t, cr)
-	default:
-		err = loadDataRows(ctx, c, t, cr)
+	} else {
+		err = bulkRows(ctx, c, t, cr)
 	}
 	if err != nil {
 		return 0, err
@@ -317,9 +307,10 @@ func loadTable(ctx context.Context, c sqldb.Conn, t table, path, method string, 
 	return cr.lines, nil
 }
 
-// copyRows turns dbgen's "a|b|c|" lines into COPY's text format ("a\tb\tc"). dbgen writes no
-// tabs or backslashes, but they are escaped anyway so no text could be read as something else.
-func copyRows(ctx context.Context, c sqldb.Conn, t table, r io.Reader) error {
+// bulkRows turns dbgen's "a|b|c|" lines into the bulk loaders' text format ("a\tb\tc"). dbgen
+// writes no tabs or backslashes, but they are escaped anyway so no text could be read as
+// something else.
+func bulkRows(ctx context.Context, c sqldb.Conn, t table, r io.Reader) error {
 	pr, pw := io.Pipe()
 	go func() {
 		br := bufio.NewReaderSize(r, 1<<20)
@@ -348,7 +339,7 @@ func copyRows(ctx context.Context, c sqldb.Conn, t table, r io.Reader) error {
 			}
 		}
 	}()
-	_, err := sqldb.CopyFrom(ctx, c, t.name, t.columnNames(), pr)
+	err := dialect.LoaderFor(c.Kind()).Load(ctx, c, t.name, t.columnNames(), pr)
 	pr.CloseWithError(err)
 	return err
 }
@@ -369,11 +360,6 @@ func appendCopyLine(out, line []byte) []byte {
 		}
 	}
 	return append(out, '\n')
-}
-
-// loadDataRows streams dbgen's '|'-terminated rows through LOAD DATA LOCAL INFILE.
-func loadDataRows(ctx context.Context, c sqldb.Conn, t table, r io.Reader) error {
-	return sqldb.LoadData(ctx, c, t.name, t.columnNames(), r, "|", "|\n")
 }
 
 // insertRows sends multi-row INSERTs of about 1 MB, well under max_allowed_packet (16 MB on
@@ -504,11 +490,8 @@ func (w *tpch) Cleanup(ctx context.Context, env *workload.Env) error {
 // dropLeftoverViews removes Q15 views (fb_revenueN) that a killed run could not drop: on
 // PostgreSQL they would keep lineitem and supplier from being dropped.
 func dropLeftoverViews(ctx context.Context, c sqldb.Conn) error {
-	q := "SELECT table_name FROM information_schema.views WHERE table_schema = current_schema() AND table_name LIKE 'fb\\_revenue%'"
-	if c.Kind().MySQLFamily() {
-		q = "SELECT table_name FROM information_schema.views WHERE table_schema = DATABASE() AND table_name LIKE 'fb\\_revenue%'"
-	}
-	rows, err := c.Query(ctx, q)
+	rows, err := c.Query(ctx, "SELECT table_name FROM information_schema.views WHERE table_schema = "+
+		dialect.Of(c).CurrentSchema()+" AND table_name LIKE 'fb\\_revenue%'")
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package tpch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/servermetrics"
 	"github.com/fairbench/fairbench/internal/sqldb"
@@ -73,7 +75,7 @@ const watchdogGrace = 5 * time.Second
 type session struct {
 	env     *workload.Env
 	conn    sqldb.Conn
-	id      string // pg_backend_pid() / CONNECTION_ID()
+	id      int64 // the server's session id: pg_backend_pid() / CONNECTION_ID()
 	timeout time.Duration
 }
 
@@ -83,16 +85,10 @@ func openSession(ctx context.Context, env *workload.Env, timeout time.Duration) 
 		return nil, err
 	}
 	s := &session{env: env, conn: c, timeout: timeout}
-	q := "SELECT pg_backend_pid()"
-	if c.Kind().MySQLFamily() {
-		q = "SELECT CONNECTION_ID()"
-	}
-	rows, err := c.Query(ctx, q)
-	if err != nil || len(rows) != 1 {
+	if s.id, err = dialect.SamplerFor(c.Kind()).SessionID(ctx, c); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("reading the connection id: %v", err)
 	}
-	s.id = rows[0][0]
 	// Last: from here on every statement on this connection is subject to the timeout.
 	if err := s.setTimeout(ctx); err != nil {
 		c.Close()
@@ -101,27 +97,18 @@ func openSession(ctx context.Context, env *workload.Env, timeout time.Duration) 
 	return s, nil
 }
 
-// setTimeout asks the server to cancel statements that run longer than the timeout:
-// statement_timeout (PostgreSQL, milliseconds), max_statement_time (MariaDB, seconds, any
-// statement) or max_execution_time (MySQL, milliseconds, SELECT only). The MySQL-family pair is
-// tried both ways because a target's kind says which protocol, not which product.
+// setTimeout asks the server to cancel statements that run longer than the timeout, in the
+// first of the engine's ways that it takes.
 func (s *session) setTimeout(ctx context.Context) error {
-	ms := s.timeout.Milliseconds()
-	if !s.conn.Kind().MySQLFamily() {
-		return s.conn.Exec(ctx, fmt.Sprintf("SET statement_timeout = %d", ms))
-	}
-	maria := fmt.Sprintf("SET SESSION max_statement_time = %s", strconv.FormatFloat(s.timeout.Seconds(), 'f', 3, 64))
-	mysql := fmt.Sprintf("SET SESSION max_execution_time = %d", ms)
-	first, second := mysql, maria
-	if s.conn.Kind() == sqldb.MariaDB {
-		first, second = maria, mysql
-	}
-	if err := s.conn.Exec(ctx, first); err != nil {
-		if err2 := s.conn.Exec(ctx, second); err2 != nil {
-			return fmt.Errorf("setting the query timeout: %v", err)
+	var first error
+	for _, q := range dialect.Of(s.conn).StatementTimeout(s.timeout) {
+		err := s.conn.Exec(ctx, q)
+		if err == nil {
+			return nil
 		}
+		first = cmp.Or(first, err)
 	}
-	return nil
+	return fmt.Errorf("setting the query timeout: %v", first)
 }
 
 func (s *session) Close() error { return s.conn.Close() }
@@ -136,11 +123,7 @@ func (s *session) cancelRunning() {
 		return
 	}
 	defer c.Close()
-	if c.Kind().MySQLFamily() {
-		_ = c.Exec(ctx, "KILL QUERY "+s.id)
-	} else {
-		_, _ = c.Query(ctx, "SELECT pg_cancel_backend("+s.id+")")
-	}
+	_ = c.Exec(ctx, dialect.Of(c).CancelStatement(s.id))
 }
 
 // dropView removes Q15's view after a failed or interrupted run of it, from a new connection
@@ -512,10 +495,9 @@ func (w *tpch) powerTest(ctx context.Context, env *workload.Env, mc sqldb.Conn, 
 		if sampler != nil {
 			s1, _ = sampler.Sample()
 		}
-		if !mc.Kind().MySQLFamily() {
-			// A backend publishes its statistics at most once a second unless told to; this makes
-			// the query's own buffer figures visible before they are read.
-			_, _ = s.conn.Query(context.WithoutCancel(ctx), "SELECT pg_stat_force_next_flush()")
+		// The query's own buffer figures, visible before they are read.
+		if q := dialect.Of(mc).PublishStatistics(); q != "" {
+			_ = s.conn.Exec(context.WithoutCancel(ctx), q)
 		}
 		after, _ := servermetrics.Counters(context.WithoutCancel(ctx), mc)
 		rec := w.record(q, 0, o, ck)
