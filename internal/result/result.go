@@ -120,9 +120,55 @@ type Result struct {
 	// Statements is the server's own account of each statement over the measured window
 	// (internal/statements); absent with --instrument off and for clients on other hosts.
 	Statements *Statements `json:"server_statements,omitempty"`
+	// ClientStatements is each statement's latency as the clients saw it, over the measured
+	// window (pgbench -r's per-statement report), for workloads that time their statements
+	// (workload files, pgbench scripts); absent for others.
+	ClientStatements []ClientStatement `json:"client_statements,omitempty"`
 	// Routing is where a cluster's measured clients ran: "leader", or "replicas" (compare
 	// --read-replicas with a read-only workload on postgres-ha); absent for other targets.
 	Routing string `json:"routing,omitempty"`
+}
+
+// ClientStatement is one statement of a workload, timed by the clients from sending it to its
+// last row or its error. Statements are in the workload's own order; Label names the statement
+// alike on every engine ("transfer #2: UPDATE accounts SET ...").
+type ClientStatement struct {
+	Label string `json:"label"`
+	// Executions counts every time a client sent it in the measured window, retried attempts
+	// and failures included; Failed, those that ended in an error.
+	Executions int64 `json:"executions"`
+	Failed     int64 `json:"failed"`
+	// TotalMS is the time all executions took; MeanMS is TotalMS / Executions; MaxMS the longest.
+	TotalMS float64 `json:"total_ms"`
+	MeanMS  float64 `json:"mean_ms"`
+	MaxMS   float64 `json:"max_ms"`
+}
+
+// PoolClientStatements adds lists of per-statement figures by label (shards of one run, rounds
+// of one step), in the order the labels first appear, with each mean computed again.
+func PoolClientStatements(lists ...[]ClientStatement) []ClientStatement {
+	var out []ClientStatement
+	at := map[string]int{}
+	for _, list := range lists {
+		for _, st := range list {
+			i, ok := at[st.Label]
+			if !ok {
+				at[st.Label], i = len(out), len(out)
+				out = append(out, ClientStatement{Label: st.Label})
+			}
+			o := &out[i]
+			o.Executions += st.Executions
+			o.Failed += st.Failed
+			o.TotalMS += st.TotalMS
+			o.MaxMS = max(o.MaxMS, st.MaxMS)
+		}
+	}
+	for i := range out {
+		if out[i].Executions > 0 {
+			out[i].MeanMS = out[i].TotalMS / float64(out[i].Executions)
+		}
+	}
+	return out
 }
 
 // Wire is the client side of the parity audit: statements and round trips counted on the wire by

@@ -14,7 +14,9 @@ import (
 
 // client is one simulated user: a connection, the workload's worker on it, and its tally.
 type client struct {
-	id     int
+	id int
+	// times is where a StatementTimed workload's worker records one transaction's statements.
+	times  *workload.StatementTimes
 	conn   sqldb.Conn
 	worker workload.Worker
 	tally  *tally
@@ -122,6 +124,8 @@ func (cs *clients) loop(cl *client) {
 			due = began
 		}
 		n = counts{}
+		cl.times.Reset()
+		n.q.Times = cl.times
 		err := cs.transaction(cl, &n)
 		if cl.abandoned.Load() {
 			return

@@ -17,7 +17,7 @@ const (
 )
 
 // fold adds every client's totals into res; measured is the measured window's wall time.
-func fold(res *result.Result, tallies []*tally, kinds []string, measured time.Duration) error {
+func fold(res *result.Result, tallies []*tally, sh shape, measured time.Duration) error {
 	var total counts
 	hist, lag := histogram.New(), histogram.New()
 	for _, t := range tallies {
@@ -47,9 +47,10 @@ func fold(res *result.Result, tallies []*tally, kinds []string, measured time.Du
 		}
 	}
 	var err error
-	if res.ByKind, err = foldKinds(tallies, kinds, secs); err != nil {
+	if res.ByKind, err = foldKinds(tallies, sh.kinds, secs); err != nil {
 		return err
 	}
+	res.ClientStatements = foldStatements(tallies, sh.statements)
 	enc, err := hist.Encode()
 	res.Histogram = enc
 	return err
@@ -93,4 +94,27 @@ func tooLittle(res *result.Result, measured time.Duration, inWarmup bool) string
 		return fmt.Sprintf("counted %d transactions, fewer than the %d a rate needs", res.Transactions, MinTransactions)
 	}
 	return ""
+}
+
+// foldStatements adds the clients' per-statement figures, in the workload's order; nil for a
+// workload that does not time its statements.
+func foldStatements(tallies []*tally, labels []string) []result.ClientStatement {
+	if len(labels) == 0 {
+		return nil
+	}
+	out := make([]result.ClientStatement, len(labels))
+	for i, label := range labels {
+		var sum stmtTotals
+		for _, t := range tallies {
+			if i < len(t.stmts) {
+				sum.add(t.stmts[i])
+			}
+		}
+		out[i] = result.ClientStatement{Label: label, Executions: sum.calls, Failed: sum.failed,
+			TotalMS: float64(sum.total) / 1e6, MaxMS: float64(sum.max) / 1e6}
+		if sum.calls > 0 {
+			out[i].MeanMS = out[i].TotalMS / float64(sum.calls)
+		}
+	}
+	return out
 }

@@ -225,7 +225,7 @@ func maxPause(list []*client) time.Duration {
 }
 
 // finish closes the last interval at the end, records the ramp and folds the tallies into res.
-func (m *measurement) finish(res *result.Result, kinds []string) error {
+func (m *measurement) finish(res *result.Result, sh shape) error {
 	var measured time.Duration
 	if m.started {
 		measured = m.end.Sub(m.start)
@@ -250,7 +250,7 @@ func (m *measurement) finish(res *result.Result, kinds []string) error {
 		res.Threads = m.active
 		res.Label = "ramp"
 	}
-	if err := fold(res, m.tallies(), kinds, measured); err != nil {
+	if err := fold(res, m.tallies(), sh, measured); err != nil {
 		return err
 	}
 	if m.started {

@@ -141,11 +141,8 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	var kinds []string
-	if typed, ok := wl.(workload.Typed); ok {
-		kinds = typed.TransactionKinds()
-	}
-	cs, err := connectClients(ctx, &cfg, connect, wl, len(kinds))
+	sh := shapeOf(wl)
+	cs, err := connectClients(ctx, &cfg, connect, wl, sh)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +155,7 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 		cfg.Warmup = cfg.StartAt.Sub(start)
 	}
 	cs.pace = newPacer(&cfg, start, &cs.stop)
-	m := &measurement{cfg: &cfg, cs: cs, active: cfg.Threads, kinds: kinds}
+	m := &measurement{cfg: &cfg, cs: cs, active: cfg.Threads, kinds: sh.kinds}
 	if cfg.Ramp != nil {
 		m.ramp = newRampState(*cfg.Ramp, start)
 		m.active = m.ramp.level
@@ -173,7 +170,7 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 	if m.started && cfg.OnMeasureEnd != nil {
 		cfg.OnMeasureEnd()
 	}
-	if err := m.finish(res, kinds); err != nil {
+	if err := m.finish(res, sh); err != nil {
 		return res, err
 	}
 	if cfg.OnAcks != nil && cs.reconn != nil {

@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
+	"github.com/fairbench/fairbench/internal/workload"
 )
 
 // spin busy-waits d on the calling thread: a statement's service time that, unlike a sleep,
@@ -406,4 +409,58 @@ func TestWaitForGivesUp(t *testing.T) {
 			t.Fatalf("%d stuck", len(stuck))
 		}
 	})
+}
+
+// timedProbe times two statements per transaction, as a workload file's worker does: the first
+// spins 200 µs, the second fails every fourth time (and is retried).
+type timedProbe struct{ probe }
+
+func (p *timedProbe) StatementLabels() []string { return []string{"t #1: SELECT 1", "t #2: UPDATE x"} }
+
+func (p *timedProbe) NewWorker(context.Context, sqldb.Conn, *randgen.Rand, int, int) (workload.Worker, error) {
+	return &timedWorker{p: p}, nil
+}
+
+type timedWorker struct {
+	p *timedProbe
+	n int
+}
+
+func (w *timedWorker) Transaction(_ context.Context, q *workload.Queries) error {
+	began := time.Now()
+	spin(200 * time.Microsecond)
+	q.Times.Add(0, time.Since(began), false)
+	w.n++
+	failed := w.n%4 == 0
+	q.Times.Add(1, 0, failed)
+	if failed {
+		return deadlock
+	}
+	return nil
+}
+
+// Per-statement times: every execution counted, retries and failures included, the spun time
+// seen in the first statement's mean, and nothing from the warm-up.
+func TestStatementTimes(t *testing.T) {
+	db := &fakeDB{}
+	cfg := config(2, 400*time.Millisecond)
+	cfg.Warmup = 100 * time.Millisecond
+	res, err := Run(context.Background(), cfg, db.connect, &timedProbe{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.ClientStatements) != 2 {
+		t.Fatalf("client statements = %+v", res.ClientStatements)
+	}
+	first, second := res.ClientStatements[0], res.ClientStatements[1]
+	attempts := res.Transactions + res.Retries + res.Errors
+	if first.Label != "t #1: SELECT 1" || first.Executions != attempts || second.Executions != attempts {
+		t.Errorf("executions %d, %d; want one per attempt, %d (%+v)", first.Executions, second.Executions, attempts, res.ClientStatements)
+	}
+	if second.Failed != res.Retries+res.Errors || first.Failed != 0 {
+		t.Errorf("failed %d, %d; want 0 and %d", first.Failed, second.Failed, res.Retries+res.Errors)
+	}
+	if first.MeanMS < 0.2 || first.MaxMS < first.MeanMS || math.Abs(first.TotalMS-first.MeanMS*float64(first.Executions)) > 1e-6*first.TotalMS {
+		t.Errorf("first statement: mean %.3f ms, max %.3f, total %.3f", first.MeanMS, first.MaxMS, first.TotalMS)
+	}
 }

@@ -13,7 +13,7 @@ import (
 // connectClients connects and prepares every client before the clock starts: connection set-up
 // is not workload. A cancelled ctx (Ctrl-C) returns at once even while a connection hangs; the
 // set-up goroutine closes what it opened when it gets back.
-func connectClients(ctx context.Context, cfg *Config, connect Connector, wl workload.Workload, kinds int) (*clients, error) {
+func connectClients(ctx context.Context, cfg *Config, connect Connector, wl workload.Workload, sh shape) (*clients, error) {
 	cs := &clients{stopped: make(chan struct{}), fatalCh: make(chan struct{}), maxTries: cfg.MaxTries, policy: clientScheduling()}
 	cs.stmtCtx = context.WithoutCancel(ctx)
 	cs.outages = newOutages(cfg)
@@ -31,10 +31,10 @@ func connectClients(ctx context.Context, cfg *Config, connect Connector, wl work
 	go func() {
 		if r := cfg.Ramp; r != nil && r.Stages {
 			p, err := openPool(ctx, cfg, connect, wl, stageConnections(r))
-			got <- outcome{poolClients(cfg, kinds), p, err}
+			got <- outcome{poolClients(cfg, sh), p, err}
 			return
 		}
-		list, err := openClients(ctx, cfg, connect, wl, kinds)
+		list, err := openClients(ctx, cfg, connect, wl, sh)
 		got <- outcome{list, nil, err}
 	}()
 	select {
@@ -53,15 +53,15 @@ func connectClients(ctx context.Context, cfg *Config, connect Connector, wl work
 
 // openClients opens one connection per client and makes its worker; on error it returns the
 // clients opened so far, for closing.
-func openClients(ctx context.Context, cfg *Config, connect Connector, wl workload.Workload, kinds int) ([]*client, error) {
+func openClients(ctx context.Context, cfg *Config, connect Connector, wl workload.Workload, sh shape) ([]*client, error) {
 	list := make([]*client, 0, cfg.Threads)
 	for i := range cfg.Threads {
 		c, err := connect(ctx)
 		if err != nil {
 			return list, err
 		}
-		cl := &client{id: i, conn: c, tally: newTally(kinds, cfg.OnIntervalDetail != nil), done: make(chan struct{}),
-			rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))}
+		cl := newClient(cfg, i, sh)
+		cl.conn = c
 		list = append(list, cl)
 		if cl.worker, err = wl.NewWorker(ctx, c, workerRand(cfg, i), i, cfg.Threads); err != nil {
 			return list, err
@@ -93,11 +93,10 @@ func openPool(ctx context.Context, cfg *Config, connect Connector, wl workload.W
 }
 
 // poolClients makes a stage ramp's clients: no connection of their own, kinds counted as usual.
-func poolClients(cfg *Config, kinds int) []*client {
+func poolClients(cfg *Config, sh shape) []*client {
 	list := make([]*client, cfg.Threads)
 	for i := range list {
-		list[i] = &client{id: i, tally: newTally(kinds, cfg.OnIntervalDetail != nil), done: make(chan struct{}),
-			rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))}
+		list[i] = newClient(cfg, i, sh)
 	}
 	return list
 }
@@ -172,4 +171,30 @@ func (cs *clients) workers() []workload.Worker {
 		}
 	}
 	return out
+}
+
+// shape is what the clients' tallies keep apart: the workload's transaction types (Typed) and
+// its timed statements (StatementTimed).
+type shape struct{ kinds, statements []string }
+
+func shapeOf(wl workload.Workload) shape {
+	var sh shape
+	if typed, ok := wl.(workload.Typed); ok {
+		sh.kinds = typed.TransactionKinds()
+	}
+	if timed, ok := wl.(workload.StatementTimed); ok {
+		sh.statements = timed.StatementLabels()
+	}
+	return sh
+}
+
+// newClient is client i, without its connection, with a tally of the workload's shape and, for a
+// workload that times its statements, the room its worker records them in.
+func newClient(cfg *Config, i int, sh shape) *client {
+	cl := &client{id: i, tally: newTally(sh, cfg.OnIntervalDetail != nil), done: make(chan struct{}),
+		rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))}
+	if len(sh.statements) > 0 {
+		cl.times = &workload.StatementTimes{}
+	}
+	return cl
 }

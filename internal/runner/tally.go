@@ -56,10 +56,36 @@ type tally struct {
 	// are the one reader of interval figures per kind, and without them a transaction costs no
 	// third histogram record.
 	ivKinds []kindTotals
+	// stmts are the measured executions of each timed statement (StatementTimed workloads).
+	stmts []stmtTotals
 	// maxPause is the longest on-purpose pause (TPC-C's think times) of one transaction: the end
 	// of a run waits that long for a client before it counts it as stuck.
 	maxPause time.Duration
 	_        [64]byte // keep neighbouring clients' locks off one cache line
+}
+
+// stmtTotals is one statement's executions, failures and time in nanoseconds.
+type stmtTotals struct{ calls, failed, total, max int64 }
+
+func (s *stmtTotals) add(o stmtTotals) {
+	s.calls += o.calls
+	s.failed += o.failed
+	s.total += o.total
+	s.max = max(s.max, o.max)
+}
+
+// addTimes adds one transaction's timed statements.
+func addTimes(into []stmtTotals, times []workload.StatementTime) {
+	for _, st := range times {
+		if st.Index < 0 || st.Index >= len(into) {
+			continue
+		}
+		ns := st.Elapsed.Nanoseconds()
+		into[st.Index].add(stmtTotals{calls: 1, total: ns, max: ns})
+		if st.Failed {
+			into[st.Index].failed++
+		}
+	}
 }
 
 type kindTotals struct {
@@ -67,14 +93,15 @@ type kindTotals struct {
 	hist *histogram.Histogram
 }
 
-// newTally makes a client's tally for a workload of kinds transaction types; live keeps each
-// interval's figures per type too.
-func newTally(kinds int, live bool) *tally {
+// newTally makes a client's tally for a workload of this shape; live keeps each interval's
+// figures per transaction type too.
+func newTally(sh shape, live bool) *tally {
 	t := &tally{ivHist: histogram.New(), ivLag: histogram.New(), totalHist: histogram.New(), lagHist: histogram.New()}
-	t.byKind = newKindTotals(kinds)
+	t.byKind = newKindTotals(len(sh.kinds))
 	if live {
-		t.ivKinds = newKindTotals(kinds)
+		t.ivKinds = newKindTotals(len(sh.kinds))
 	}
+	t.stmts = make([]stmtTotals, len(sh.statements))
 	return t
 }
 
@@ -125,6 +152,7 @@ func (t *tally) record(n *counts, latency, lag time.Duration, open bool) bool {
 			t.ivKinds[k].add(n, micros)
 		}
 	}
+	addTimes(t.stmts, n.q.Times.All())
 	t.maxPause = max(t.maxPause, n.q.Paused)
 	t.interval.add(n)
 	t.ivHist.Record(micros)

@@ -47,6 +47,59 @@ type Queries struct {
 	// Paused is time the worker waited on purpose (TPC-C's keying and think times): the runner
 	// leaves it out of the transaction's latency, as the spec measures response time.
 	Paused time.Duration
+	// Times is where a StatementTimed workload's worker records each statement it sent, with
+	// its latency as the client saw it; nil for other workloads (Add then does nothing).
+	Times *StatementTimes
+}
+
+// StatementTimed is implemented by workloads that time each of their statements, as pgbench -r
+// does: the runner gives their workers a StatementTimes and reports each statement's executions,
+// failures and latency. StatementLabels names the statements; a worker's index is into it.
+type StatementTimed interface {
+	StatementLabels() []string
+}
+
+// ShortSQL is a statement on one line, at most 60 characters: how a statement is named in
+// messages and in the per-statement latency.
+func ShortSQL(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 60 {
+		return s[:57] + "..."
+	}
+	return s
+}
+
+// StatementTime is one execution of statement Index (into StatementLabels).
+type StatementTime struct {
+	Index   int
+	Elapsed time.Duration
+	Failed  bool
+}
+
+// StatementTimes are one transaction's timed statements. The runner owns it and empties it
+// before each transaction; it keeps its room, so recording allocates nothing once warm.
+type StatementTimes struct{ list []StatementTime }
+
+// Add records that statement index took elapsed, and whether it failed.
+func (s *StatementTimes) Add(index int, elapsed time.Duration, failed bool) {
+	if s != nil {
+		s.list = append(s.list, StatementTime{Index: index, Elapsed: elapsed, Failed: failed})
+	}
+}
+
+// Reset empties it for the next transaction.
+func (s *StatementTimes) Reset() {
+	if s != nil {
+		s.list = s.list[:0]
+	}
+}
+
+// All are the statements recorded since the last Reset.
+func (s *StatementTimes) All() []StatementTime {
+	if s == nil {
+		return nil
+	}
+	return s.list
 }
 
 // Typed is implemented by workloads with several transaction types (TPC-C's NewOrder, Payment,
