@@ -2,6 +2,7 @@ package pgbenchscript_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,6 +37,15 @@ func TestScriptsOnEveryEngine(t *testing.T) {
 			}
 			if dc, err := j.Check(context.Background(), nil); err != nil || !dc.Passed {
 				t.Errorf("tpcb check after tpcb-like: %+v, %v", dc, err)
+			}
+			// pgbench -r's report: each of the seven SQL commands, by line, once per transaction.
+			if len(res.ClientStatements) != 7 || !strings.HasPrefix(res.ClientStatements[0].Label, "tpcb-like:5: BEGIN") {
+				t.Errorf("client statements %+v: want tpcb-like's seven, BEGIN at line 5 first", res.ClientStatements)
+			}
+			for _, st := range res.ClientStatements {
+				if st.Executions < res.Transactions || st.Failed > 0 || st.MeanMS <= 0 {
+					t.Errorf("%s: %+v for %d transactions", st.Label, st, res.Transactions)
+				}
 			}
 
 			mixed := workloadtest.Job(t, tg, "pgbench", map[string]string{"scale": "1", "script": "select-only@2,testdata/gset.sql@1"}, 12)

@@ -1,6 +1,7 @@
 package pgbenchscript
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -43,6 +44,10 @@ type scripts struct {
 	total             int
 	scale             int64
 	tpcbOnly          bool
+	// labels name each SQL command of every script for its latency (pgbench -r); index maps a
+	// script's command to its label, -1 for meta-commands.
+	labels []string
+	index  [][]int
 }
 
 func newWorkload(o workload.Options) (workload.Workload, error) {
@@ -70,8 +75,27 @@ func newWorkload(o workload.Options) (workload.Workload, error) {
 	if w.total == 0 {
 		return nil, fmt.Errorf("--script %q: every weight is 0, so no script would run; give one a weight of 1 or more", o["script"])
 	}
+	w.labelCommands()
 	return w, nil
 }
+
+// labelCommands names every SQL command "script:line: text", as pgbench -r lists them.
+func (w *scripts) labelCommands() {
+	for _, s := range w.list {
+		idx := make([]int, len(s.Commands))
+		for pc, c := range s.Commands {
+			idx[pc] = -1
+			if c.Kind == SQL {
+				idx[pc] = len(w.labels)
+				w.labels = append(w.labels, fmt.Sprintf("%s:%d: %s", s.Name, c.Line, workload.ShortSQL(cmp.Or(c.Control, c.SQL))))
+			}
+		}
+		w.index = append(w.index, idx)
+	}
+}
+
+// StatementLabels names the scripts' SQL commands for their latency as the clients saw it.
+func (w *scripts) StatementLabels() []string { return w.labels }
 
 // Load reads "NAME[@WEIGHT]": a built-in script, else a file.
 func Load(arg string) (*Script, error) {
@@ -195,7 +219,10 @@ func (wk *worker) step(ctx context.Context, k, pc int, q *workload.Queries) (int
 	c := &cmds[pc]
 	switch c.Kind {
 	case SQL:
-		return pc + 1, wk.sql(ctx, c, wk.stmts[k][pc], q)
+		began := time.Now()
+		err := wk.sql(ctx, c, wk.stmts[k][pc], q)
+		q.Times.Add(wk.w.index[k][pc], time.Since(began), err != nil)
+		return pc + 1, err
 	case Set:
 		v, err := c.Expr.eval(&wk.st)
 		wk.st.vars[c.Var] = v

@@ -3,6 +3,7 @@ package workloadfile_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,6 +49,7 @@ func TestShopOnEveryEngine(t *testing.T) {
 			if res.Queries.Write == 0 || res.Queries.Read == 0 {
 				t.Errorf("queries %+v: want reads and writes", res.Queries)
 			}
+			checkStatementTimes(t, res)
 			if dc, err := j.Check(context.Background(), nil); err != nil || !dc.Passed {
 				t.Errorf("check after the run: %+v, %v", dc, err)
 			}
@@ -147,4 +149,25 @@ func withoutPlans(t *testing.T, as []result.Answer) []result.Answer {
 		out[i] = a
 	}
 	return out
+}
+
+// checkStatementTimes: the shop's seven timed statements (place_order's three and its COMMIT),
+// each run at least once per transaction of its kind, none failed, each with a time.
+func checkStatementTimes(t *testing.T, res *result.Result) {
+	t.Helper()
+	want := []string{"browse #1: SELECT", "search #1: SELECT", "place_order #1: INSERT", "place_order #2: INSERT",
+		"place_order #3: UPDATE", "place_order: COMMIT", "pay #1: UPDATE"}
+	if len(res.ClientStatements) != len(want) {
+		t.Fatalf("client statements %+v, want %d", res.ClientStatements, len(want))
+	}
+	for i, st := range res.ClientStatements {
+		kind, _, _ := strings.Cut(st.Label, " ")
+		kind = strings.TrimSuffix(kind, ":")
+		if !strings.HasPrefix(st.Label, want[i]) || st.Failed > 0 || st.MeanMS <= 0 || st.MaxMS < st.MeanMS {
+			t.Errorf("statement %d: %+v, want %q... timed without failures", i, st, want[i])
+		}
+		if bk := res.ByKind[kind]; bk == nil || st.Executions < bk.Transactions {
+			t.Errorf("%s ran %d times for %+v transactions", st.Label, st.Executions, bk)
+		}
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/fairbench/fairbench/internal/workload"
 )
 
 // Statement is one SQL statement of a transaction, with :name parameters.
@@ -107,9 +109,4 @@ func statementKind(sql string) string {
 func isNameStart(c byte) bool { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
 func isNameChar(c byte) bool  { return isNameStart(c) || (c >= '0' && c <= '9') }
 
-func short(s string) string {
-	if len(s) > 60 {
-		return s[:57] + "..."
-	}
-	return s
-}
+func short(s string) string { return workload.ShortSQL(s) }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/sqldb"
@@ -61,6 +62,11 @@ type fileWorkload struct {
 	f     *File
 	rows  map[string]int64 // per table, scaled
 	kinds []string
+	// labels name every statement for the per-statement latency (StatementTimed), transaction
+	// by transaction, each multi-statement one's COMMIT last; first is each transaction's first
+	// index into labels.
+	labels []string
+	first  []int
 }
 
 func newFileWorkload(f *File, scale int64) (*fileWorkload, error) {
@@ -78,9 +84,19 @@ func newFileWorkload(f *File, scale int64) (*fileWorkload, error) {
 		for _, g := range tx.Params {
 			w.resolve(g)
 		}
+		w.first = append(w.first, len(w.labels))
+		for i, st := range tx.Statements {
+			w.labels = append(w.labels, fmt.Sprintf("%s #%d: %s", tx.Name, i+1, short(st.SQL)))
+		}
+		if len(tx.Statements) > 1 {
+			w.labels = append(w.labels, tx.Name+": COMMIT")
+		}
 	}
 	return w, nil
 }
+
+// StatementLabels names each statement for its latency as the clients saw it (pgbench -r).
+func (w *fileWorkload) StatementLabels() []string { return w.labels }
 
 // resolve gives ref and next the key range of the sequence they name, at this scale. next
 // starts above the loaded keys and is shared by every worker, so no two INSERTs draw one key.
@@ -242,14 +258,21 @@ func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 		}
 		q.Other++
 	}
+	first := wk.w.first[k]
 	for i, s := range tx.Statements {
-		if err := wk.statement(ctx, s, b.args[i], wk.stmts[k][i], q); err != nil {
+		began := time.Now()
+		err := wk.statement(ctx, s, b.args[i], wk.stmts[k][i], q)
+		q.Times.Add(first+i, time.Since(began), err != nil)
+		if err != nil {
 			return fmt.Errorf("transaction %s, statement %d: %w", tx.Name, i+1, err)
 		}
 	}
 	if multi {
 		q.Other++
-		return wk.conn.Exec(ctx, "COMMIT")
+		began := time.Now()
+		err := wk.conn.Exec(ctx, "COMMIT")
+		q.Times.Add(first+len(tx.Statements), time.Since(began), err != nil)
+		return err
 	}
 	return nil
 }
