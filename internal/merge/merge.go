@@ -64,6 +64,7 @@ func Merge(shards []Shard) (*result.Result, error) {
 	m.Machine = mergeMachine(shards)
 	m.Waits = mergeWaits(shards)
 	m.Statements = mergeStatements(shards)
+	m.ClientStatements = mergeClientStatements(shards)
 	mergeAvailability(m, shards)
 	finish(m)
 	markMissing(m, shards)
@@ -235,7 +236,7 @@ var fieldRules = map[string]string{
 	"TPCH":     "per-shard", // sameRun refuses TPC-H shards
 	"Measured": "merged", "Shard": "per-shard", "Shards": "own", "Network": "first", "LagHistogram": "merged",
 	"Wire": "sum", "Prepared": "first", "StartState": "first", "DataCheck": "merged", "Availability": "merged",
-	"Routing": "first", "Machine": "merged", "Waits": "merged", "Statements": "merged",
+	"Routing": "first", "Machine": "merged", "Waits": "merged", "Statements": "merged", "ClientStatements": "merged",
 }
 
 // base starts the merged result as a copy of the first shard, so every field fieldRules calls
@@ -462,6 +463,16 @@ func mergeWaits(shards []Shard) *result.Waits {
 		w.Add(s.Result.Waits)
 	}
 	return w
+}
+
+// mergeClientStatements adds the shards' per-statement figures by label: each shard timed its own
+// clients, running the same workload.
+func mergeClientStatements(shards []Shard) []result.ClientStatement {
+	lists := make([][]result.ClientStatement, len(shards))
+	for i, s := range shards {
+		lists[i] = s.Result.ClientStatements
+	}
+	return result.PoolClientStatements(lists...)
 }
 
 // mergeStatements is the first shard's server account: each shard read the same server's

@@ -59,6 +59,9 @@ func build(in *Input) (*document.Doc, error) {
 	if s := m.capturedSection(); s != nil {
 		d.Sections = append(d.Sections, s)
 	}
+	if s := m.clientStatementsSection(); s != nil {
+		d.Sections = append(d.Sections, s)
+	}
 	if s := m.statementsSection(); s != nil {
 		d.Sections = append(d.Sections, s)
 	}

@@ -268,6 +268,7 @@ func fixture(t testing.TB) *Input {
 		if s.workload == "oltp_point_select" {
 			r.Waits = fixtureWaits(s.kind)
 			r.Statements = fixtureStatements(s.kind, r)
+			r.ClientStatements = fixtureClientStatements(s.kind, r)
 		}
 		in.Results = append(in.Results, r)
 	}
@@ -375,6 +376,22 @@ func fixtureWaits(kind string) *result.Waits {
 		}
 	}
 	return w
+}
+
+// fixtureClientStatements is the point select timed by its clients as a workload file's statement
+// is, with a multi-statement transaction's COMMIT beside it, and on MySQL a few failures.
+func fixtureClientStatements(kind string, r *result.Result) []result.ClientStatement {
+	calls := int64(r.TPS * r.DurationS)
+	mean := map[string]float64{"postgres": 0.081, "mysql": 0.109, "mariadb": 0.094}[kind]
+	commit := map[string]float64{"postgres": 0.412, "mysql": 1.25, "mariadb": 0.97}[kind]
+	out := []result.ClientStatement{
+		{Label: "lookup #1: SELECT c FROM sbtest1 WHERE id = :id", Executions: calls, TotalMS: mean * float64(calls), MeanMS: mean, MaxMS: 12.5},
+		{Label: "lookup: COMMIT", Executions: calls, TotalMS: commit * float64(calls), MeanMS: commit, MaxMS: 30},
+	}
+	if kind == "mysql" {
+		out[1].Failed = 3
+	}
+	return out
 }
 
 // fixtureStatements is a point-select step's server account: the point select itself, and the
