@@ -60,6 +60,15 @@ func Of(a, b []float64, paired bool) (r Ratio, ok bool) {
 	return expRatio(ma-mb, half, min(len(la), len(lb)), false), true
 }
 
+// Margin is how close two engines must be shown to be to count as a tie: the whole interval of
+// their ratio within ±5%, about the spread of repeated runs on a quiet machine. It is a margin of
+// practical equality, not a noise floor: the interval itself is measured, and a wide one is
+// "undecided", never a tie. The report's picks and the studies' judgements both use it.
+const Margin = 0.05
+
+// WithinMargin reports whether the whole interval lies within ±Margin of 1.
+func (r Ratio) WithinMargin() bool { return r.Lo >= 1/(1+Margin) && r.Hi <= 1+Margin }
+
 // Excludes reports whether the interval lies wholly above or below x (1: no difference).
 func (r Ratio) Excludes(x float64) bool { return r.Lo > x || r.Hi < x }
 
@@ -142,7 +151,10 @@ type Effect struct {
 // -1 only slower, 0 either. A measured effect of the other sign is the machine moving, and is
 // never claimed: turning durable commit off cannot slow an engine down.
 func EffectOf(flipped, base []float64, expect int) Effect {
-	e := Effect{Change: median(flipped)/median(base) - 1}
+	e := Effect{Change: math.NaN()}
+	if len(flipped) > 0 && len(base) > 0 {
+		e.Change = Median(flipped)/Median(base) - 1
+	}
 	e.Ratio, e.HasIv = Of(flipped, base, true)
 	if !e.HasIv || !e.Ratio.Excludes(1) {
 		return e
@@ -173,9 +185,11 @@ func signedPct(x float64) string {
 	return fmt.Sprintf("%+.1f%%", 100*x)
 }
 
-func median(xs []float64) float64 {
+// Median is the middle of xs (the mean of the two middle ones for an even count), 0 for none:
+// the one median of the report, the studies' judgements and the intervals' effects.
+func Median(xs []float64) float64 {
 	if len(xs) == 0 {
-		return math.NaN()
+		return 0
 	}
 	s := slices.Sorted(slices.Values(xs))
 	n := len(s)

@@ -103,3 +103,24 @@ func TestOf(t *testing.T) {
 		})
 	}
 }
+
+// One median and one margin for the report and the studies: the middle (the mean of the two
+// middle ones), 0 for none; a tie only when the whole interval lies within ±5%.
+func TestMedianAndMargin(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{3, 1}, 2}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := Median(c.xs); got != c.want {
+			t.Errorf("Median(%v) = %v, want %v", c.xs, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		r    Ratio
+		want bool
+	}{{Ratio{Lo: 0.97, Hi: 1.04}, true}, {Ratio{Lo: 0.95, Hi: 1.01}, false}, {Ratio{Lo: 1.0, Hi: 1.06}, false}, {Ratio{Lo: 1 / 1.05, Hi: 1.05}, true}} {
+		if got := c.r.WithinMargin(); got != c.want {
+			t.Errorf("%+v.WithinMargin() = %v, want %v", c.r, got, c.want)
+		}
+	}
+}

@@ -61,14 +61,10 @@ const (
 	unconfirmed
 )
 
-// equivalenceMargin is how close two engines must be shown to be to count as a tie: the whole
-// 95% interval of their ratio within ±5%. It is a margin of practical equality, not a noise
-// floor: the interval itself is measured, and a wide one is "undecided", never a tie.
-const equivalenceMargin = 0.05
+// equivalenceMargin is interval.Margin: a tie is the whole interval within ±5%.
+const equivalenceMargin = interval.Margin
 
-func withinMargin(r interval.Ratio) bool {
-	return r.Lo >= 1/(1+equivalenceMargin) && r.Hi <= 1+equivalenceMargin
-}
+func withinMargin(r interval.Ratio) bool { return r.WithinMargin() }
 
 // judge compares the best candidate's figures with another's, higher being better: the ratio
 // best/other with its interval, paired by round (runs in the order they started).

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fairbench/fairbench/internal/document"
+	"github.com/fairbench/fairbench/internal/interval"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -725,15 +726,4 @@ func perTxnMedians(runs []*result.Result) map[string]float64 {
 	return out
 }
 
-func median(vals []float64) float64 {
-	if len(vals) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), vals...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+func median(vals []float64) float64 { return interval.Median(vals) }

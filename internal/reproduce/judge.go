@@ -3,7 +3,6 @@ package reproduce
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 
@@ -21,10 +20,9 @@ const (
 	Undecided = "too noisy to judge"
 )
 
-// TieBand is how close two engines must be to count as a tie: within 5% of each other, about
-// the spread of repeated runs on a quiet machine. A published ratio of 0.97 and a measured one
-// of 1.03 both say "about the same", and agree.
-const TieBand = 0.05
+// TieBand is how close two engines must be to count as a tie: interval.Margin, the report's own.
+// A published ratio of 0.97 and a measured one of 1.03 both say "about the same", and agree.
+const TieBand = interval.Margin
 
 // Row is one published figure beside fairbench's.
 type Row struct {
@@ -110,17 +108,7 @@ func figures(rs []*result.Result, f func(*result.Result) float64) []float64 {
 	return out
 }
 
-func medianOf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(xs))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+func medianOf(xs []float64) float64 { return interval.Median(xs) }
 
 // judgeGot judges a measured ratio with its interval against a published one. The published
 // figure has no interval, so its side is read with TieBand; the measured side is the interval's:
@@ -142,7 +130,7 @@ func judgeGot(figure, run string, pub float64, got gotRatio, why string) Row {
 	// Within TieBand is a tie even when the interval excludes 1: a shown difference under 5%.
 	gotSide, open := 0, false
 	switch {
-	case iv.Lo >= 1/(1+TieBand) && iv.Hi <= 1+TieBand:
+	case iv.WithinMargin():
 	case iv.Lo > 1:
 		gotSide = 1
 	case iv.Hi < 1:
