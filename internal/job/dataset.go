@@ -50,6 +50,9 @@ func (j *Job) Prepare(ctx context.Context, env *workload.Env) error {
 			return err
 		}
 	}
+	if err := j.checkSpace(ctx, c); err != nil {
+		return err
+	}
 	claimed := false
 	onClaim := func(tables []string) error {
 		claimed = true

@@ -102,6 +102,14 @@ func (s *StatementTimes) All() []StatementTime {
 	return s.list
 }
 
+// Sizer is implemented by workloads that can say before loading how many bytes their data set
+// takes on a server at the least (the rows' values and headers, not the engines' free space or
+// every index): prepare refuses a data set that cannot fit in the free space of the server's
+// data directory, where that directory is on this machine, instead of filling the disk.
+type Sizer interface {
+	MinDataBytes() int64
+}
+
 // Typed is implemented by workloads with several transaction types (TPC-C's NewOrder, Payment,
 // ...): the runner then keeps counts and latency per type.
 type Typed interface {

@@ -179,6 +179,10 @@ func (w *oltp) tableNames() []string {
 }
 
 // Cleanup drops sbtest1..N where fairbench created them and reports any it had to leave alone.
+// MinDataBytes: a row is id, k, c (120 characters) and pad (60): about 190 bytes of values and
+// 20 of row header on every engine.
+func (w *oltp) MinDataBytes() int64 { return int64(w.cfg.tables) * int64(w.cfg.tableSize) * 200 }
+
 func (w *oltp) Cleanup(ctx context.Context, env *workload.Env) error {
 	c, err := env.Connect(ctx)
 	if err != nil {

@@ -163,6 +163,10 @@ func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 }
 
 // Cleanup drops the pgbench_* tables fairbench created and leaves any others alone.
+// MinDataBytes: the accounts are nearly all of it, each aid, bid, abalance and an 84-character
+// filler: about 100 bytes with its header.
+func (w *tpcb) MinDataBytes() int64 { return int64(w.accounts()) * 100 }
+
 func (w *tpcb) Cleanup(ctx context.Context, env *workload.Env) error {
 	c, err := env.Connect(ctx)
 	if err != nil {

@@ -74,6 +74,9 @@ var (
 
 func (s *sbtpcc) TransactionKinds() []string { return kinds }
 
+// MinDataBytes is every table set's warehouses, as TPC-C's.
+func (s *sbtpcc) MinDataBytes() int64 { return int64(s.tables) * int64(s.scale) * warehouseBytes }
+
 // CheckAfterRun: the consistency conditions hold for sysbench-tpcc's transactions as for TPC-C's,
 // and a figure from a database that broke them is not a result.
 func (s *sbtpcc) CheckAfterRun() bool { return true }
