@@ -15,10 +15,13 @@ import (
 	"github.com/fairbench/fairbench/internal/testserver"
 )
 
-// A PostgreSQL whose whole data directory, WAL included, is on a 150 MiB tmpfs: loading 2 x
-// 1,000,000 rows fills it; the server PANICs on its WAL and drops every connection (or, at times,
-// first refuses to extend a table file). prepare says the disk is full, in one line with exit
-// status 2, not a bare "use of closed network connection" with exit 1.
+// A PostgreSQL whose whole data directory, WAL included, is on a 150 MiB tmpfs. 2 x 1,000,000
+// sysbench rows need at least 380 MiB: prepare refuses them before creating a table (exit 2,
+// both sizes named). 2 x 270,000 need at least 103 MiB, under the 110 MiB free, and pass that
+// check, but take more with their page headers, index and WAL: the load fills the disk; the
+// server PANICs on its WAL and drops every connection (or, at times, first refuses to extend a
+// table file). prepare says the disk is full, in one line with exit status 2, not a bare "use of
+// closed network connection" with exit 1.
 func TestPrepareFillsTheServersDisk(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
@@ -50,6 +53,10 @@ func TestPrepareFillsTheServersDisk(t *testing.T) {
 	}
 	defer srv.Stop()
 	code, _, stderr := run("prepare", "--target", srv.DSN, "--workload", "oltp_read_write", "--tables", "2", "--table-size", "1000000")
+	if code != 2 || !strings.Contains(stderr, "needs at least") || !strings.Contains(stderr, "free") {
+		t.Fatalf("exit %d, stderr %q: want 2 and the space needed and free named, before any load", code, stderr)
+	}
+	code, _, stderr = run("prepare", "--target", srv.DSN, "--workload", "oltp_read_write", "--tables", "2", "--table-size", "270000")
 	// Which comes first varies: the WAL's PANIC (the connections dropped, the free space then
 	// measured here) or a table file that cannot grow (SQLSTATE 53100, answered).
 	if code != 2 || !strings.Contains(stderr, "ran out of disk space") {
