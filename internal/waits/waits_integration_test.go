@@ -39,7 +39,10 @@ func TestWaitsOnRealServers(t *testing.T) {
 					if s := share(dialect.OnCPU) + share(dialect.Client) + share(dialect.Network); s < 0.8 {
 						t.Errorf("cpu + client + network %.2f of the sessions, want at least 0.8 for point selects", s)
 					}
-					if share(dialect.LogFlush) > 0.02 {
+					// MySQL shows a read-only autocommit's "waiting for handler commit" state for a
+					// moment (no redo to write), which the state folds into log_flush: 3% of the
+					// samples once in CI (8 of 312). A flush-bound run is over 10%.
+					if share(dialect.LogFlush) > 0.05 {
 						t.Errorf("log flush %.2f of the sessions in a read-only workload", share(dialect.LogFlush))
 					}
 				}},
