@@ -7,9 +7,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,12 +33,29 @@ type started struct {
 
 // Main runs the package's tests and then stops every server they started.
 func Main(m *testing.M) {
+	stopOnSignal()
 	code := m.Run()
 	if err := engine.StopAll(); err != nil {
 		fmt.Fprintln(os.Stderr, "testserver: stopping servers:", err)
 		code = 1
 	}
 	os.Exit(code)
+}
+
+// stopOnSignal stops the servers when the test binary is interrupted (Ctrl-C on make test, a CI
+// runner's SIGTERM): the binary would otherwise die with them running, and only the next server
+// start's reaper would remove them (seen: a CI run stopped by hand left three).
+func stopOnSignal() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-ch
+		fmt.Fprintf(os.Stderr, "testserver: %v: stopping the servers\n", sig)
+		if err := engine.StopAll(); err != nil {
+			fmt.Fprintln(os.Stderr, "testserver: stopping servers:", err)
+		}
+		os.Exit(1)
+	}()
 }
 
 // required lists the engines that must be present (CI sets FAIRBENCH_REQUIRE_ENGINES), so a
