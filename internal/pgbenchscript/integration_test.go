@@ -43,7 +43,7 @@ func TestScriptsOnEveryEngine(t *testing.T) {
 				t.Errorf("client statements %+v: want tpcb-like's seven, BEGIN at line 5 first", res.ClientStatements)
 			}
 			for _, st := range res.ClientStatements {
-				if st.Executions < res.Transactions || st.Failed > 0 || st.MeanMS <= 0 {
+				if st.Executions < res.Transactions || st.Failed > res.Retries || st.MeanMS <= 0 {
 					t.Errorf("%s: %+v for %d transactions", st.Label, st, res.Transactions)
 				}
 			}

@@ -152,7 +152,8 @@ func withoutPlans(t *testing.T, as []result.Answer) []result.Answer {
 }
 
 // checkStatementTimes: the shop's seven timed statements (place_order's three and its COMMIT),
-// each run at least once per transaction of its kind, none failed, each with a time.
+// each run at least once per transaction of its kind, each with a time; a statement fails only
+// in an attempt that was retried (two place_orders may deadlock on one product) or errored.
 func checkStatementTimes(t *testing.T, res *result.Result) {
 	t.Helper()
 	want := []string{"browse #1: SELECT", "search #1: SELECT", "place_order #1: INSERT", "place_order #2: INSERT",
@@ -163,8 +164,9 @@ func checkStatementTimes(t *testing.T, res *result.Result) {
 	for i, st := range res.ClientStatements {
 		kind, _, _ := strings.Cut(st.Label, " ")
 		kind = strings.TrimSuffix(kind, ":")
-		if !strings.HasPrefix(st.Label, want[i]) || st.Failed > 0 || st.MeanMS <= 0 || st.MaxMS < st.MeanMS {
-			t.Errorf("statement %d: %+v, want %q... timed without failures", i, st, want[i])
+		if !strings.HasPrefix(st.Label, want[i]) || st.Failed > res.Retries+res.Errors || st.MeanMS <= 0 || st.MaxMS < st.MeanMS {
+			t.Errorf("statement %d: %+v, want %q..., timed, failed no more than the %d retries and %d errors",
+				i, st, want[i], res.Retries, res.Errors)
 		}
 		if bk := res.ByKind[kind]; bk == nil || st.Executions < bk.Transactions {
 			t.Errorf("%s ran %d times for %+v transactions", st.Label, st.Executions, bk)
