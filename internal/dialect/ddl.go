@@ -38,6 +38,9 @@ type DDL interface {
 type SessionControl interface {
 	// Isolation sets the session's transaction isolation level ("REPEATABLE READ").
 	Isolation(level string) string
+	// IsolationQuery reads the session's isolation level: the last column of its one row, in
+	// the engine's spelling ("read committed", "REPEATABLE-READ").
+	IsolationQuery() string
 	// StatementTimeout are the settings that make the server cancel a statement running longer
 	// than d, to try in order until one is taken: the MySQL pair is offered both ways because a
 	// target's kind says which protocol it speaks, not which product answers.
@@ -106,6 +109,8 @@ func (postgres) Isolation(level string) string {
 	return "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL " + level
 }
 
+func (postgres) IsolationQuery() string { return "SHOW transaction_isolation" }
+
 // StatementTimeout: statement_timeout, in milliseconds, applies to every statement.
 func (postgres) StatementTimeout(d time.Duration) []string {
 	return []string{"SET statement_timeout = " + strconv.FormatInt(d.Milliseconds(), 10)}
@@ -126,6 +131,12 @@ func (postgres) PublishStatistics() string { return "SELECT pg_stat_force_next_f
 
 func (innodb) Isolation(level string) string {
 	return "SET SESSION TRANSACTION ISOLATION LEVEL " + level
+}
+
+// IsolationQuery: MySQL 8 named the variable transaction_isolation and dropped tx_isolation;
+// MariaDB before 11.1 has only tx_isolation. Both names mean the same level.
+func (innodb) IsolationQuery() string {
+	return "SHOW SESSION VARIABLES WHERE Variable_name IN ('transaction_isolation', 'tx_isolation')"
 }
 
 // StatementTimeout: MariaDB's max_statement_time (seconds, any statement), MySQL's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,6 +91,10 @@ func TestLayerSQLOnRealServers(t *testing.T) {
 
 			// Session settings are taken; cancelling an idle session does nothing.
 			exec(d.Isolation("REPEATABLE READ"))
+			if rows, err := c.Query(ctx, d.IsolationQuery()); err != nil || len(rows) == 0 ||
+				strings.ToUpper(strings.ReplaceAll(rows[0][len(rows[0])-1], "-", " ")) != "REPEATABLE READ" {
+				t.Errorf("%s: %v, %v: want the level just set", d.IsolationQuery(), rows, err)
+			}
 			for _, q := range d.LoadingSession() {
 				exec(q)
 			}

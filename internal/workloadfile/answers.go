@@ -28,33 +28,46 @@ func (w *fileWorkload) Answers(ctx context.Context, c sqldb.Conn) []result.Answe
 	r := rng.New(answerSeed)
 	var out []result.Answer
 	for _, tx := range w.f.Transactions {
-		b := bind(tx)
-		drawn := make([]any, len(b.gens))
+		b := bind(tx, c.Kind())
+		values := make([]any, b.slots)
 		for i, g := range b.gens {
-			drawn[i] = g.Value(r)
+			values[i] = g.Value(r)
 		}
 		for i, st := range tx.Statements {
 			if st.Kind != "read" {
 				continue
 			}
-			args := make([]any, len(b.args[i]))
-			for k, p := range b.args[i] {
-				args[k] = drawn[p]
-			}
-			a := result.Answer{Transaction: tx.Name, Statement: i + 1, SQL: short(st.SQL)}
-			rows, err := c.Query(ctx, st.Text, args...)
-			if err != nil {
-				a.Error = firstLine(err.Error())
-			} else {
-				a.Rows, a.Checksum = int64(len(rows)), answerChecksum(rows, ordered.MatchString(st.Text))
-				if steps, err := dialect.Explain(ctx, c, st.Text, args...); err == nil {
-					a.Plan = dialect.PlanSummary(steps)
-				}
-			}
-			out = append(out, a)
+			out = append(out, answer(ctx, c, tx, i, b, values))
 		}
 	}
 	return out
+}
+
+// answer runs read statement i of tx and checksums its rows; the first row's columns go to the
+// statement's into names, for the reads after it. (A value set by a write's into stays NULL:
+// writes are not run here.)
+func answer(ctx context.Context, c sqldb.Conn, tx *Transaction, i int, b boundTx, values []any) result.Answer {
+	st, form := tx.Statements[i], b.forms[i]
+	args := make([]any, len(b.args[i]))
+	for k, p := range b.args[i] {
+		args[k] = values[p]
+	}
+	a := result.Answer{Transaction: tx.Name, Statement: i + 1, SQL: short(st.forms()[0].SQL)}
+	rows, err := c.Query(ctx, form.Text, args...)
+	if err != nil {
+		a.Error = firstLine(err.Error())
+		return a
+	}
+	a.Rows, a.Checksum = int64(len(rows)), answerChecksum(rows, ordered.MatchString(form.Text))
+	if steps, err := dialect.Explain(ctx, c, form.Text, args...); err == nil {
+		a.Plan = dialect.PlanSummary(steps)
+	}
+	for k, slot := range b.into[i] {
+		if len(rows) > 0 && k < len(rows[0]) {
+			values[slot] = rows[0][k]
+		}
+	}
+	return a
 }
 
 var ordered = regexp.MustCompile(`(?i)\border\s+by\b`)

@@ -189,21 +189,9 @@ func (c *checker) transactions() {
 				c.ref(g)
 			}
 		}
-		used := map[string]bool{}
-		for _, st := range tx.Statements {
-			if err := st.bind(); err != nil {
-				c.fail(st.at, "transaction %s: %v", tx.Name, err)
-				continue
-			}
-			for _, p := range st.Params {
-				if tx.Params[p] == nil {
-					c.fail(st.at, "transaction %s uses :%s, which its params: do not give: add %s: {GENERATOR} under params", tx.Name, p, p)
-				}
-				used[p] = true
-			}
-		}
+		c.statements(tx)
 		for name := range tx.Params {
-			if !used[name] {
+			if !c.used(tx, name) {
 				c.fail(tx.at, "transaction %s gives parameter %s, which no statement uses: remove it or use :%s", tx.Name, name, name)
 			}
 		}
@@ -211,6 +199,70 @@ func (c *checker) transactions() {
 	if weight == 0 && len(c.f.Transactions) > 0 {
 		c.fail(c.f.Transactions[0].at, "the transactions' weights add up to 0: give at least one a weight")
 	}
+}
+
+// statements binds each statement's forms and checks that they agree, and that every :name is a
+// parameter or an earlier statement's into.
+func (c *checker) statements(tx *Transaction) {
+	given := map[string]bool{}
+	for name := range tx.Params {
+		given[name] = true
+	}
+	for _, st := range tx.Statements {
+		if st.SQL == "" && len(st.Engines) < len(engineKinds) {
+			c.fail(st.at, "transaction %s: a statement needs its sql:, or a form of its own for each of postgres, mysql and mariadb", tx.Name)
+			return
+		}
+		forms := st.forms()
+		for _, form := range forms {
+			if err := form.bind(); err != nil {
+				c.fail(form.at, "transaction %s: %v", tx.Name, err)
+				return
+			}
+			for _, p := range form.Params {
+				if !given[p] {
+					c.fail(form.at, "transaction %s uses :%s, which its params: do not give and no statement before it sets with into: add %s: {GENERATOR} under params", tx.Name, p, p)
+				}
+			}
+		}
+		c.formsAgree(tx, forms)
+		if st.SQL == "" {
+			st.Kind, st.Params = forms[0].Kind, forms[0].Params
+		}
+		for _, name := range st.Into {
+			if !identifier.MatchString(name) || given[name] {
+				c.fail(st.at, "transaction %s: into names %q, which is not a new lowercase name of letters, digits and _ (a parameter or an earlier into has it)", tx.Name, name)
+			}
+			given[name] = true
+		}
+	}
+}
+
+// formsAgree checks that an engine's own form of a statement does the same kind of work with the
+// same parameters as the others, so every engine counts and binds it alike.
+func (c *checker) formsAgree(tx *Transaction, forms []*Statement) {
+	first := forms[0]
+	want := slices.Sorted(slices.Values(first.Params))
+	for _, form := range forms[1:] {
+		if form.Kind != first.Kind {
+			c.fail(form.at, "transaction %s: this form of the statement is a %s and %q a %s: every engine's form must do the same kind of work", tx.Name, form.Kind, short(first.SQL), first.Kind)
+		}
+		if !slices.Equal(slices.Compact(slices.Sorted(slices.Values(form.Params))), slices.Compact(want)) {
+			c.fail(form.at, "transaction %s: this form of the statement takes :%s and %q takes :%s: give every form the same parameters", tx.Name, strings.Join(form.Params, ", :"), short(first.SQL), strings.Join(first.Params, ", :"))
+		}
+	}
+}
+
+// used says whether a statement of tx uses the parameter name, in any form.
+func (c *checker) used(tx *Transaction, name string) bool {
+	for _, st := range tx.Statements {
+		for _, form := range st.forms() {
+			if slices.Contains(form.Params, name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (f *File) table(name string) *Table {

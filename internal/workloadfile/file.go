@@ -16,10 +16,12 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/fairbench/fairbench/internal/inputfile"
+	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
 // MaxFileBytes bounds a workload file: a schema and statements, not data.
@@ -73,6 +75,12 @@ type Transaction struct {
 	Weight     int
 	Params     map[string]*Gen
 	Statements []*Statement
+	// Isolation is the level the transaction runs at ("SERIALIZABLE"); "" is the engine's
+	// default, the fairness profile's.
+	Isolation string
+	// ThinkMin and ThinkMax bound the pause before each transaction (a user reading the last
+	// page), drawn uniformly; it is left out of the latency, as TPC-C's think time is.
+	ThinkMin, ThinkMax time.Duration
 	// Source is, for a captured transaction, its share of the source server's calls and server
 	// time in percent (`source: {calls: 16.6, time: 12.0}`), which the report sets beside the
 	// replay's; nil for one written by hand.
@@ -93,11 +101,14 @@ type Error struct {
 	Msg       string
 }
 
+// Error is one line: a name from the file may hold a line break (a folded YAML scalar), written
+// as \n.
 func (e *Error) Error() string {
+	msg := strings.ReplaceAll(e.Msg, "\n", `\n`)
 	if e.Line == 0 {
-		return fmt.Sprintf("%s: %s", e.Path, e.Msg)
+		return fmt.Sprintf("%s: %s", e.Path, msg)
 	}
-	return fmt.Sprintf("%s:%d:%d: %s", e.Path, e.Line, e.Col, e.Msg)
+	return fmt.Sprintf("%s:%d:%d: %s", e.Path, e.Line, e.Col, msg)
 }
 
 // Load reads and checks a workload file.
@@ -354,7 +365,7 @@ func (p *parser) foreignKey(n *yaml.Node) *ForeignKey {
 
 func (p *parser) transaction(n *yaml.Node) *Transaction {
 	t := &Transaction{at: pos{n.Line, n.Column}, Params: map[string]*Gen{}, Weight: 1}
-	m := p.fields(n, "a transaction", "name", "weight", "params", "statements", "source")
+	m := p.fields(n, "a transaction", "name", "weight", "params", "statements", "isolation", "think", "source")
 	if m == nil {
 		return t
 	}
@@ -376,10 +387,90 @@ func (p *parser) transaction(n *yaml.Node) *Transaction {
 			t.Params[pm.Content[i].Value] = p.gen(pm.Content[i+1], "parameter :"+pm.Content[i].Value)
 		}
 	}
+	if m["isolation"] != nil {
+		t.Isolation = p.isolation(m["isolation"], t.Name)
+	}
+	if m["think"] != nil {
+		t.ThinkMin, t.ThinkMax = p.think(m["think"], t.Name)
+	}
 	for _, s := range p.list(m["statements"], "statements") {
-		t.Statements = append(t.Statements, &Statement{SQL: strings.TrimSpace(p.str(s, "a statement")), at: pos{s.Line, s.Column}})
+		t.Statements = append(t.Statements, p.statement(s, t.Name))
 	}
 	return t
+}
+
+// isolationLevels are the levels every engine has, as the file may write them.
+var isolationLevels = []string{"READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"}
+
+func (p *parser) isolation(n *yaml.Node, tx string) string {
+	level := strings.ToUpper(strings.NewReplacer("_", " ", "-", " ").Replace(p.str(n, "isolation")))
+	if !slices.Contains(isolationLevels, level) {
+		p.fail(n, "transaction %s's isolation %q: use read committed, repeatable read or serializable", tx, n.Value)
+	}
+	return level
+}
+
+// think reads `think: 100ms` or `think: [50ms, 150ms]`.
+func (p *parser) think(n *yaml.Node, tx string) (lo, hi time.Duration) {
+	what := "transaction " + tx + "'s think"
+	parts := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		parts = n.Content
+	}
+	if len(parts) < 1 || len(parts) > 2 {
+		p.fail(n, "%s must be a time (think: 100ms) or a range (think: [50ms, 150ms])", what)
+		return 0, 0
+	}
+	var d [2]time.Duration
+	for i, part := range parts {
+		v, err := time.ParseDuration(p.str(part, what))
+		if err != nil || v < 0 || v > time.Hour {
+			p.fail(part, "%s: %q is not a time from 0 to 1h such as 100ms or 2s", what, part.Value)
+			return 0, 0
+		}
+		d[i] = v
+	}
+	if len(parts) == 1 {
+		return d[0], d[0]
+	}
+	if d[1] < d[0] {
+		p.fail(n, "%s: the range [%v, %v] ends before it starts", what, d[0], d[1])
+	}
+	return d[0], d[1]
+}
+
+// statement reads a statement: its SQL alone, or a mapping of its portable sql, engines' own
+// forms, into and expect.
+func (p *parser) statement(n *yaml.Node, tx string) *Statement {
+	st := &Statement{at: pos{n.Line, n.Column}, Expect: Expect{Rows: -1}}
+	if n.Kind == yaml.ScalarNode {
+		st.SQL = strings.TrimSpace(n.Value)
+		return st
+	}
+	keys := []string{"sql", "into", "expect"}
+	for _, k := range engineKinds {
+		keys = append(keys, string(k))
+	}
+	m := p.fields(n, "a statement of transaction "+tx, keys...)
+	if m == nil {
+		return st
+	}
+	st.SQL = strings.TrimSpace(p.str(m["sql"], "a statement's sql"))
+	for _, k := range engineKinds {
+		if e := m[string(k)]; e != nil {
+			if st.Engines == nil {
+				st.Engines = map[sqldb.Kind]*Statement{}
+			}
+			st.Engines[k] = &Statement{SQL: strings.TrimSpace(p.str(e, "a statement's "+string(k)+" form")), at: pos{e.Line, e.Column}}
+		}
+	}
+	st.Into = p.names(m["into"], "into (the names of the first row's columns)")
+	if e := m["expect"]; e != nil {
+		if em := p.fields(e, "expect", "rows"); em != nil {
+			st.Expect.Rows = p.int(em["rows"], "expect's rows", 0, 1<<40)
+		}
+	}
+	return st
 }
 
 func unwrapPath(err error) error {

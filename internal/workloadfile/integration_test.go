@@ -9,6 +9,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/fingerprint"
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
 	"github.com/fairbench/fairbench/internal/workload"
 	"github.com/fairbench/fairbench/internal/workload/workloadtest"
@@ -172,4 +173,53 @@ func checkStatementTimes(t *testing.T, res *result.Result) {
 			t.Errorf("%s ran %d times for %+v transactions", st.Label, st.Executions, bk)
 		}
 	}
+}
+
+// The statement options on every engine (testdata/bank.yaml): a balance read into :seen and the
+// update that must still find it, a miss rolled back (so the money adds up after the run); a
+// serializable transaction and one at the default level, each proving its level with its
+// engine's own SQL and an expected row (a wrong level would roll back); think time paused.
+func TestStatementOptionsOnEveryEngine(t *testing.T) {
+	for _, kind := range []string{"postgres", "mariadb", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			tg := testserver.Database(t, kind)
+			j := workloadtest.Job(t, tg, "testdata/bank.yaml", nil, 5)
+			workloadtest.Prepare(t, j, 1)
+			c := workloadtest.Conn(t, tg)
+			before := total(t, c)
+			res := workloadtest.Run(t, j, 4, 2*time.Second)
+			for _, k := range []string{"transfer", "strict", "relaxed"} {
+				if bk := res.ByKind[k]; bk == nil || bk.Transactions == 0 || bk.Errors > 0 {
+					t.Errorf("transaction %s: %+v", k, bk)
+				}
+			}
+			for _, k := range []string{"strict", "relaxed"} {
+				if bk := res.ByKind[k]; bk != nil && bk.Rollbacks > 0 {
+					t.Errorf("transaction %s rolled back %d times: its isolation level was not the one it checks", k, bk.Rollbacks)
+				}
+			}
+			if after := total(t, c); after != before {
+				t.Errorf("the balances add up to %s after the run, %s before: a transfer's missed expectation was not undone", after, before)
+			}
+			if bk := res.ByKind["transfer"]; bk != nil {
+				t.Logf("%s: %d transfers, %d rolled back on a missed expectation, %d retried", kind, bk.Transactions, bk.Rollbacks, bk.Retries)
+			}
+			// Each transfer statement timed; a miss is its statement's failure.
+			if len(res.ClientStatements) != 6 {
+				t.Fatalf("client statements %+v: want transfer's three and COMMIT, strict's and relaxed's", res.ClientStatements)
+			}
+			if miss := res.ClientStatements[1].Failed; miss < res.ByKind["transfer"].Rollbacks {
+				t.Errorf("transfer's update failed %d times for %d rollbacks", miss, res.ByKind["transfer"].Rollbacks)
+			}
+		})
+	}
+}
+
+func total(t *testing.T, c sqldb.Conn) string {
+	t.Helper()
+	rows, err := c.Query(context.Background(), "SELECT sum(balance) FROM accounts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows[0][0]
 }

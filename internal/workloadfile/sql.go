@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
 
@@ -17,8 +18,49 @@ type Statement struct {
 	Params []string
 	// Kind counts it as sysbench does: "read" (it returns rows), "write", or "other".
 	Kind string
-	at   pos
+	// Engines holds an engine's own form of the statement (`mysql: ...`), where the portable
+	// SQL does not run there or runs otherwise; it takes the same parameters.
+	Engines map[sqldb.Kind]*Statement
+	// Into names the first returned row's columns, in order, as parameters of the statements
+	// after it (pgbench's \gset): `into: [balance]` makes :balance the first column.
+	Into []string
+	// Expect is the rows a read must return or a write must change; a statement that returns
+	// or changes another number rolls its transaction back, counted as the statement's failure.
+	Expect Expect
+	at     pos
 }
+
+// Expect is an expected row count; Rows is -1 where none is expected.
+type Expect struct{ Rows int64 }
+
+// Expecting says whether a count is expected.
+func (e Expect) Expecting() bool { return e.Rows >= 0 }
+
+// On is the statement as it runs on an engine: its own form there, else the portable one.
+func (s *Statement) On(kind sqldb.Kind) *Statement {
+	if own := s.Engines[kind]; own != nil {
+		return own
+	}
+	return s
+}
+
+// forms are the statement's portable form (where it has one) and its engines' own forms.
+func (s *Statement) forms() []*Statement {
+	var out []*Statement
+	if s.SQL != "" {
+		out = append(out, s)
+	}
+	for _, k := range engineKinds {
+		if own := s.Engines[k]; own != nil {
+			out = append(out, own)
+		}
+	}
+	return out
+}
+
+// engineKinds are the engines a statement may have a form of its own for, by their names in the
+// file.
+var engineKinds = []sqldb.Kind{sqldb.Postgres, sqldb.MySQL, sqldb.MariaDB}
 
 // bind turns :name parameters into placeholders. It skips quoted strings, quoted identifiers,
 // comments and PostgreSQL's :: casts, and refuses a ? of the user's own, which the drivers would

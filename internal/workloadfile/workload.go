@@ -1,9 +1,11 @@
 package workloadfile
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
@@ -86,9 +89,9 @@ func newFileWorkload(f *File, scale int64) (*fileWorkload, error) {
 		}
 		w.first = append(w.first, len(w.labels))
 		for i, st := range tx.Statements {
-			w.labels = append(w.labels, fmt.Sprintf("%s #%d: %s", tx.Name, i+1, short(st.SQL)))
+			w.labels = append(w.labels, fmt.Sprintf("%s #%d: %s", tx.Name, i+1, short(st.forms()[0].SQL)))
 		}
-		if len(tx.Statements) > 1 {
+		if explicit(tx) {
 			w.labels = append(w.labels, tx.Name+": COMMIT")
 		}
 	}
@@ -176,6 +179,16 @@ func (w *fileWorkload) missing(err error, table string) error {
 	return err
 }
 
+// explicit says whether a transaction runs in BEGIN ... COMMIT: when it has several statements,
+// or one whose expected count, when missed, must be undone.
+func explicit(tx *Transaction) bool {
+	if len(tx.Statements) > 1 {
+		return true
+	}
+	st := tx.Statements[0]
+	return st.Expect.Expecting() && st.Kind != "read"
+}
+
 // worker runs the file's transactions on one connection, its statements prepared once.
 type worker struct {
 	w     *fileWorkload
@@ -184,44 +197,68 @@ type worker struct {
 	cum   []int // cumulative weights of the transactions
 	stmts [][]sqldb.Stmt
 	args  []any
-	drawn []any // this transaction's parameters (bound.names order), drawn once for all its statements
-	bound []boundTx
+	// values are this transaction's parameters (bound.gens order, drawn once for all its
+	// statements), then the values its statements set with into.
+	values []any
+	bound  []boundTx
+	// level is the session's isolation level now, and defaultLevel the engine's (the profile's),
+	// which a transaction without its own runs at; both "" when no transaction sets one.
+	level, defaultLevel string
 }
 
-// boundTx is a transaction's parameters in a fixed order and each statement's arguments as
-// indexes into it, so a transaction draws and binds without a map.
+// boundTx is a transaction on one engine: its parameters in a fixed order, then its into names,
+// and each statement's arguments and into columns as indexes into them, so a transaction draws
+// and binds without a map.
 type boundTx struct {
-	gens []*Gen
-	args [][]int
+	gens  []*Gen
+	args  [][]int
+	into  [][]int
+	forms []*Statement
+	slots int
 }
 
-func bind(tx *Transaction) boundTx {
+func bind(tx *Transaction, kind sqldb.Kind) boundTx {
 	var b boundTx
 	index := map[string]int{}
 	for _, name := range slices.Sorted(maps.Keys(tx.Params)) {
 		index[name] = len(b.gens)
 		b.gens = append(b.gens, tx.Params[name])
 	}
+	b.slots = len(b.gens)
 	for _, st := range tx.Statements {
-		idx := make([]int, len(st.Params))
-		for i, p := range st.Params {
+		form := st.On(kind)
+		b.forms = append(b.forms, form)
+		idx := make([]int, len(form.Params))
+		for i, p := range form.Params {
 			idx[i] = index[p]
 		}
 		b.args = append(b.args, idx)
+		var into []int
+		for _, name := range st.Into {
+			index[name] = b.slots
+			into = append(into, b.slots)
+			b.slots++
+		}
+		b.into = append(b.into, into)
 	}
 	return b
 }
 
-// NewWorker prepares every statement of every transaction on conn.
+// NewWorker prepares every statement of every transaction on conn, in the engine's own form
+// where the file gives one.
 func (w *fileWorkload) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.Rand, thread, threads int) (workload.Worker, error) {
 	wk := &worker{w: w, conn: conn, rng: rng}
+	if err := wk.readIsolation(ctx); err != nil {
+		return nil, err
+	}
 	sum := 0
 	for _, tx := range w.f.Transactions {
 		sum += tx.Weight
 		wk.cum = append(wk.cum, sum)
-		wk.bound = append(wk.bound, bind(tx))
+		b := bind(tx, conn.Kind())
+		wk.bound = append(wk.bound, b)
 		var sts []sqldb.Stmt
-		for _, s := range tx.Statements {
+		for _, s := range b.forms {
 			st, err := conn.Prepare(ctx, s.Text)
 			if err != nil {
 				if sqldb.IsUndefinedTable(err) {
@@ -236,22 +273,43 @@ func (w *fileWorkload) NewWorker(ctx context.Context, conn sqldb.Conn, rng *rand
 	return wk, nil
 }
 
-// Transaction runs one transaction, chosen by weight: its statements in BEGIN/COMMIT when there
-// are several, alone in autocommit when there is one (as pgbench and sysbench run a one-statement
-// transaction).
-func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
-	x := int(wk.rng.Float64() * float64(wk.cum[len(wk.cum)-1]))
-	k := 0
-	for k < len(wk.cum)-1 && x >= wk.cum[k] {
-		k++
+// readIsolation learns the session's isolation level, which transactions without a level of
+// their own return to, where any transaction sets one.
+func (wk *worker) readIsolation(ctx context.Context) error {
+	if !slices.ContainsFunc(wk.w.f.Transactions, func(tx *Transaction) bool { return tx.Isolation != "" }) {
+		return nil
 	}
+	rows, err := wk.conn.Query(ctx, dialect.Of(wk.conn).IsolationQuery())
+	if err != nil || len(rows) == 0 {
+		return fmt.Errorf("reading the session's isolation level on %s: %w", wk.conn.Kind(), err)
+	}
+	row := rows[0]
+	wk.defaultLevel = strings.ToUpper(strings.ReplaceAll(row[len(row)-1], "-", " "))
+	wk.level = wk.defaultLevel
+	return nil
+}
+
+// Transaction runs one transaction, chosen by weight: after its think time, at its isolation
+// level, its statements in BEGIN/COMMIT when there are several, alone in autocommit when there is
+// one (as pgbench and sysbench run a one-statement transaction).
+func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
+	k := wk.pick()
 	q.Kind = k
 	tx, b := wk.w.f.Transactions[k], &wk.bound[k]
-	wk.drawn = wk.drawn[:0]
-	for _, g := range b.gens {
-		wk.drawn = append(wk.drawn, g.Value(wk.rng))
+	if q.Read+q.Write+q.Other == 0 && tx.ThinkMax > 0 {
+		q.Paused += wk.think(ctx, tx)
 	}
-	multi := len(tx.Statements) > 1
+	if err := wk.isolate(ctx, tx, q); err != nil {
+		return err
+	}
+	wk.values = wk.values[:0]
+	for _, g := range b.gens {
+		wk.values = append(wk.values, g.Value(wk.rng))
+	}
+	for len(wk.values) < b.slots {
+		wk.values = append(wk.values, nil)
+	}
+	multi := explicit(tx)
 	if multi {
 		if err := wk.conn.Exec(ctx, "BEGIN"); err != nil {
 			return err
@@ -259,9 +317,9 @@ func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 		q.Other++
 	}
 	first := wk.w.first[k]
-	for i, s := range tx.Statements {
+	for i := range tx.Statements {
 		began := time.Now()
-		err := wk.statement(ctx, s, b.args[i], wk.stmts[k][i], q)
+		err := wk.statement(ctx, tx.Statements[i], b, i, wk.stmts[k][i], q)
 		q.Times.Add(first+i, time.Since(began), err != nil)
 		if err != nil {
 			return fmt.Errorf("transaction %s, statement %d: %w", tx.Name, i+1, err)
@@ -277,22 +335,102 @@ func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 	return nil
 }
 
-func (wk *worker) statement(ctx context.Context, s *Statement, args []int, st sqldb.Stmt, q *workload.Queries) error {
-	wk.args = wk.args[:0]
-	for _, i := range args {
-		wk.args = append(wk.args, wk.drawn[i])
+func (wk *worker) pick() int {
+	x := int(wk.rng.Float64() * float64(wk.cum[len(wk.cum)-1]))
+	k := 0
+	for k < len(wk.cum)-1 && x >= wk.cum[k] {
+		k++
 	}
+	return k
+}
+
+// think pauses for the transaction's think time, or until the run is stopped, and returns the
+// time paused.
+func (wk *worker) think(ctx context.Context, tx *Transaction) time.Duration {
+	d := tx.ThinkMin + time.Duration(wk.rng.Float64()*float64(tx.ThinkMax-tx.ThinkMin))
+	began := time.Now()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return time.Since(began)
+}
+
+// isolate sets the session to the transaction's isolation level where it is at another: one
+// statement per change, the same on every engine.
+func (wk *worker) isolate(ctx context.Context, tx *Transaction, q *workload.Queries) error {
+	want := cmp.Or(tx.Isolation, wk.defaultLevel)
+	if want == wk.level {
+		return nil
+	}
+	q.Other++
+	if err := wk.conn.Exec(ctx, dialect.Of(wk.conn).Isolation(want)); err != nil {
+		return fmt.Errorf("setting isolation level %s for transaction %s: %w", want, tx.Name, err)
+	}
+	wk.level = want
+	return nil
+}
+
+// statement runs statement i of the transaction with its arguments, keeps the values it sets
+// with into, and checks the rows it returned or changed against its expected count.
+func (wk *worker) statement(ctx context.Context, s *Statement, b *boundTx, i int, st sqldb.Stmt, q *workload.Queries) error {
+	wk.args = wk.args[:0]
+	for _, a := range b.args[i] {
+		wk.args = append(wk.args, wk.values[a])
+	}
+	var n int64
 	var err error
-	switch s.Kind {
-	case "read":
-		q.Read++
-		_, err = st.Query(ctx, wk.args...)
-	case "write":
-		q.Write++
-		_, err = st.Exec(ctx, wk.args...)
+	switch {
+	case len(s.Into) > 0:
+		n, err = wk.into(ctx, s, b.into[i], st)
+	case s.Kind == "read":
+		n, err = st.Query(ctx, wk.args...)
 	default:
+		n, err = st.Exec(ctx, wk.args...)
+	}
+	if s.Kind == "read" {
+		q.Read++
+	} else if s.Kind == "write" {
+		q.Write++
+	} else {
 		q.Other++
-		_, err = st.Exec(ctx, wk.args...)
+	}
+	if (err == nil || errors.Is(err, errNoRow)) && s.Expect.Expecting() && n != s.Expect.Rows {
+		return fmt.Errorf("%w: %s %d rows, expected %d", workload.ErrRolledBack, verbOf(s), n, s.Expect.Rows)
 	}
 	return err
+}
+
+// errNoRow is a statement with into: that returned no row to set its names from.
+var errNoRow = errors.New("returned no row")
+
+// into runs a statement whose first row's columns become parameters of the statements after it.
+func (wk *worker) into(ctx context.Context, s *Statement, slots []int, st sqldb.Stmt) (int64, error) {
+	_, row, n, err := st.FirstRow(ctx, wk.args...)
+	if err != nil {
+		return n, err
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("%w, and into: sets :%s from its first", errNoRow, strings.Join(s.Into, ", :"))
+	}
+	if len(row) < len(slots) {
+		return n, fmt.Errorf("returned %d columns, and into: names %d", len(row), len(slots))
+	}
+	for k, slot := range slots {
+		if row[k] == nil {
+			wk.values[slot] = nil
+		} else {
+			wk.values[slot] = *row[k]
+		}
+	}
+	return n, nil
+}
+
+func verbOf(s *Statement) string {
+	if s.Kind == "read" {
+		return "returned"
+	}
+	return "changed"
 }
