@@ -26,7 +26,6 @@ import (
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/waits"
 	"github.com/fairbench/fairbench/internal/workload"
-	"github.com/fairbench/fairbench/internal/workloadfile"
 )
 
 // jobFlags are the flags every workload command shares: the target, the workload, the workload's
@@ -46,7 +45,7 @@ func (f *jobFlags) register(fs *pflag.FlagSet) {
 	// A flag's text gives each workload's default where they differ; an empty flag value means
 	// "not given", so the workload's own default (or prepare's record) applies.
 	seen := map[string]bool{}
-	for _, s := range workload.All() {
+	for _, s := range workload.OptionOwners() {
 		for _, o := range s.Options {
 			seen[o.Name] = true
 		}
@@ -156,6 +155,10 @@ func newPrepareCmd() *cobra.Command {
 			if err := j.Prepare(cmd.Context(), j.Env(loadThreads, force, bar, out)); err != nil {
 				return classify(explainLoadFailure(cmd.Context(), err, dataDir))
 			}
+			if existing := workload.ExistingTablesOf(j.Workload); existing != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "prepare: %s runs on existing tables (%s), which are there: nothing loaded\n", j.Spec.Name, strings.Join(existing, ", "))
+				return nil
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "prepare: %s loaded in %.2fs\n", j.Spec.Name, time.Since(start).Seconds())
 			return nil
 		},
@@ -226,6 +229,10 @@ func newCleanupCmd() *cobra.Command {
 		func(cmd *cobra.Command, j *job.Job) error {
 			if err := j.Cleanup(cmd.Context(), j.Env(1, false, nil, cmd.ErrOrStderr())); err != nil {
 				return classify(err)
+			}
+			if existing := workload.ExistingTablesOf(j.Workload); existing != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "cleanup: %s runs on existing tables (%s), which are not fairbench's: none dropped\n", j.Spec.Name, strings.Join(existing, ", "))
+				return nil
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "cleanup: %s tables dropped\n", j.Spec.Name)
 			return nil
@@ -679,7 +686,11 @@ func newWorkloadsCmd() *cobra.Command {
 				fmt.Fprintf(w, "%-24s options: %s\n", "", strings.Join(opts, " "))
 			}
 			fmt.Fprintf(w, "%-24s %s\n", "FILE.yaml", "your own workload: tables, generated rows and weighted transactions from a file (docs/workload-files.md)")
-			fmt.Fprintf(w, "%-24s options: --%s=1\n", "", workloadfile.OptScale)
+			var fileOpts []string
+			for _, o := range workload.FileOptions {
+				fileOpts = append(fileOpts, fmt.Sprintf("--%s=%s", o.Name, o.Default))
+			}
+			fmt.Fprintf(w, "%-24s options: %s (the second for existing_tables: true)\n", "", strings.Join(fileOpts, " "))
 			if examples, _ := filepath.Glob(filepath.Join("examples", "workloads", "*.yaml")); len(examples) > 0 {
 				fmt.Fprintf(w, "%-24s examples here: %s\n", "", strings.Join(examples, " "))
 			}

@@ -45,6 +45,9 @@ func (j *Job) Prepare(ctx context.Context, env *workload.Env) error {
 		return err
 	}
 	defer c.Close()
+	if tables := workload.ExistingTablesOf(j.Workload); tables != nil {
+		return existingTablesThere(ctx, c, j.Spec.Name, tables)
+	}
 	if env.Force {
 		if err := j.cleanupRecorded(ctx, c, env); err != nil {
 			return err
@@ -97,6 +100,9 @@ func (j *Job) Cleanup(ctx context.Context, env *workload.Env) error {
 		return err
 	}
 	defer c.Close()
+	if workload.ExistingTablesOf(j.Workload) != nil {
+		return nil // not fairbench's to drop
+	}
 	rec, err := j.adoptRecord(ctx, c, false)
 	if err != nil {
 		return err
@@ -122,6 +128,12 @@ func (j *Job) Guard(ctx context.Context) (*result.Prepared, error) {
 		return nil, err
 	}
 	defer c.Close()
+	if tables := workload.ExistingTablesOf(j.Workload); tables != nil {
+		if err := existingTablesThere(ctx, c, j.Spec.Name, tables); err != nil {
+			return nil, err
+		}
+		return &result.Prepared{Name: j.dataset(), PreparedBy: "existing tables", Tables: tables}, nil
+	}
 	rec, err := j.adoptRecord(ctx, c, true)
 	if err != nil {
 		return nil, err
@@ -131,6 +143,22 @@ func (j *Job) Guard(ctx context.Context) (*result.Prepared, error) {
 	}
 	return &result.Prepared{Name: rec.Dataset, PreparedBy: rec.Workload, Params: rec.Params, Tables: rec.Tables,
 		StartedAt: rec.StartedAt, FinishedAt: rec.FinishedAt}, nil
+}
+
+// existingTablesThere checks that the tables a workload runs on without having created them are
+// on the target, reading nothing from them.
+func existingTablesThere(ctx context.Context, c sqldb.Conn, name string, tables []string) error {
+	for _, t := range tables {
+		_, err := c.Query(ctx, "SELECT 1 FROM "+t+" WHERE 1 = 0")
+		if sqldb.IsUndefinedTable(err) {
+			return workload.Refusef("table %s is not on this target, and %s says its tables exist (existing_tables: true): "+
+				"give the database that holds it in --target", t, name)
+		}
+		if err != nil {
+			return fmt.Errorf("reaching table %s: %w", t, err)
+		}
+	}
+	return nil
 }
 
 // adoptRecord reads the data set's record and rebuilds the workload with the recorded data

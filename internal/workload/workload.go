@@ -179,6 +179,22 @@ func IsReadOnly(w Workload) bool {
 	return ok && ro.ReadOnly()
 }
 
+// OnExistingTables is implemented by workloads that may run on tables they did not create (a
+// workload file with existing_tables: true): ExistingTables lists them, or is nil for a workload
+// that creates its own. The job then prepares and cleans up nothing and records no data set; it
+// checks that the tables are there.
+type OnExistingTables interface {
+	ExistingTables() []string
+}
+
+// ExistingTablesOf is the tables w runs on without having created them, or nil.
+func ExistingTablesOf(w Workload) []string {
+	if e, ok := w.(OnExistingTables); ok {
+		return e.ExistingTables()
+	}
+	return nil
+}
+
 // AutoChecked is implemented by workloads whose data check runs after every run (TPC-C).
 type AutoChecked interface {
 	CheckAfterRun() bool
@@ -254,8 +270,23 @@ func Register(s Spec) {
 	registry[s.Name] = s
 }
 
-// FileLoader makes the Spec of a workload file (FILE.yaml); internal/workloadfile sets it.
-var FileLoader func(path string) (Spec, error)
+// FileLoader makes the Spec of a workload file (FILE.yaml); internal/workloadfile sets it, and
+// FileOptions to every option a workload file may take, which become flags as the registered
+// workloads' options do.
+var (
+	FileLoader  func(path string) (Spec, error)
+	FileOptions []Option
+)
+
+// OptionOwners are the registered workloads and, where files are loaded, workload files as one:
+// whatever may take an option.
+func OptionOwners() []Spec {
+	out := All()
+	if FileOptions != nil {
+		out = append(out, Spec{Name: "FILE.yaml", Options: FileOptions})
+	}
+	return out
+}
 
 // IsFile says whether a workload name is a workload file's path.
 func IsFile(name string) bool {
@@ -349,7 +380,7 @@ func (e *NotPreparedError) Error() string {
 // common default with the others by workload, "10; oltp_90_10: 9".
 func DescribeOption(name string) (help, defaults string) {
 	byValue := map[string][]string{}
-	for _, s := range All() {
+	for _, s := range OptionOwners() {
 		for _, o := range s.Options {
 			if o.Name == name {
 				if help == "" {

@@ -59,10 +59,25 @@ func check(f *File, path string) error {
 			c.fail(t.at, "table %s is listed twice", t.Name)
 		}
 		seen[t.Name] = true
-		c.table(t)
+		if f.Existing {
+			c.existingTable(t)
+		} else {
+			c.table(t)
+		}
 	}
 	c.transactions()
 	return c.err
+}
+
+// existingTable checks a table of the user's: named only, since its columns, rows and keys are
+// the database's.
+func (c *checker) existingTable(t *Table) {
+	if !identifier.MatchString(t.Name) {
+		c.fail(t.at, "table name %q: use lowercase letters, digits and _", t.Name)
+	}
+	if t.Rows != 0 || len(t.Columns) > 0 || len(t.PrimaryKey) > 0 || t.NoPrimaryKey || len(t.Indexes) > 0 || len(t.ForeignKeys) > 0 {
+		c.fail(t.at, "table %s already exists (existing_tables: true): give its name only, since fairbench neither creates nor loads it", t.Name)
+	}
 }
 
 func (c *checker) table(t *Table) {
@@ -151,6 +166,10 @@ func (c *checker) ref(g *Gen) (*Table, *Column) {
 	t := c.f.table(tn)
 	if t == nil {
 		c.fail(g.at, "%s %s: there is no table %s", g.Kind, g.Ref, tn)
+		return nil, nil
+	}
+	if c.f.Existing {
+		c.fail(g.at, "%s %s: fairbench did not load %s (existing_tables: true), so it does not know its keys: draw them with uniform: [MIN, MAX]", g.Kind, g.Ref, tn)
 		return nil, nil
 	}
 	col := t.column(cn)

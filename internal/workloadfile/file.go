@@ -34,6 +34,10 @@ type File struct {
 	Description  string
 	Tables       []*Table
 	Transactions []*Transaction
+	// Existing is `existing_tables: true`: the tables are the user's, already in the target
+	// database. fairbench creates, loads, checks and drops none of them, and runs transactions
+	// that write only with --write-existing-tables on.
+	Existing bool
 }
 
 // Table is one table: its columns, keys and how many rows to load (times --scale).
@@ -151,6 +155,8 @@ func Parse(data []byte, path string) (*File, error) {
 type parser struct {
 	path string
 	err  error
+	// existing is the file's existing_tables: its tables are named only.
+	existing bool
 }
 
 func (p *parser) fail(n *yaml.Node, format string, args ...any) {
@@ -261,11 +267,17 @@ func orAt(n *yaml.Node) *yaml.Node {
 
 func (p *parser) file(root *yaml.Node) *File {
 	f := &File{}
-	m := p.fields(root, "the workload file", "name", "description", "tables", "transactions")
+	m := p.fields(root, "the workload file", "name", "description", "existing_tables", "tables", "transactions")
 	if m == nil {
 		return f
 	}
 	f.Name = p.str(m["name"], "name")
+	if e := m["existing_tables"]; e != nil {
+		if e.Kind != yaml.ScalarNode || e.Decode(&f.Existing) != nil {
+			p.fail(e, "existing_tables must be true or false")
+		}
+		p.existing = f.Existing
+	}
 	f.Description = strings.TrimSpace(p.str(m["description"], "description"))
 	for _, t := range p.list(m["tables"], "tables") {
 		f.Tables = append(f.Tables, p.table(t))
@@ -283,7 +295,9 @@ func (p *parser) table(n *yaml.Node) *Table {
 		return t
 	}
 	t.Name = p.str(m["name"], "a table's name")
-	t.Rows = p.int(m["rows"], "table "+t.Name+"'s rows", 0, 1<<40)
+	if m["rows"] != nil || !p.existing {
+		t.Rows = p.int(m["rows"], "table "+t.Name+"'s rows", 0, 1<<40)
+	}
 	for _, c := range p.list(m["columns"], "columns") {
 		t.Columns = append(t.Columns, p.column(c, t.Name))
 	}

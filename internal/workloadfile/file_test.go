@@ -296,3 +296,27 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A file on existing tables names them only, and draws keys from ranges, since fairbench loaded
+// none of them.
+func TestParseExistingTables(t *testing.T) {
+	const head = "name: mine\nexisting_tables: true\ntables:\n  - name: accounts\n"
+	const tx = "transactions:\n  - name: look\n    params: {a: {uniform: [1, 9]}}\n    statements: [SELECT 1 FROM accounts WHERE id = :a]\n"
+	if f, err := Parse([]byte(head+tx), "mine.yaml"); err != nil || !f.Existing {
+		t.Fatalf("Parse = %+v, %v", f, err)
+	}
+	cases := []struct{ name, src, want string }{
+		{"columns given", head + "    columns: [{name: id, type: int, gen: {sequence: 1}}]\n" + tx, "mine.yaml:4:5: table accounts already exists (existing_tables: true): give its name only"},
+		{"rows given", head + "    rows: 10\n" + tx, "give its name only"},
+		{"ref to it", head + strings.Replace(tx, "{uniform: [1, 9]}", "{ref: accounts.id}", 1), "fairbench did not load accounts (existing_tables: true), so it does not know its keys: draw them with uniform"},
+		{"not a boolean", strings.Replace(head, "true", "yes please", 1) + tx, "existing_tables must be true or false"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.src), "mine.yaml")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Parse = %v\nwant %q", err, c.want)
+			}
+		})
+	}
+}

@@ -2,12 +2,19 @@ package workloadfile_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fairbench/fairbench/internal/fingerprint"
+	"github.com/fairbench/fairbench/internal/job"
+	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
@@ -222,4 +229,75 @@ func total(t *testing.T, c sqldb.Conn) string {
 		t.Fatal(err)
 	}
 	return rows[0][0]
+}
+
+// existingFile is a workload file on a table the user made: a read, and (with write) an update.
+const existingFile = `name: mine
+existing_tables: true
+tables:
+  - name: user_accounts
+transactions:
+  - name: look
+    params: {a: {uniform: [1, 50]}}
+    statements:
+      - sql: SELECT balance FROM user_accounts WHERE id = :a
+        expect: {rows: 1}
+`
+
+// A workload file on the user's own tables (existing_tables: true), on every engine: reads run
+// as they are; a file that writes is refused unless --write-existing-tables on says it may;
+// prepare and cleanup create, record and drop nothing; a missing table is refused by name.
+func TestExistingTablesOnEveryEngine(t *testing.T) {
+	dir := t.TempDir()
+	reads, writes := filepath.Join(dir, "reads.yaml"), filepath.Join(dir, "writes.yaml")
+	must(t, os.WriteFile(reads, []byte(existingFile), 0o600))
+	must(t, os.WriteFile(writes, []byte(existingFile+"      - UPDATE user_accounts SET balance = balance + 1 WHERE id = :a\n"), 0o600))
+	ctx := context.Background()
+	for _, kind := range []string{"postgres", "mariadb", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			tg := testserver.Database(t, kind)
+			c := workloadtest.Conn(t, tg)
+			missing := workloadtest.Job(t, tg, reads, nil, 1)
+			var de *workload.DataError
+			if _, err := missing.Guard(ctx); !errors.As(err, &de) || !strings.Contains(err.Error(), "table user_accounts is not on this target") {
+				t.Fatalf("run before the table exists: %v, want it refused by name", err)
+			}
+			workloadtest.Exec(t, c, "CREATE TABLE user_accounts (id int PRIMARY KEY, balance int NOT NULL)")
+			for i := 1; i <= 50; i++ {
+				workloadtest.Exec(t, c, fmt.Sprintf("INSERT INTO user_accounts VALUES (%d, 0)", i))
+			}
+			j := workloadtest.Job(t, tg, reads, nil, 1)
+			if err := j.Prepare(ctx, j.Env(1, false, nil, nil)); err != nil {
+				t.Fatalf("prepare on existing tables: %v", err)
+			}
+			workloadtest.Run(t, j, 2, time.Second)
+
+			_, err := job.New(tg, writes, nil, randgen.DefaultConfig("uniform"), 1)
+			if !errors.As(err, &de) || !strings.Contains(err.Error(), "give --write-existing-tables on") {
+				t.Fatalf("a writing file without the flag: %v, want it refused", err)
+			}
+			jw := workloadtest.Job(t, tg, writes, map[string]string{"write-existing-tables": "on"}, 1)
+			res := workloadtest.Run(t, jw, 2, time.Second)
+			// Each client may commit one transaction the measured window does not count (it ended
+			// in flight), no more.
+			got, _ := strconv.ParseInt(workloadtest.Rows(t, c, "SELECT sum(balance) FROM user_accounts")[0][0], 10, 64)
+			if got < res.Transactions || got > res.Transactions+2 {
+				t.Errorf("the balances add up to %d after %d counted transactions that each add 1 (2 clients)", got, res.Transactions)
+			}
+			if err := jw.Cleanup(ctx, jw.Env(1, false, nil, nil)); err != nil {
+				t.Fatal(err)
+			}
+			workloadtest.Rows(t, c, "SELECT count(*) FROM user_accounts") // still there
+			if _, err := c.Query(ctx, "SELECT count(*) FROM "+workload.DatasetTable); !sqldb.IsUndefinedTable(err) {
+				t.Errorf("fairbench recorded a data set in the user's database: %v", err)
+			}
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -24,7 +24,16 @@ import (
 // OptScale multiplies every table's rows.
 const OptScale = "scale"
 
-func init() { workload.FileLoader = SpecOf }
+func init() {
+	workload.FileLoader = SpecOf
+	workload.FileOptions = []workload.Option{scaleOption, writeExistingOption}
+}
+
+var (
+	scaleOption         = workload.Option{Name: OptScale, Default: "1", Help: "multiplies every table's rows", Max: 1 << 20}
+	writeExistingOption = workload.Option{Name: OptWriteExisting, Default: "off",
+		Help: "on: run a workload file's transactions that write to its existing tables, which fairbench did not create"}
+)
 
 // SpecOf makes a workload.Spec of the file at path: its tables are its data set, named after the
 // file's name and a digest of its tables, so that a changed schema or generator is another
@@ -36,28 +45,62 @@ func SpecOf(path string) (workload.Spec, error) {
 	}
 	b, _ := os.ReadFile(path)
 	sum := sha256.Sum256(b)
-	return workload.Spec{
+	spec := workload.Spec{
 		Name:        path,
 		Description: f.Description,
-		Options: []workload.Option{
-			{Name: OptScale, Default: "1", Help: "multiplies every table's rows", Max: 1 << 20},
-		},
+		Options:     []workload.Option{scaleOption},
 		Dataset:     "file:" + f.Name + ":" + hex.EncodeToString(sum[:6]),
 		DataOptions: []string{OptScale},
-		New: func(o workload.Options) (workload.Workload, error) {
-			scale, err := o.Int(OptScale, 1)
-			if err != nil {
+	}
+	if f.Existing {
+		spec.Options = []workload.Option{writeExistingOption}
+		spec.DataOptions = nil
+	}
+	spec.New = func(o workload.Options) (workload.Workload, error) {
+		scale := 1
+		if !f.Existing {
+			var err error
+			if scale, err = o.Int(OptScale, 1); err != nil {
 				return nil, err
 			}
-			// A fresh parse for each workload: references are resolved at its scale, and next's
-			// counters belong to it alone.
-			own, err := Parse(b, path)
-			if err != nil {
-				return nil, err
+		}
+		// A fresh parse for each workload: references are resolved at its scale, and next's
+		// counters belong to it alone.
+		own, err := Parse(b, path)
+		if err != nil {
+			return nil, err
+		}
+		if err := refuseWrites(own, o); err != nil {
+			return nil, err
+		}
+		return newFileWorkload(own, int64(scale))
+	}
+	return spec, nil
+}
+
+// OptWriteExisting lets a file on existing tables write to them.
+const OptWriteExisting = "write-existing-tables"
+
+// refuseWrites refuses a file on existing tables whose transactions write, unless the user said
+// they may: fairbench never changes a table it did not create without being told to.
+func refuseWrites(f *File, o workload.Options) error {
+	if !f.Existing {
+		return nil
+	}
+	if on, err := o.Bool(OptWriteExisting); err != nil || on {
+		return err
+	}
+	for _, tx := range f.Transactions {
+		for i, st := range tx.Statements {
+			for _, form := range st.forms() {
+				if form.Kind != "read" {
+					return workload.Refusef("%s: transaction %s, statement %d (%s) may change the existing tables, which fairbench did not create: "+
+						"give --%s on to run it anyway, or leave only reads in the file", f.Path, tx.Name, i+1, short(form.SQL), OptWriteExisting)
+				}
 			}
-			return newFileWorkload(own, int64(scale))
-		},
-	}, nil
+		}
+	}
+	return nil
 }
 
 // fileWorkload is a workload file with its rows scaled and its references resolved.
@@ -125,6 +168,29 @@ func (w *fileWorkload) tableNames() []string {
 	return out
 }
 
+// ExistingTables lists the file's tables where they are the user's (existing_tables: true), which
+// fairbench neither creates nor drops; nil where fairbench creates them.
+func (w *fileWorkload) ExistingTables() []string {
+	if !w.f.Existing {
+		return nil
+	}
+	return w.tableNames()
+}
+
+// ReadOnly says whether every statement of the file only reads.
+func (w *fileWorkload) ReadOnly() bool {
+	for _, tx := range w.f.Transactions {
+		for _, st := range tx.Statements {
+			for _, form := range st.forms() {
+				if form.Kind != "read" {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
 // TransactionKinds lists the file's transactions, for per-transaction counts and latency.
 func (w *fileWorkload) TransactionKinds() []string { return w.kinds }
 
@@ -146,6 +212,9 @@ func (w *fileWorkload) Check(ctx context.Context, env *workload.Env) error {
 		return err
 	}
 	defer c.Close()
+	if w.f.Existing {
+		return nil // no rows of fairbench's to count
+	}
 	for _, t := range w.f.Tables {
 		rows, err := c.Query(ctx, "SELECT count(*) FROM "+t.Name)
 		if err != nil {
