@@ -66,7 +66,32 @@ func check(f *File, path string) error {
 		}
 	}
 	c.transactions()
+	c.checks()
 	return c.err
+}
+
+// checks verifies each check's name and that each of its forms is one read without parameters.
+func (c *checker) checks() {
+	names := map[string]bool{}
+	for _, ck := range c.f.Checks {
+		if !identifier.MatchString(ck.Name) || names[ck.Name] {
+			c.fail(ck.at, "check name %q: give each a distinct lowercase name of letters, digits and _", ck.Name)
+		}
+		names[ck.Name] = true
+		if ck.Query.SQL == "" && len(ck.Query.Engines) < len(engineKinds) {
+			c.fail(ck.at, "check %s needs its sql:, or a form of its own for each of postgres, mysql and mariadb", ck.Name)
+			return
+		}
+		for _, form := range ck.Query.forms() {
+			if err := form.bind(); err != nil {
+				c.fail(form.at, "check %s: %v", ck.Name, err)
+				return
+			}
+			if form.Kind != "read" || len(form.Params) > 0 {
+				c.fail(form.at, "check %s must be a query without parameters that returns one value, e.g. SELECT count(*) FROM t WHERE x < 0", ck.Name)
+			}
+		}
+	}
 }
 
 // existingTable checks a table of the user's: named only, since its columns, rows and keys are

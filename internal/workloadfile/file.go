@@ -34,6 +34,8 @@ type File struct {
 	Description  string
 	Tables       []*Table
 	Transactions []*Transaction
+	// Checks are SQL conditions that must hold after every run, on every engine.
+	Checks []*Check
 	// Existing is `existing_tables: true`: the tables are the user's, already in the target
 	// database. fairbench creates, loads, checks and drops none of them, and runs transactions
 	// that write only with --write-existing-tables on.
@@ -89,6 +91,15 @@ type Transaction struct {
 	// time in percent (`source: {calls: 16.6, time: 12.0}`), which the report sets beside the
 	// replay's; nil for one written by hand.
 	Source *Source
+	at     pos
+}
+
+// Check is an invariant: a query whose one value must equal Equals after a run (`SELECT count(*)
+// FROM products WHERE stock < 0` equals 0), in each engine's own form where the file gives one.
+type Check struct {
+	Name   string
+	Query  *Statement
+	Equals string
 	at     pos
 }
 
@@ -267,7 +278,7 @@ func orAt(n *yaml.Node) *yaml.Node {
 
 func (p *parser) file(root *yaml.Node) *File {
 	f := &File{}
-	m := p.fields(root, "the workload file", "name", "description", "existing_tables", "tables", "transactions")
+	m := p.fields(root, "the workload file", "name", "description", "existing_tables", "tables", "transactions", "checks")
 	if m == nil {
 		return f
 	}
@@ -285,7 +296,45 @@ func (p *parser) file(root *yaml.Node) *File {
 	for _, t := range p.list(m["transactions"], "transactions") {
 		f.Transactions = append(f.Transactions, p.transaction(t))
 	}
+	for _, c := range p.list(m["checks"], "checks") {
+		f.Checks = append(f.Checks, p.check(c))
+	}
 	return f
+}
+
+// check reads `{name: no_negative_stock, sql: SELECT count(*) ..., equals: 0}`, with engines'
+// own forms as a statement has them.
+func (p *parser) check(n *yaml.Node) *Check {
+	c := &Check{at: pos{n.Line, n.Column}, Query: &Statement{at: pos{n.Line, n.Column}, Expect: Expect{Rows: -1}}}
+	keys := []string{"name", "sql", "equals"}
+	for _, k := range engineKinds {
+		keys = append(keys, string(k))
+	}
+	m := p.fields(n, "a check", keys...)
+	if m == nil {
+		return c
+	}
+	c.Name = p.str(m["name"], "a check's name")
+	c.Query.SQL = strings.TrimSpace(p.str(m["sql"], "check "+c.Name+"'s sql"))
+	p.engineForms(c.Query, m)
+	if m["equals"] == nil {
+		p.fail(n, "check %s has no equals: give the value its query must return, e.g. equals: 0", c.Name)
+		return c
+	}
+	c.Equals = canonicalValue(p.str(m["equals"], "check "+c.Name+"'s equals"))
+	return c
+}
+
+// engineForms reads a statement's postgres:, mysql: and mariadb: forms.
+func (p *parser) engineForms(st *Statement, m map[string]*yaml.Node) {
+	for _, k := range engineKinds {
+		if e := m[string(k)]; e != nil {
+			if st.Engines == nil {
+				st.Engines = map[sqldb.Kind]*Statement{}
+			}
+			st.Engines[k] = &Statement{SQL: strings.TrimSpace(p.str(e, "a statement's "+string(k)+" form")), at: pos{e.Line, e.Column}}
+		}
+	}
 }
 
 func (p *parser) table(n *yaml.Node) *Table {
@@ -470,14 +519,7 @@ func (p *parser) statement(n *yaml.Node, tx string) *Statement {
 		return st
 	}
 	st.SQL = strings.TrimSpace(p.str(m["sql"], "a statement's sql"))
-	for _, k := range engineKinds {
-		if e := m[string(k)]; e != nil {
-			if st.Engines == nil {
-				st.Engines = map[sqldb.Kind]*Statement{}
-			}
-			st.Engines[k] = &Statement{SQL: strings.TrimSpace(p.str(e, "a statement's "+string(k)+" form")), at: pos{e.Line, e.Column}}
-		}
-	}
+	p.engineForms(st, m)
 	st.Into = p.names(m["into"], "into (the names of the first row's columns)")
 	if e := m["expect"]; e != nil {
 		if em := p.fields(e, "expect", "rows"); em != nil {

@@ -153,6 +153,9 @@ func TestParseErrors(t *testing.T) {
 		{"into a parameter's name", "      - SELECT v FROM kv WHERE k = :k", "      - {sql: SELECT v FROM kv WHERE k = :k, into: [k]}", "into names \"k\", which is not a new lowercase name"},
 		{"into used before it is set", "      - SELECT v FROM kv WHERE k = :k", "      - SELECT v FROM kv WHERE k = :k AND v = :got\n      - {sql: SELECT v FROM kv WHERE k = :k, into: [got]}", "uses :got, which its params: do not give and no statement before it sets with into"},
 		{"expect a negative count", "      - SELECT v FROM kv WHERE k = :k", "      - {sql: SELECT v FROM kv WHERE k = :k, expect: {rows: -1}}", "expect's rows is -1: use a number from 0"},
+		{"check without equals", "      - SELECT v FROM kv WHERE k = :k\n", "      - SELECT v FROM kv WHERE k = :k\nchecks: [{name: c1, sql: SELECT count(*) FROM kv}]\n", "check c1 has no equals: give the value its query must return"},
+		{"check with a parameter", "      - SELECT v FROM kv WHERE k = :k\n", "      - SELECT v FROM kv WHERE k = :k\nchecks: [{name: c1, sql: SELECT count(*) FROM kv WHERE k = :k, equals: 0}]\n", "check c1 must be a query without parameters that returns one value"},
+		{"check that writes", "      - SELECT v FROM kv WHERE k = :k\n", "      - SELECT v FROM kv WHERE k = :k\nchecks: [{name: c1, sql: DELETE FROM kv, equals: 0}]\n", "check c1 must be a query without parameters"},
 		{"fraction for a whole number", "params: {k: {ref: kv.k}}", "params: {k: {ref: kv.k}, z: {uniform: [0.5, 2]}}", "uniform's MIN must be a whole number"},
 	}
 	for _, c := range cases {
@@ -318,5 +321,21 @@ func TestParseExistingTables(t *testing.T) {
 				t.Errorf("Parse = %v\nwant %q", err, c.want)
 			}
 		})
+	}
+}
+
+// The least the rows take: a header and each column at its shortest, times the scaled rows.
+func TestMinDataBytes(t *testing.T) {
+	f, err := Parse([]byte(minimal), "kv.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := newFileWorkload(f, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 300 rows of a header (24), a bigint (8) and a varchar of 5 to 20 letters (6 at least).
+	if got, want := w.MinDataBytes(), int64(300*(24+8+6)); got != want {
+		t.Errorf("MinDataBytes = %d, want %d", got, want)
 	}
 }

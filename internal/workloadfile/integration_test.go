@@ -58,9 +58,7 @@ func TestShopOnEveryEngine(t *testing.T) {
 				t.Errorf("queries %+v: want reads and writes", res.Queries)
 			}
 			checkStatementTimes(t, res)
-			if dc, err := j.Check(context.Background(), nil); err != nil || !dc.Passed {
-				t.Errorf("check after the run: %+v, %v", dc, err)
-			}
+			checkVerdicts(t, j, "rows kept", "stock_not_negative", "lines_have_orders")
 			workloadtest.PrepareAgainRefused(t, j, 1)
 			workloadtest.Cleanup(t, j, c, shopTables...)
 		})
@@ -208,6 +206,13 @@ func TestStatementOptionsOnEveryEngine(t *testing.T) {
 			if after := total(t, c); after != before {
 				t.Errorf("the balances add up to %s after the run, %s before: a transfer's missed expectation was not undone", after, before)
 			}
+			checkVerdicts(t, j, "rows kept", "no_overdraft", "accounts_kept")
+			// A check that fails names itself and what it found: an overdraft made by hand.
+			workloadtest.Exec(t, c, "UPDATE accounts SET balance = -5 WHERE id = 7")
+			dc, err := j.Check(context.Background(), nil)
+			if err != nil || dc.Passed || dc.Verdicts[1].OK || !strings.Contains(dc.Verdicts[1].Detail, "returned 1, not 0") {
+				t.Errorf("check after an overdraft: %+v, %v: want no_overdraft failed, returning 1", dc, err)
+			}
 			if bk := res.ByKind["transfer"]; bk != nil {
 				t.Logf("%s: %d transfers, %d rolled back on a missed expectation, %d retried", kind, bk.Transactions, bk.Rollbacks, bk.Retries)
 			}
@@ -219,6 +224,20 @@ func TestStatementOptionsOnEveryEngine(t *testing.T) {
 				t.Errorf("transfer's update failed %d times for %d rollbacks", miss, res.ByKind["transfer"].Rollbacks)
 			}
 		})
+	}
+}
+
+// checkVerdicts runs the job's data check: it must pass, with these verdicts in this order.
+func checkVerdicts(t *testing.T, j *job.Job, names ...string) {
+	t.Helper()
+	dc, err := j.Check(context.Background(), nil)
+	if err != nil || !dc.Passed || len(dc.Verdicts) != len(names) {
+		t.Fatalf("check: %+v, %v: want %v passed", dc, err, names)
+	}
+	for i, v := range dc.Verdicts {
+		if v.Name != names[i] || !v.OK {
+			t.Errorf("verdict %d: %+v, want %s passed", i, v, names[i])
+		}
 	}
 }
 

@@ -177,3 +177,48 @@ func columnNames(t *Table) []string {
 	}
 	return out
 }
+
+// rowHeader is what every engine adds to a stored row at the least: PostgreSQL's 23-byte tuple
+// header and line pointer, InnoDB's transaction id, roll pointer and record header.
+const rowHeader = 24
+
+// MinDataBytes is the least the file's rows take on any engine: each row's header and its
+// columns' values at their shortest (a string its minimum length), before indexes and free
+// space, so prepare refuses a data set that cannot fit before it fills a disk.
+func (w *fileWorkload) MinDataBytes() int64 {
+	var total int64
+	for _, t := range w.f.Tables {
+		row := int64(rowHeader)
+		for _, c := range t.Columns {
+			row += minValueBytes(c)
+		}
+		total += w.rows[t.Name] * row
+	}
+	return total
+}
+
+// minValueBytes is the fewest bytes a column's value takes stored.
+func minValueBytes(c *Column) int64 {
+	switch c.Type {
+	case "smallint":
+		return 2
+	case "int", "date":
+		return 4
+	case "bigint", "timestamp":
+		return 8
+	case "bool":
+		return 1
+	case "decimal":
+		return int64(c.Length)/4 + 2 // a base-10000 digit group per 4 digits, and a header
+	}
+	if c.Gen == nil { // varchar and text
+		return 1
+	}
+	switch c.Gen.Kind {
+	case "string":
+		return 1 + c.Gen.Min
+	case "pattern":
+		return 1 + int64(len(c.Gen.Pattern))
+	}
+	return 1 + 1
+}

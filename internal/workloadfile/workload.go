@@ -204,17 +204,48 @@ func (w *fileWorkload) Cleanup(ctx context.Context, env *workload.Env) error {
 	return workload.DropOwned(ctx, c, w.tableNames())
 }
 
-// Check verifies that every table holds the rows it was loaded with, at least (transactions may
-// add rows; a table with fewer lost some).
+// Check verifies the data as Verdicts does, returning the first condition that failed.
 func (w *fileWorkload) Check(ctx context.Context, env *workload.Env) error {
-	c, err := env.Connect(ctx)
+	vs, err := w.Verdicts(ctx, env)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	if w.f.Existing {
-		return nil // no rows of fairbench's to count
+	for _, v := range vs {
+		if !v.OK {
+			return fmt.Errorf("%s: %s", v.Name, v.Detail)
+		}
 	}
+	return nil
+}
+
+// Verdicts are the file's data check: every table still holds at least the rows it was loaded
+// with (transactions may add rows; a table with fewer lost some), where fairbench loaded them,
+// and each of the file's checks holds.
+func (w *fileWorkload) Verdicts(ctx context.Context, env *workload.Env) ([]workload.Verdict, error) {
+	c, err := env.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	var out []workload.Verdict
+	if !w.f.Existing {
+		v := workload.Verdict{Name: "rows kept", OK: true, Detail: "every table holds at least the rows it was loaded with"}
+		if err := w.countRows(ctx, c); err != nil {
+			var np *workload.NotPreparedError
+			if errors.As(err, &np) || ctx.Err() != nil {
+				return nil, err
+			}
+			v.OK, v.Detail = false, err.Error()
+		}
+		out = append(out, v)
+	}
+	for _, ck := range w.f.Checks {
+		out = append(out, runCheck(ctx, c, ck))
+	}
+	return out, nil
+}
+
+func (w *fileWorkload) countRows(ctx context.Context, c sqldb.Conn) error {
 	for _, t := range w.f.Tables {
 		rows, err := c.Query(ctx, "SELECT count(*) FROM "+t.Name)
 		if err != nil {
@@ -226,6 +257,25 @@ func (w *fileWorkload) Check(ctx context.Context, env *workload.Env) error {
 		}
 	}
 	return nil
+}
+
+// runCheck runs one of the file's checks in the engine's form: its one value must equal the
+// file's, compared as the answer checks compare values (booleans as 1/0).
+func runCheck(ctx context.Context, c sqldb.Conn, ck *Check) workload.Verdict {
+	v := workload.Verdict{Name: ck.Name}
+	form := ck.Query.On(c.Kind())
+	rows, err := c.Query(ctx, form.Text)
+	switch {
+	case err != nil:
+		v.Detail = fmt.Sprintf("%s failed: %s", short(form.SQL), firstLine(err.Error()))
+	case len(rows) != 1 || len(rows[0]) != 1:
+		v.Detail = fmt.Sprintf("%s returned %d rows: a check must return one value", short(form.SQL), len(rows))
+	case canonicalValue(rows[0][0]) != ck.Equals:
+		v.Detail = fmt.Sprintf("%s returned %s, not %s", short(form.SQL), rows[0][0], ck.Equals)
+	default:
+		v.OK, v.Detail = true, short(form.SQL)+" = "+ck.Equals
+	}
+	return v
 }
 
 // deletes says whether a transaction deletes from the table.
