@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +23,7 @@ func newCaptureCmd() *cobra.Command {
 	var target, out, by string
 	var top int
 	var sampleValues, force bool
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "capture --target DSN --out FILE.yaml [--top N] [--by calls|time] [--sample-values]",
 		Short: "Write a workload file from a running server's own statistics (reads only)",
@@ -33,32 +37,17 @@ func newCaptureCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			j := &job.Job{Target: t}
-			ver, err := j.ServerVersion(cmd.Context())
-			if err != nil {
-				return badInput(err)
+			if timeout <= 0 {
+				return badInputf("--timeout %v: give how long capture may take, e.g. --timeout 10m", timeout)
 			}
-			opt.Source = fmt.Sprintf("%s at %s", ver, t.Redacted())
-			conn, err := j.Connect(cmd.Context())
-			if err != nil {
-				return badInput(err)
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			err = captureTo(ctx, t, out, opt, cmd.ErrOrStderr())
+			if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("capture stopped after --timeout %v, nothing written: the source answered too slowly or not at all "+
+					"(a frozen or overloaded server); give a longer --timeout", timeout)
 			}
-			defer conn.Close()
-			text, summary, err := capture.Capture(cmd.Context(), conn, opt)
-			var noStats *capture.NoStatisticsError
-			if errors.As(err, &noStats) {
-				return badInput(err)
-			}
-			if text != nil { // also when the parser refused it: for reading, and a bug report
-				if werr := result.WriteFileAtomic(out, text); werr != nil {
-					return werr
-				}
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "captured %s into %s: %s\nrun it with `fairbench compare --suite` (a step `- workload: %s`)\n", t.Redacted(), out, summary, out)
-			return nil
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&target, "target", "", "the server and database to capture from (DSN)")
@@ -67,7 +56,38 @@ func newCaptureCmd() *cobra.Command {
 	cmd.Flags().StringVar(&by, "by", "calls", "rank statements by calls or by server time")
 	cmd.Flags().BoolVar(&sampleValues, "sample-values", false, "draw compared values from a sample of the real ones (the file then holds user values)")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite --out if it exists")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "the longest the whole capture may take (a frozen source ends it)")
 	return cmd
+}
+
+// captureTo captures the target's workload into the file out.
+func captureTo(ctx context.Context, t sqldb.Target, out string, opt capture.Options, log io.Writer) error {
+	j := &job.Job{Target: t}
+	ver, err := j.ServerVersion(ctx)
+	if err != nil {
+		return badInput(err)
+	}
+	opt.Source = fmt.Sprintf("%s at %s", ver, t.Redacted())
+	conn, err := j.Connect(ctx)
+	if err != nil {
+		return badInput(err)
+	}
+	defer conn.Close()
+	text, summary, err := capture.Capture(ctx, conn, opt)
+	var noStats *capture.NoStatisticsError
+	if errors.As(err, &noStats) {
+		return badInput(err)
+	}
+	if text != nil { // also when the parser refused it: for reading, and a bug report
+		if werr := result.WriteFileAtomic(out, text); werr != nil {
+			return werr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "captured %s into %s: %s\nrun it with `fairbench compare --suite` (a step `- workload: %s`)\n", t.Redacted(), out, summary, out)
+	return nil
 }
 
 var workloadName = regexp.MustCompile(`[^a-z0-9_]+`)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -78,5 +79,34 @@ func TestRunOnAFrozenServerEndsAtItsTime(t *testing.T) {
 	}
 	if r.Complete || !strings.Contains(r.Error, "the server stalled") {
 		t.Errorf("result complete=%v error %q: want incomplete with the stall named", r.Complete, r.Error)
+	}
+}
+
+// capture on a frozen PostgreSQL (SIGSTOP before it starts) ends at its --timeout with one line
+// naming it, exit 1, and writes nothing, instead of waiting until Ctrl-C.
+func TestCaptureOnAFrozenServerEndsAtItsTimeout(t *testing.T) {
+	srv := testserver.Server(t, "postgres")
+	tg := testserver.Database(t, "postgres")
+	out := filepath.Join(t.TempDir(), "frozen.yaml")
+	frozen := srv.PIDs()
+	for _, pid := range frozen {
+		_ = syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	defer func() {
+		for _, pid := range frozen {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}()
+	began := time.Now()
+	code, _, errOut := run("capture", "--target", withPassword(tg, tg.Password), "--out", out, "--timeout", "2s")
+	took := time.Since(began)
+	if code != 1 || !strings.Contains(errOut, "capture stopped after --timeout 2s, nothing written") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+		t.Errorf("exit %d, %q: want exit 1 and one line naming the timeout", code, errOut)
+	}
+	if took > 6*time.Second {
+		t.Errorf("capture took %v on a frozen server with --timeout 2s", took)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was written", out)
 	}
 }
