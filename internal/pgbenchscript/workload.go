@@ -268,14 +268,7 @@ func (wk *worker) sleep(ctx context.Context, c *Command) error {
 	if err != nil || n <= 0 {
 		return err
 	}
-	t := time.NewTimer(time.Duration(n) * c.Unit)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return workload.Pause(ctx, time.Duration(n)*c.Unit)
 }
 
 // sql sends one SQL command with its variables bound as parameters, and keeps a \gset row.

@@ -468,12 +468,7 @@ func (wk *worker) pick() int {
 func (wk *worker) think(ctx context.Context, tx *Transaction) time.Duration {
 	d := tx.ThinkMin + time.Duration(wk.rng.Float64()*float64(tx.ThinkMax-tx.ThinkMin))
 	began := time.Now()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
+	_ = workload.Pause(ctx, d) // a stopped run ends the pause; the transaction then sees ctx
 	return time.Since(began)
 }
 
