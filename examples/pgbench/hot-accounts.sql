@@ -3,7 +3,8 @@
 -- just moved back with \gset and records it, and a client pauses a moment between them.
 -- Run it as pgbench would, or on every engine with fairbench:
 --   pgbench -f examples/pgbench/hot-accounts.sql -s 10 ...
---   fairbench compare --workload pgbench --script examples/pgbench/hot-accounts.sql --scale 10
+--   fairbench run --target DSN --workload pgbench --script examples/pgbench/hot-accounts.sql --scale 10
+-- (or a suite step: - workload: pgbench, options: {script: examples/pgbench/hot-accounts.sql}).
 \set aid random_zipfian(1, 100000 * :scale, 1.1)
 \set tid random(1, 10 * :scale)
 \set bid random(1, :scale)
