@@ -66,8 +66,10 @@ func TestWaitsOnRealServers(t *testing.T) {
 					if total < 0.999 || total > 1.001 {
 						t.Errorf("shares add up to %.3f", total)
 					}
-					// 2 s at 25 ms is 80 rounds; a loaded machine delays ticks, it does not add any.
-					if w.Rounds < 20 || w.Rounds > 81 || w.Sessions > 4*w.Rounds {
+					// 2 s at 25 ms is 80 rounds, and one at the start; a loaded machine delays ticks,
+					// it does not add any, but the window closes only when the clients are through
+					// their last transactions, which took 3 ticks more once in CI (83 rounds): 10%.
+					if w.Rounds < 20 || w.Rounds > 89 || w.Sessions > 4*w.Rounds {
 						t.Errorf("%d rounds and %d session samples of 4 clients over 2 s", w.Rounds, w.Sessions)
 					}
 					tc.check(t, w.Share)
