@@ -129,6 +129,7 @@ type engineDialect interface {
 	Loader
 	Catalog
 	StatementSource
+	planFormat() planFormat
 }
 
 // The dialects, made once as interface values: a workload asks for one per statement, and an

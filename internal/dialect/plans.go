@@ -11,10 +11,10 @@ import (
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
-// PlanStep is how a query plan reaches one table: the access in common words (Accesses), the
-// engine's own name for it, and the index used, if any.
+// PlanStep is how a query plan reaches one table: the access in common words (FullScan,
+// FullIndexScan, IndexLookup, or the engine's own name where it has none), and the index used.
 type PlanStep struct {
-	Table, Access, EngineAccess, Index string
+	Table, Access, Index string
 }
 
 // The common words for a table's access path, the same on every engine.
@@ -24,29 +24,47 @@ const (
 	IndexLookup   = "index lookup"    // the rows found through an index: a key, a range, a bitmap
 )
 
-// pgAccess and innodbAccess map the engines' names for an access path to the common words.
-var (
-	pgAccess = map[string]string{"Seq Scan": FullScan, "Index Scan": IndexLookup, "Index Only Scan": IndexLookup,
-		"Bitmap Heap Scan": IndexLookup, "Bitmap Index Scan": IndexLookup, "Tid Scan": IndexLookup}
-	innodbAccess = map[string]string{"ALL": FullScan, "index": FullIndexScan, "const": IndexLookup, "system": IndexLookup,
-		"eq_ref": IndexLookup, "ref": IndexLookup, "ref_or_null": IndexLookup, "range": IndexLookup, "index_merge": IndexLookup,
-		"unique_subquery": IndexLookup, "index_subquery": IndexLookup, "fulltext": IndexLookup}
-)
+// planFormat is how one engine family writes a plan in JSON: the EXPLAIN that asks for it, the
+// keys of a table's name, access and index, and the engine's names for the accesses.
+type planFormat struct {
+	explain               string
+	relation, node, index string
+	access                map[string]string
+	sessionSetup          string // run first on the connection, where the format needs it
+}
 
-// Explain reads the plan the engine chooses for a statement with these parameters (EXPLAIN in
-// JSON, which every engine here writes) and returns the access path to each table it reads,
-// sorted by table: the "why" of a statement that one engine runs much slower than another.
-func Explain(ctx context.Context, c sqldb.Conn, sql string, args ...any) ([]PlanStep, error) {
-	prefix, relation, node, index, access := "EXPLAIN (FORMAT JSON) ", "Relation Name", "Node Type", "Index Name", pgAccess
-	if c.Kind() == sqldb.MySQL || c.Kind() == sqldb.MariaDB {
-		prefix, relation, node, index, access = "EXPLAIN FORMAT=JSON ", "table_name", "access_type", "key", innodbAccess
-	}
-	if c.Kind() == sqldb.MySQL {
+var pgPlans = planFormat{explain: "EXPLAIN (FORMAT JSON) ", relation: "Relation Name", node: "Node Type", index: "Index Name",
+	access: map[string]string{"Seq Scan": FullScan, "Index Scan": IndexLookup, "Index Only Scan": IndexLookup,
+		"Bitmap Heap Scan": IndexLookup, "Bitmap Index Scan": IndexLookup, "Tid Scan": IndexLookup}}
+
+func (postgres) planFormat() planFormat { return pgPlans }
+
+var innodbPlans = planFormat{explain: "EXPLAIN FORMAT=JSON ", relation: "table_name", node: "access_type", index: "key",
+	access: map[string]string{"ALL": FullScan, "index": FullIndexScan, "const": IndexLookup, "system": IndexLookup,
+		"eq_ref": IndexLookup, "ref": IndexLookup, "ref_or_null": IndexLookup, "range": IndexLookup, "index_merge": IndexLookup,
+		"unique_subquery": IndexLookup, "index_subquery": IndexLookup, "fulltext": IndexLookup}}
+
+func (d innodb) planFormat() planFormat {
+	f := innodbPlans
+	if d.kind == sqldb.MySQL {
 		// MySQL 9 writes JSON plans in a second format by default; the first is the one MySQL 8
 		// and MariaDB share (table_name, access_type, key). The variable only shapes EXPLAIN.
-		_ = c.Exec(ctx, "SET SESSION explain_json_format_version = 1")
+		f.sessionSetup = "SET SESSION explain_json_format_version = 1"
 	}
-	rows, err := c.Query(ctx, prefix+sql, args...)
+	return f
+}
+
+// Explain reads the plan the engine chooses for a statement with these parameters (EXPLAIN in
+// JSON, which every engine here writes) and returns the access path to each table it reads, in
+// the plan's own order (depth first: the join order, then subqueries): the "why" of a statement
+// that one engine runs much slower than another, and of one that got slower after its data
+// changed.
+func Explain(ctx context.Context, c sqldb.Conn, sql string, args ...any) ([]PlanStep, error) {
+	f := byKind(c.Kind()).planFormat()
+	if f.sessionSetup != "" {
+		_ = c.Exec(ctx, f.sessionSetup)
+	}
+	rows, err := c.Query(ctx, f.explain+sql, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -60,22 +78,21 @@ func Explain(ctx context.Context, c sqldb.Conn, sql string, args ...any) ([]Plan
 	var steps []PlanStep
 	names := aliases(sql)
 	walkPlan(plan, func(m map[string]any) {
-		table, _ := m[relation].(string)
+		table, _ := m[f.relation].(string)
 		if t, ok := names[strings.ToLower(table)]; ok {
 			table = t // MySQL and MariaDB name a table by its alias; PostgreSQL by the table's name
 		}
-		kind, _ := m[node].(string)
+		kind, _ := m[f.node].(string)
 		if table == "" || kind == "" {
 			return
 		}
-		ix, _ := m[index].(string)
-		common := access[kind]
-		if common == "" {
-			common = kind
+		ix, _ := m[f.index].(string)
+		access := f.access[kind]
+		if access == "" {
+			access = kind
 		}
-		steps = append(steps, PlanStep{Table: table, Access: common, EngineAccess: kind, Index: ix})
+		steps = append(steps, PlanStep{Table: table, Access: access, Index: ix})
 	})
-	sort.SliceStable(steps, func(i, j int) bool { return steps[i].Table < steps[j].Table })
 	return steps, nil
 }
 
@@ -119,7 +136,8 @@ func walkPlan(v any, visit func(map[string]any)) {
 	}
 }
 
-// PlanSummary writes steps as one line: "item: index lookup (item_pkey); stock: full scan".
+// PlanSummary writes steps as one line, in plan order: "item: index lookup (item_pkey); stock:
+// full scan". Two plans with the same summary reach the same tables the same way in the same order.
 func PlanSummary(steps []PlanStep) string {
 	parts := make([]string, len(steps))
 	for i, s := range steps {

@@ -17,6 +17,7 @@ package regress
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -102,7 +103,7 @@ func keyOf(r *result.Result) Key {
 }
 
 // Diff judges every step present on both sides; steps on one side only are reported as not
-// comparable. TPC-H runs have no intervals or repeats of a throughput and are left out.
+// comparable. TPC-H runs are judged by their own figure over repeats (judgeTPCH).
 func Diff(a, b []*result.Result, o Options) []Row {
 	if o.Alpha == 0 {
 		o.Alpha = 0.05
@@ -129,9 +130,6 @@ func Diff(a, b []*result.Result, o Options) []Row {
 func group(rs []*result.Result) map[Key][]*result.Result {
 	g := map[Key][]*result.Result{}
 	for _, r := range rs {
-		if r.TPCH != nil {
-			continue
-		}
 		g[keyOf(r)] = append(g[keyOf(r)], r)
 	}
 	return g
@@ -166,6 +164,9 @@ func judge(k Key, ra, rb []*result.Result, o Options) Row {
 		row.Verdict, row.Why = NotComparable, bad
 		return row
 	}
+	if ra[0].TPCH != nil && rb[0].TPCH != nil {
+		return judgeTPCH(row, ra, rb, o)
+	}
 	if len(ra) >= MinRepeats && len(rb) >= MinRepeats {
 		row.Unit = "repeats"
 	}
@@ -186,6 +187,58 @@ func judge(k Key, ra, rb []*result.Result, o Options) Row {
 		}
 	}
 	return row
+}
+
+// judgeTPCH compares TPC-H runs by the test's own figure: the power test's geometric mean of
+// the query times, the throughput test's queries per hour. A run has no intervals, so the
+// samples are runs, and with fewer than MinRepeats a side the change is shown, not judged. A
+// query whose plan changed is named with its time on each side (the median over runs).
+func judgeTPCH(row Row, ra, rb []*result.Result, o Options) Row {
+	row.Metric, row.Unit = "geomean_s", "repeats"
+	if ra[0].TPCH.Mode == "throughput" {
+		row.Metric = "queries_per_hour"
+	}
+	for i, name := range row.PlansChanged {
+		row.PlansChanged[i] = fmt.Sprintf("%s (%s → %s s)", name, num(queryTime(ra, name)), num(queryTime(rb, name)))
+	}
+	sa, sb := samples(ra, row.Metric, row.Unit), samples(rb, row.Metric, row.Unit)
+	if len(sa) < MinRepeats || len(sb) < MinRepeats {
+		row.A, row.B, row.N1, row.N2 = median(sa), median(sb), len(sa), len(sb)
+		if row.A != 0 {
+			row.Change = (row.B - row.A) / row.A
+		}
+		row.Verdict = NotComparable
+		row.Why = fmt.Sprintf("%d and %d runs: a TPC-H run has no intervals, so %d runs a side are needed to judge", len(sa), len(sb), MinRepeats)
+		return row
+	}
+	j := test(sa, sb, row.Metric, o)
+	row.A, row.B, row.Change, row.P, row.N1, row.N2, row.Verdict, row.Why = j.A, j.B, j.Change, j.P, j.N1, j.N2, j.Verdict, j.Warning
+	return row
+}
+
+// queryTime is the median time of TPC-H query name ("Q18") over the runs that answered it.
+func queryTime(rs []*result.Result, name string) float64 {
+	var times []float64
+	for _, r := range rs {
+		for _, q := range r.TPCH.Queries {
+			if fmt.Sprintf("Q%d", q.Query) == name && q.Seconds > 0 {
+				times = append(times, q.Seconds)
+			}
+		}
+	}
+	return median(times)
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // Judgement is one figure's test between the two sides' samples.
@@ -220,8 +273,8 @@ func verdict(metric string, p, change float64, o Options) string {
 		return NoChange
 	}
 	better := change > 0 // more throughput
-	if metric == "p99_ms" {
-		better = change < 0 // less latency
+	if metric == "p99_ms" || metric == "geomean_s" {
+		better = change < 0 // less time
 	}
 	if better {
 		return Faster
@@ -245,41 +298,51 @@ func unusable(sides ...[]*result.Result) string {
 	return ""
 }
 
-// busyRuns counts, per side, the runs measured while others used the machine ("3 of 8 runs in
-// B"); "" when none were.
 // planChanges names the read statements whose plan differs between the two sides' first runs
-// that recorded plans.
+// that recorded plans, in the order the runs recorded them.
 func planChanges(ra, rb []*result.Result) []string {
-	pa, pb := plans(ra), plans(rb)
+	names, pa := plans(ra)
+	_, pb := plans(rb)
 	var out []string
-	for k, p := range pa {
-		if q, ok := pb[k]; ok && q != p {
+	for _, k := range names {
+		if q, ok := pb[k]; ok && q != pa[k] {
 			out = append(out, k)
 		}
 	}
-	sort.Strings(out)
 	return out
 }
 
-// plans is each read statement's plan in the first run that recorded any.
-func plans(rs []*result.Result) map[string]string {
+// plans is each read statement's plan in the first run that recorded any ("search #1" for a
+// workload file's statement, "Q18" for a TPC-H query), with the statements in its order.
+func plans(rs []*result.Result) ([]string, map[string]string) {
 	for _, r := range rs {
-		if r.Dataset == nil {
-			continue
-		}
+		var names []string
 		m := map[string]string{}
-		for _, a := range r.Dataset.Answers {
-			if a.Plan != "" {
-				m[fmt.Sprintf("%s #%d", a.Transaction, a.Statement)] = a.Plan
+		add := func(name, plan string) {
+			if _, seen := m[name]; plan != "" && !seen {
+				names = append(names, name)
+				m[name] = plan
 			}
 		}
-		if len(m) > 0 {
-			return m
+		if r.Dataset != nil {
+			for _, a := range r.Dataset.Answers {
+				add(fmt.Sprintf("%s #%d", a.Transaction, a.Statement), a.Plan)
+			}
+		}
+		if r.TPCH != nil {
+			for _, q := range r.TPCH.Queries {
+				add(fmt.Sprintf("Q%d", q.Query), q.Plan)
+			}
+		}
+		if len(names) > 0 {
+			return names, m
 		}
 	}
-	return nil
+	return nil, nil
 }
 
+// busyRuns counts, per side, the runs measured while others used the machine ("3 of 8 runs in
+// B"); "" when none were.
 func busyRuns(sides ...[]*result.Result) string {
 	var parts []string
 	for i, rs := range sides {
@@ -308,9 +371,14 @@ func samples(rs []*result.Result, metric, unit string) []float64 {
 	var out []float64
 	for _, r := range rs {
 		if unit == "repeats" {
-			if metric == "tps" {
+			switch metric {
+			case "tps":
 				out = append(out, r.TPS)
-			} else {
+			case "geomean_s":
+				out = append(out, r.TPCH.GeoMeanS)
+			case "queries_per_hour":
+				out = append(out, r.TPCH.QueriesPerHour)
+			default:
 				out = append(out, r.LatencyMS.P99)
 			}
 			continue

@@ -178,6 +178,45 @@ func TestPlanChangesAreNamed(t *testing.T) {
 	}
 }
 
+// TPC-H runs are judged by their geometric mean over repeats (lower is better), shown and not
+// judged with one run a side, and a query whose plan changed is named with its times.
+func TestTPCHRunsAreJudgedByTheirGeometricMean(t *testing.T) {
+	tpch := func(geomean, q18 float64, plan string) *result.Result {
+		return &result.Result{Engine: result.Engine{Kind: "mariadb"}, Workload: result.Workload{Name: "tpch"}, Threads: 1, Complete: true, Transactions: 22,
+			TPCH: &result.TPCH{Mode: "power", GeoMeanS: geomean, Queries: []result.TPCHQuery{
+				{Query: 1, Seconds: 1, Status: "ok", Plan: "lineitem: full scan"},
+				{Query: 18, Seconds: q18, Status: "ok", Plan: plan}}}}
+	}
+	before := "customer: full scan; orders: index lookup (tpch_o_custkey)"
+	after := "orders: full scan; customer: index lookup (PRIMARY)"
+	for _, tc := range []struct {
+		name    string
+		a, b    []*result.Result
+		verdict string
+		plans   string
+	}{
+		{"one run a side", []*result.Result{tpch(1, 5, before)}, []*result.Result{tpch(2, 78, after)}, NotComparable, "Q18 (5.00 → 78.00 s)"},
+		{"four runs a side, slower", []*result.Result{tpch(1, 5, before), tpch(1.01, 5, before), tpch(0.99, 5, before), tpch(1.02, 5, before)},
+			[]*result.Result{tpch(2, 78, before), tpch(2.1, 78, before), tpch(1.9, 78, before), tpch(2.05, 78, before)}, Slower, ""},
+		{"four runs a side, faster", []*result.Result{tpch(2, 5, before), tpch(2.1, 5, before), tpch(1.9, 5, before), tpch(2.05, 5, before)},
+			[]*result.Result{tpch(1, 5, before), tpch(1.01, 5, before), tpch(0.99, 5, before), tpch(1.02, 5, before)}, Faster, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := Diff(tc.a, tc.b, Options{})
+			if len(rows) != 1 {
+				t.Fatalf("%d rows, want 1: %+v", len(rows), rows)
+			}
+			r := rows[0]
+			if r.Metric != "geomean_s" || r.Verdict != tc.verdict || strings.Join(r.PlansChanged, ",") != tc.plans {
+				t.Errorf("judged %s: %s (%s), plans changed %q; want %s, %q", r.Metric, r.Verdict, r.Why, r.PlansChanged, tc.verdict, tc.plans)
+			}
+			if r.Verdict == NotComparable && (r.A != 1 || r.B != 2 || !strings.Contains(r.Why, "4 runs a side")) {
+				t.Errorf("one run a side: A %v, B %v, why %q; want the medians shown and the runs needed", r.A, r.B, r.Why)
+			}
+		})
+	}
+}
+
 // --fail-if is user input: whatever it says, the parser gives one error line or a threshold a
 // gate can use (finite, not negative).
 func FuzzParseFailIf(f *testing.F) {

@@ -37,9 +37,17 @@ func Markdown(w io.Writer, rows []Row, o Options) error {
 		if len(r.PlansChanged) > 0 {
 			verdict += "; plan changed: " + strings.Join(r.PlansChanged, ", ")
 		}
+		p50, p99 := fmt.Sprintf("%.2f → %.2f", r.LatA.P50, r.LatB.P50), fmt.Sprintf("%.2f → %.2f", r.LatA.P99, r.LatB.P99)
+		if r.LatA.P50 == 0 && r.LatB.P50 == 0 {
+			p50, p99 = "", "" // no latency histogram: TPC-H times its queries one by one
+		}
+		p := fmt.Sprintf("%.3g", r.P)
+		if r.Verdict == NotComparable {
+			p = "" // shown, not tested
+		}
 		t.Rows = append(t.Rows, document.Row(r.Key.String(), r.Metric+" of "+r.Unit, num(r.A), num(r.B), fmt.Sprintf("%+.1f%%", r.Change*100),
-			fmt.Sprintf("%.3g", r.P), fmt.Sprintf("%d+%d", r.N1, r.N2), verdict, p99Text(r.P99),
-			num(r.TPSA)+" → "+num(r.TPSB), fmt.Sprintf("%.2f → %.2f", r.LatA.P50, r.LatB.P50), fmt.Sprintf("%.2f → %.2f", r.LatA.P99, r.LatB.P99)))
+			p, fmt.Sprintf("%d+%d", r.N1, r.N2), verdict, p99Text(r.P99),
+			num(r.TPSA)+" → "+num(r.TPSB), p50, p99))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Mann-Whitney U test, alpha %g; a change counts when significant and at least %.0f%%.\n", o.Alpha, o.MinChange*100)

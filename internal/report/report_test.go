@@ -66,7 +66,7 @@ func TestSameFacts(t *testing.T) {
 		}
 		for _, c := range strings.Split(strings.Trim(line, "| "), " | ") {
 			c = strings.Trim(c, "*")
-			c = strings.NewReplacer(`\|`, "|", `\*`, "*", `\[`, "[", `\]`, "]").Replace(c)
+			c = strings.NewReplacer(`\|`, "|", `\*`, "*", `\[`, "[", `\]`, "]", "&lt;", "<", "&gt;", ">").Replace(c)
 			if c == "" || strings.HasPrefix(c, "---") {
 				continue
 			}

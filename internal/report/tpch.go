@@ -330,6 +330,9 @@ func (m *model) tpchSection() *document.Section {
 			}
 		}
 		s.Tables = append(s.Tables, t)
+		if p := set.planTable(); p != nil {
+			s.Tables = append(s.Tables, p)
+		}
 		for _, g := range set.Groups {
 			for _, q := range g.Rep.TPCH.Queries {
 				if q.Status == "ok" {
@@ -444,6 +447,31 @@ func (s *tpchSet) powerTable() *document.Table {
 	if s.anyRepeats() {
 		t.Foot = append(t.Foot, "With repeats, the run with the median geometric mean is shown.")
 	}
+	return t
+}
+
+// planTable is each query's plan on each engine, where any engine recorded one: the first place
+// to look when one engine's time on a query is far from the others'.
+func (s *tpchSet) planTable() *document.Table {
+	h, _ := s.header("Query")
+	t := &document.Table{Caption: s.name() + ", query plans (each table's access path, in join order; taken after the timed run with the same parameters)",
+		Header: h, Numeric: make([]bool, len(h))}
+	for _, n := range s.queryNumbers() {
+		row := []document.Cell{{Text: fmt.Sprintf("Q%d", n), Head: true}}
+		any := false
+		for _, g := range s.Groups {
+			q, _ := g.query(n)
+			row = append(row, document.Cell{Text: orDash(q.Plan)})
+			any = any || q.Plan != ""
+		}
+		if any {
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	t.Foot = []string{"Tables in the engine's plan order: the first is read first; \"index lookup\" finds rows through the index named, \"full scan\" reads every row. fairbench diff names a query whose plan changed between two runs of one engine."}
 	return t
 }
 

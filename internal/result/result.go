@@ -259,6 +259,10 @@ type TPCHQuery struct {
 	BufferHits    int64   `json:"buffer_hits,omitempty"`
 	DiskReadBytes int64   `json:"disk_read_bytes,omitempty"`
 	ServerCPUS    float64 `json:"server_cpu_s,omitempty"`
+	// Plan is the engine's plan for the query with the same parameters, taken after the timed
+	// run: each table's access path in join order (dialect.PlanSummary); absent where EXPLAIN
+	// failed or in a throughput stream other than the first.
+	Plan string `json:"plan,omitempty"`
 }
 
 // Ramp records a run that started with few clients and added more every interval.
