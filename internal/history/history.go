@@ -43,6 +43,9 @@ type Point struct {
 	TPS         float64
 	P99MS       float64
 	Complete    bool
+	// PlansChanged names the read statements whose plan differs from the line's previous run
+	// that recorded plans (workload files record them): beside a moved figure, where to look.
+	PlansChanged []string
 }
 
 // Line is the history of one key.
@@ -56,6 +59,7 @@ type Line struct {
 // have no TPS and are left out.
 func Load(paths []string) ([]Line, error) {
 	byKey := map[Key]*Line{}
+	runs := map[Key][]*result.Result{} // beside each line's points, in the same order
 	for _, p := range paths {
 		rs, err := result.ReadPath(p)
 		if err != nil {
@@ -70,15 +74,44 @@ func Load(paths []string) ([]Line, error) {
 				byKey[k] = &Line{Key: k}
 			}
 			byKey[k].Points = append(byKey[k].Points, pointOf(p, r))
+			runs[k] = append(runs[k], r)
 		}
 	}
 	lines := make([]Line, 0, len(byKey))
-	for _, l := range byKey {
-		sort.SliceStable(l.Points, func(i, j int) bool { return l.Points[i].StartedAt < l.Points[j].StartedAt })
+	for k, l := range byKey {
+		order := make([]int, len(l.Points))
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(i, j int) bool { return l.Points[order[i]].StartedAt < l.Points[order[j]].StartedAt })
+		l.Points = markPlanChanges(reorder(l.Points, order), reorder(runs[k], order))
 		lines = append(lines, *l)
 	}
 	sort.Slice(lines, func(i, j int) bool { return lines[i].Key.String() < lines[j].Key.String() })
 	return lines, nil
+}
+
+func reorder[T any](v []T, order []int) []T {
+	out := make([]T, len(v))
+	for i, j := range order {
+		out[i] = v[j]
+	}
+	return out
+}
+
+// markPlanChanges sets each point's PlansChanged against the last earlier run with plans.
+func markPlanChanges(points []Point, runs []*result.Result) []Point {
+	var last *result.Result
+	for i, r := range runs {
+		if names, _ := r.Plans(); len(names) == 0 {
+			continue
+		}
+		if last != nil {
+			points[i].PlansChanged = result.PlansChanged(last, r)
+		}
+		last = r
+	}
+	return points
 }
 
 func pointOf(src string, r *result.Result) Point {

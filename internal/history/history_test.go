@@ -1,7 +1,10 @@
 package history
 
 import (
+	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,6 +57,33 @@ func TestLoadThreeDirectories(t *testing.T) {
 		if p[0].Fingerprint != p[1].Fingerprint || p[1].Fingerprint == p[2].Fingerprint {
 			t.Errorf("%s: fingerprints %s %s %s: want equal, equal, different", l.Key, p[0].Fingerprint, p[1].Fingerprint, p[2].Fingerprint)
 		}
+	}
+}
+
+// A run whose read statements' plans differ from the previous run's with plans names them, also
+// past a run that recorded none; the first run and an unchanged one name nothing.
+func TestPlanChangesAlongALine(t *testing.T) {
+	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	d := t.TempDir()
+	for i, search := range []string{"item: index lookup (item_name)", "item: index lookup (item_name)", "", "item: full scan"} {
+		r := res("postgres", "shop", 1000, base.Add(time.Duration(3-i)*time.Hour), "128M") // written newest first
+		if search != "" {
+			r.Dataset = &result.Dataset{Answers: []result.Answer{{Transaction: "get", Statement: 1, Plan: "item: index lookup (item_pkey)"},
+				{Transaction: "search", Statement: 1, Plan: search}}}
+		}
+		write(t, d, fmt.Sprintf("run%d.json", i), r)
+	}
+	lines, err := Load([]string{d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range lines[0].Points {
+		got = append(got, strings.Join(p.PlansChanged, ","))
+	}
+	// Oldest first: the full scan (written last, started first), none, the two index lookups.
+	if want := []string{"", "", "search #1", ""}; !slices.Equal(got, want) {
+		t.Errorf("plans changed per run %q, want %q", got, want)
 	}
 }
 

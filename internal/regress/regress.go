@@ -301,44 +301,21 @@ func unusable(sides ...[]*result.Result) string {
 // planChanges names the read statements whose plan differs between the two sides' first runs
 // that recorded plans, in the order the runs recorded them.
 func planChanges(ra, rb []*result.Result) []string {
-	names, pa := plans(ra)
-	_, pb := plans(rb)
-	var out []string
-	for _, k := range names {
-		if q, ok := pb[k]; ok && q != pa[k] {
-			out = append(out, k)
-		}
+	a, b := firstWithPlans(ra), firstWithPlans(rb)
+	if a == nil || b == nil {
+		return nil
 	}
-	return out
+	return result.PlansChanged(a, b)
 }
 
-// plans is each read statement's plan in the first run that recorded any ("search #1" for a
-// workload file's statement, "Q18" for a TPC-H query), with the statements in its order.
-func plans(rs []*result.Result) ([]string, map[string]string) {
+// firstWithPlans is the first run that recorded any plan.
+func firstWithPlans(rs []*result.Result) *result.Result {
 	for _, r := range rs {
-		var names []string
-		m := map[string]string{}
-		add := func(name, plan string) {
-			if _, seen := m[name]; plan != "" && !seen {
-				names = append(names, name)
-				m[name] = plan
-			}
-		}
-		if r.Dataset != nil {
-			for _, a := range r.Dataset.Answers {
-				add(fmt.Sprintf("%s #%d", a.Transaction, a.Statement), a.Plan)
-			}
-		}
-		if r.TPCH != nil {
-			for _, q := range r.TPCH.Queries {
-				add(fmt.Sprintf("Q%d", q.Query), q.Plan)
-			}
-		}
-		if len(names) > 0 {
-			return names, m
+		if names, _ := r.Plans(); len(names) > 0 {
+			return r
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 // busyRuns counts, per side, the runs measured while others used the machine ("3 of 8 runs in

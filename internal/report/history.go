@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/history"
@@ -20,10 +21,11 @@ func HistoryHTML(lines []history.Line) ([]byte, error) {
 
 func historyDocument(lines []history.Line, charts bool) *document.Doc {
 	t := &document.Table{
-		Header:  []string{"engine and workload", "run", "started (UTC)", "server version", "fairbench", "fingerprint", "TPS", "p99 ms", "from"},
-		Numeric: []bool{false, true, false, false, false, false, true, true, false},
+		Header:  []string{"engine and workload", "run", "started (UTC)", "server version", "fairbench", "fingerprint", "TPS", "p99 ms", "plan changed", "from"},
+		Numeric: []bool{false, true, false, false, false, false, true, true, false, false},
 		Foot: []string{"The fingerprint hashes the workload's options, threads, rate and the server's own settings: " +
-			"rows with the same fingerprint ran the same test, so a change between them is the engine's or the machine's."},
+			"rows with the same fingerprint ran the same test, so a change between them is the engine's or the machine's.",
+			"Plan changed names the read statements whose plan differs from the previous run that recorded plans (workload files record each read statement's plan at prepare)."},
 	}
 	for _, l := range lines {
 		for i, p := range l.Points {
@@ -36,7 +38,8 @@ func historyDocument(lines []history.Line, charts bool) *document.Doc {
 				tps.Text += " (incomplete)"
 			}
 			t.Rows = append(t.Rows, []document.Cell{{Text: head, Head: head != ""}, {Text: fmt.Sprint(i + 1)},
-				{Text: p.StartedAt}, {Text: p.Version}, {Text: toolBuild(p)}, {Text: p.Fingerprint}, tps, {Text: fmtMS(p.P99MS)}, {Text: p.Source}})
+				{Text: p.StartedAt}, {Text: p.Version}, {Text: toolBuild(p)}, {Text: p.Fingerprint}, tps, {Text: fmtMS(p.P99MS)},
+				{Text: strings.Join(p.PlansChanged, ", ")}, {Text: p.Source}})
 		}
 	}
 	d := &document.Doc{

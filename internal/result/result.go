@@ -639,6 +639,42 @@ type Answer struct {
 	Plan string `json:"plan,omitempty"`
 }
 
+// Plans is each read statement's plan as the run recorded it, by name: "search #1" for a
+// workload file's statement (Dataset.Answers), "Q18" for a TPC-H query; names in the run's order.
+func (r *Result) Plans() (names []string, plans map[string]string) {
+	plans = map[string]string{}
+	add := func(name, plan string) {
+		if _, seen := plans[name]; plan != "" && !seen {
+			names = append(names, name)
+			plans[name] = plan
+		}
+	}
+	if r.Dataset != nil {
+		for _, a := range r.Dataset.Answers {
+			add(fmt.Sprintf("%s #%d", a.Transaction, a.Statement), a.Plan)
+		}
+	}
+	if r.TPCH != nil {
+		for _, q := range r.TPCH.Queries {
+			add(fmt.Sprintf("Q%d", q.Query), q.Plan)
+		}
+	}
+	return names, plans
+}
+
+// PlansChanged names the statements both runs recorded a plan for whose plans differ, in a's order.
+func PlansChanged(a, b *Result) []string {
+	names, pa := a.Plans()
+	_, pb := b.Plans()
+	var out []string
+	for _, n := range names {
+		if q, ok := pb[n]; ok && q != pa[n] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 type DatasetTable struct {
 	Name     string `json:"name"`
 	Rows     int64  `json:"rows"`
