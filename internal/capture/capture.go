@@ -12,9 +12,11 @@
 package capture
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/sqldb"
@@ -27,7 +29,11 @@ type Options struct {
 	Top          int    // statements kept; 0 captures the schema and data only
 	ByTime       bool   // keep the statements with the most server time, not the most calls
 	SampleValues bool   // draw compared values from a sample of the real ones
-	Source       string // the source server, for the file's header ("PostgreSQL 17.6 at host:port/db")
+	// Watch is how long to watch the source's open transactions to group the statements that
+	// run together; 0 leaves every statement a transaction of its own.
+	Watch      time.Duration
+	WatchEvery time.Duration // how often the transactions are read; 0 means DefaultWatchEvery
+	Source     string        // the source server, for the file's header ("PostgreSQL 17.6 at host:port/db")
 }
 
 // NoStatisticsError is a server that keeps no statement statistics: what turns them on, and
@@ -54,6 +60,20 @@ func Capture(ctx context.Context, c sqldb.Conn, opt Options) (text []byte, summa
 			return nil, "", &NoStatisticsError{Setting: dialect.StatementsSetting(c.Kind()), Err: firstLine(err)}
 		}
 	}
+	// Watched first, while the source still runs the workload: profiling the tables takes a while.
+	var seen observed
+	watched := "not watched (--watch 0)"
+	if opt.Watch > 0 && opt.Top > 0 {
+		var note string
+		seen, note = watchTransactions(ctx, c, opt.Watch, cmp.Or(opt.WatchEvery, DefaultWatchEvery))
+		if ctx.Err() != nil {
+			return nil, "", ctx.Err()
+		}
+		watched = fmt.Sprintf("watched for %v: %d transactions seen", opt.Watch, len(seen))
+		if note != "" {
+			watched += "; " + note
+		}
+	}
 	tables, skipped, err := readSchema(ctx, c)
 	if err != nil {
 		return nil, "", err
@@ -76,12 +96,20 @@ func Capture(ctx context.Context, c sqldb.Conn, opt Options) (text []byte, summa
 		}
 	}
 	txns, left := toTransactions(stats, tables, opt.Top, opt.ByTime)
-	calls, time := coverage(txns, left)
-	summary = fmt.Sprintf("%d tables; %d statements kept, %.1f%% of the calls and %.1f%% of the server time of the statements on these tables", len(tables), len(txns), 100*calls, 100*time)
+	calls, share := coverage(txns, left)
+	summary = fmt.Sprintf("%d tables; %d statements kept, %.1f%% of the calls and %.1f%% of the server time of the statements on these tables", len(tables), len(txns), 100*calls, 100*share)
 	if opt.Top == 0 {
 		summary = fmt.Sprintf("%d tables; no statements read (--top 0)", len(tables))
 	}
-	out := render(opt, summary, tables, skipped, txns, left)
+	var groups []*group
+	if opt.Watch > 0 && len(txns) > 0 {
+		groups, txns = groupStatements(txns, seen)
+		if len(groups) > 0 {
+			summary += fmt.Sprintf("; %d grouped into %d transactions as the source ran them", groupedStatements(groups), len(groups))
+		}
+	}
+	shareOut(groups, txns)
+	out := render(opt, summary, watched, tables, skipped, groups, txns, left)
 	if _, err := workloadfile.Parse(out, opt.Name+".yaml"); err != nil {
 		return out, summary, fmt.Errorf("capture wrote a file the workload-file parser refuses (a bug in capture; the file is written for reading): %w", err)
 	}

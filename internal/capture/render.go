@@ -9,7 +9,7 @@ import (
 // render writes the workload file: a header saying where it came from and what was left out,
 // the tables with a comment on every column whose mapping or generator is approximate, and the
 // transactions with their share of the source's calls and time.
-func render(opt Options, summary string, tables []*table, skipped []string, txns []*txn, left []dropped) []byte {
+func render(opt Options, summary, watched string, tables []*table, skipped []string, groups []*group, txns []*txn, left []dropped) []byte {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	w("# Captured by `fairbench capture` from %s.", opt.Source)
@@ -20,8 +20,14 @@ func render(opt Options, summary string, tables []*table, skipped []string, txns
 	} else {
 		w("# its bounds widened to two significant figures (or whole years): no value of the source is copied.")
 	}
-	w("# Each statement runs as a transaction of its own, in autocommit: the statistics count statements,")
-	w("# not which of them ran together. Weights are the source's calls (scaled to at most %d).", maxWeight)
+	if len(groups) > 0 {
+		w("# Statements seen together in the source's open transactions (%s) run together", watched)
+		w("# here, each with its copies per transaction; the calls no group took run alone, in autocommit.")
+	} else {
+		w("# Each statement runs as a transaction of its own, in autocommit: the statistics count statements,")
+		w("# and the source's transactions were %s.", watched)
+	}
+	w("# Weights are the source's transactions as this file runs them (scaled to at most %d).", maxWeight)
 	for _, s := range skipped {
 		w("# %s", s)
 	}
@@ -32,7 +38,7 @@ func render(opt Options, summary string, tables []*table, skipped []string, txns
 		renderTable(w, t)
 	}
 	w("transactions:")
-	if len(txns) == 0 {
+	if len(txns) == 0 && len(groups) == 0 {
 		txns = standIns(tables)
 		why := "no statement statistics were read (--top 0)"
 		if opt.Top > 0 {
@@ -42,8 +48,15 @@ func render(opt Options, summary string, tables []*table, skipped []string, txns
 		w("  # Write the statements your application runs here (docs/workload-files.md).")
 	}
 	top := int64(1)
+	for _, g := range groups {
+		top = max(top, g.count)
+	}
 	for _, t := range txns {
 		top = max(top, t.calls)
+	}
+	used := map[string]int{}
+	for _, g := range groups {
+		renderGroup(w, g, uniqueName(used, "txn_"+g.members[0].st.name), top)
 	}
 	for _, t := range txns {
 		renderTxn(w, t, top)
@@ -107,31 +120,73 @@ func typeText(c *column) string {
 // maxWeight is the largest weight a workload file takes.
 const maxWeight = 1000000
 
+// sourceNote says what a transaction's source shares are.
+const sourceNote = "# percent of the source's transactions as this file runs them, and of the kept statements' server time"
+
 func renderTxn(w func(string, ...any), t *txn, topCalls int64) {
-	if t.calls > 0 {
-		w("  # %.2f rows per call on the source", float64(t.rows)/float64(t.calls))
-	}
-	weight := max(t.calls, 1)
-	if topCalls > maxWeight {
-		weight = max(1, int64(float64(t.calls)*maxWeight/float64(topCalls)+0.5))
+	if n := t.calls + t.grouped; n > 0 {
+		w("  # %.2f rows per call on the source", float64(t.rows)/float64(n))
 	}
 	w("  - name: %s", t.name)
-	w("    weight: %d", weight)
+	w("    weight: %d", scaledWeight(t.calls, topCalls))
 	if t.calls > 0 {
-		w("    source: {calls: %.2f, time: %.2f}  # percent of the kept statements' calls and server time on the source", 100*t.shareCall, 100*t.shareTime)
+		w("    source: {calls: %.2f, time: %.2f}  %s", 100*t.shareCall, 100*t.shareTime, sourceNote)
 	}
-	if len(t.params) > 0 {
-		w("    params:")
-		for _, p := range t.params {
-			line := fmt.Sprintf("      %s: {%s}", p.name, p.gen)
-			if p.note != "" {
-				line += "  # " + p.note
-			}
-			w("%s", line)
-		}
-	}
+	renderParams(w, t.params)
 	w("    statements:")
 	w("      - %s", strconv.Quote(t.sql))
+}
+
+// renderGroup writes a transaction of statements the source ran together, each copy of a
+// statement with parameters of its own.
+func renderGroup(w func(string, ...any), g *group, name string, topCalls int64) {
+	w("  # A transaction of the source: %d statements seen together in %d of its transactions.", len(g.members), g.seen)
+	w("  - name: %s", name)
+	w("    weight: %d", scaledWeight(g.count, topCalls))
+	w("    source: {calls: %.2f, time: %.2f}  %s", 100*g.shareCall, 100*g.shareTime, sourceNote)
+	var params []param
+	var stmts []string
+	place := 0
+	for _, m := range g.members {
+		for c := int64(0); c < m.copies; c++ {
+			place++
+			sql, ps := renamed(m.st.sql, m.st.params, place)
+			params = append(params, ps...)
+			note := fmt.Sprintf("# %s: %.2f rows per call on the source", m.st.name, float64(m.st.rows)/float64(max(m.st.calls+m.st.grouped, 1)))
+			if m.copies > 1 {
+				note += fmt.Sprintf(", copy %d of %d", c+1, m.copies)
+			}
+			stmts = append(stmts, "      - "+strconv.Quote(sql)+"  "+note)
+		}
+	}
+	renderParams(w, params)
+	w("    statements:")
+	for _, s := range stmts {
+		w("%s", s)
+	}
+}
+
+func renderParams(w func(string, ...any), params []param) {
+	if len(params) == 0 {
+		return
+	}
+	w("    params:")
+	for _, p := range params {
+		line := fmt.Sprintf("      %s: {%s}", p.name, p.gen)
+		if p.note != "" {
+			line += "  # " + p.note
+		}
+		w("%s", line)
+	}
+}
+
+// scaledWeight is a transaction's count as a weight the file takes: scaled so that the most
+// frequent is at most maxWeight.
+func scaledWeight(n, top int64) int64 {
+	if top > maxWeight {
+		return max(1, int64(float64(n)*maxWeight/float64(top)+0.5))
+	}
+	return max(n, 1)
 }
 
 func oneLine(s string, n int) string {

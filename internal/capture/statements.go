@@ -10,18 +10,22 @@ import (
 	"github.com/fairbench/fairbench/internal/dialect"
 )
 
-// txn is a captured statement as a transaction of its own: the server's statistics count
-// statements, not which of them ran together.
+// txn is a captured statement: a transaction of its own for the calls no group took (groupStatements).
 type txn struct {
 	name      string
 	sql       string // with :name parameters
 	params    []param
-	calls     int64
+	ids       []string // the engine's identifiers of the statement (dialect.StatementStat.ID)
+	calls     int64    // the source's calls, less those run in a group's transactions
+	grouped   int64    // the calls run in a group's transactions
 	rows      int64
 	totalMS   float64
-	shareCall float64 // of the kept statements' calls on the source
-	shareTime float64 // of their server time
+	shareCall float64 // of the source's transactions as this file runs them
+	shareTime float64 // of the kept statements' server time
 }
+
+// meanMS is the statement's server time per call on the source.
+func (t *txn) meanMS() float64 { return t.totalMS / float64(max(t.calls+t.grouped, 1)) }
 
 // param is a placeholder of a captured statement and the generator its values come from.
 type param struct {
@@ -93,7 +97,7 @@ func sortOut(stats []dialect.StatementStat, byName map[string]*table) (kept []*t
 		}
 		switch {
 		case why == "":
-			kept = append(kept, &txn{sql: s.Text, calls: s.Calls, rows: s.Rows, totalMS: s.TotalMS})
+			kept = append(kept, &txn{sql: s.Text, ids: s.ids, calls: s.Calls, rows: s.Rows, totalMS: s.TotalMS})
 		case verbRe.MatchString(s.Text):
 			left = append(left, dropped{sql: s.Text, why: why, calls: s.Calls, totalMS: s.TotalMS,
 				onTables: namesTable(s.Text, byName) && !readsCatalog(s.Text)})
@@ -102,29 +106,26 @@ func sortOut(stats []dialect.StatementStat, byName map[string]*table) (kept []*t
 	return kept, left
 }
 
-// nameAndType gives each kept statement its share of the kept calls and time, a name from its
-// verb and first table, and its parameters typed.
+// nameAndType gives each kept statement a name from its verb and first table, and its
+// parameters typed.
 func nameAndType(kept []*txn, byName map[string]*table) {
-	var calls int64
-	var ms float64
-	for _, t := range kept {
-		calls, ms = calls+t.calls, ms+t.totalMS
-	}
 	used := map[string]int{}
 	for _, t := range kept {
-		t.shareCall = float64(t.calls) / float64(max(calls, 1))
-		if ms > 0 {
-			t.shareTime = t.totalMS / ms
-		}
 		t.name = uniqueName(used, txnName(t.sql, byName))
 		t.sql, t.params = typeParams(t.sql, byName, float64(t.rows)/float64(t.calls))
 	}
 }
 
+// account is a statement's accounts merged, with every identifier the engine gave it.
+type account struct {
+	dialect.StatementStat
+	ids []string
+}
+
 // merged is the accounts by their text, quotes around plain names dropped: MariaDB keeps a
 // prepared statement's account per connection, so one statement has an account per client.
-func merged(stats []dialect.StatementStat) []dialect.StatementStat {
-	var out []dialect.StatementStat
+func merged(stats []dialect.StatementStat) []account {
+	var out []account
 	at := map[string]int{}
 	for _, s := range stats {
 		if s.Calls <= 0 {
@@ -134,8 +135,11 @@ func merged(stats []dialect.StatementStat) []dialect.StatementStat {
 		i, ok := at[text]
 		if !ok {
 			at[text] = len(out)
-			out = append(out, dialect.StatementStat{Text: text})
+			out = append(out, account{StatementStat: dialect.StatementStat{Text: text}})
 			i = len(out) - 1
+		}
+		if s.ID != "" {
+			out[i].ids = append(out[i].ids, s.ID)
 		}
 		out[i].Calls += s.Calls
 		out[i].Rows += s.Rows

@@ -23,14 +23,15 @@ func newCaptureCmd() *cobra.Command {
 	var target, out, by string
 	var top int
 	var sampleValues, force bool
-	var timeout time.Duration
+	var timeout, watch, watchEvery time.Duration
 	cmd := &cobra.Command{
-		Use:   "capture --target DSN --out FILE.yaml [--top N] [--by calls|time] [--sample-values]",
+		Use:   "capture --target DSN --out FILE.yaml [--top N] [--by calls|time] [--watch 10s] [--sample-values]",
 		Short: "Write a workload file from a running server's own statistics (reads only)",
 		Long: "capture reads the database named in --target: its tables, keys and row counts, a sample of each\n" +
 			"column's values (to fit a generator to; no value is copied unless --sample-values), and its most\n" +
-			"frequent statements from pg_stat_statements or the performance schema's digests. It writes a\n" +
-			"workload file that `compare --suite` runs on every engine (docs/workload-files.md, Capture).",
+			"frequent statements from pg_stat_statements or the performance schema's digests; while it watches\n" +
+			"(--watch) it reads the open transactions, and statements seen in one transaction run together.\n" +
+			"It writes a workload file that `compare --suite` runs on every engine (docs/workload-files.md, Capture).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opt, t, err := captureInput(target, out, by, top, sampleValues, force)
@@ -40,6 +41,13 @@ func newCaptureCmd() *cobra.Command {
 			if timeout <= 0 {
 				return badInputf("--timeout %v: give how long capture may take, e.g. --timeout 10m", timeout)
 			}
+			if watch < 0 {
+				return badInputf("--watch %v: give how long to watch the source's transactions, e.g. --watch 10s, or 0 not to", watch)
+			}
+			if watchEvery < 100*time.Microsecond {
+				return badInputf("--watch-every %v: give how often to read the source's transactions, 100µs or more, e.g. --watch-every 2ms", watchEvery)
+			}
+			opt.Watch, opt.WatchEvery = watch, watchEvery
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
 			err = captureTo(ctx, t, out, opt, cmd.ErrOrStderr())
@@ -57,6 +65,8 @@ func newCaptureCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&sampleValues, "sample-values", false, "draw compared values from a sample of the real ones (the file then holds user values)")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite --out if it exists")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "the longest the whole capture may take (a frozen source ends it)")
+	cmd.Flags().DurationVar(&watchEvery, "watch-every", capture.DefaultWatchEvery, "while watching, read the open transactions this often (each read costs the source a little CPU)")
+	cmd.Flags().DurationVar(&watch, "watch", 10*time.Second, "watch the source's open transactions this long to group the statements that run together (0: each statement alone)")
 	return cmd
 }
 

@@ -21,9 +21,17 @@ func TestCaptureAndReplay(t *testing.T) {
 	pg := testserver.Database(t, "postgres")
 	src := withPassword(pg, pg.Password)
 	mustRun(t, "prepare", "--target", src, "--workload", "pgbench", "--scale", "1")
-	mustRun(t, "run", "--target", src, "--workload", "pgbench", "--threads", "2", "--time", "2s", "--out", filepath.Join(dir, "src.json"))
+	// Captured while pgbench runs, watching its transactions: TPC-B's five statements as one
+	// transaction, in pgbench's order.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		run("run", "--target", src, "--workload", "pgbench", "--threads", "2", "--time", "5s", "--out", filepath.Join(dir, "src.json"))
+	}()
+	time.Sleep(1500 * time.Millisecond)
 	file := filepath.Join(dir, "tpcb.yaml")
-	mustRun(t, "capture", "--target", src, "--out", file)
+	mustRun(t, "capture", "--target", src, "--out", file, "--watch", "2s")
+	<-done
 	if code, _, errOut := run("capture", "--target", src, "--out", file); code != 2 || !strings.Contains(errOut, "--force") {
 		t.Errorf("capture over an existing file: exit %d %q, want 2 and --force named", code, errOut)
 	}
@@ -31,25 +39,39 @@ func TestCaptureAndReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Transactions) != 5 {
-		t.Errorf("%d transactions, want TPC-B's five statements", len(f.Transactions))
+	if len(f.Transactions) != 1 || len(f.Transactions[0].Statements) != 5 {
+		text, _ := os.ReadFile(file)
+		t.Fatalf("want TPC-B's five statements as one transaction:\n%s", text)
+	}
+	var order []string
+	for _, st := range f.Transactions[0].Statements {
+		order = append(order, strings.Fields(st.SQL)[0]+" "+firstTable(st.SQL))
+	}
+	if got := strings.Join(order, ", "); got != "UPDATE pgbench_accounts, SELECT pgbench_accounts, UPDATE pgbench_tellers, UPDATE pgbench_branches, INSERT pgbench_history" {
+		t.Errorf("statements in the order %s, want pgbench's", got)
 	}
 	for _, kind := range testserver.Kinds() {
 		t.Run(kind, func(t *testing.T) { replay(t, kind, file) })
+	}
+	// Not watched: each statement a transaction of its own.
+	alone := filepath.Join(dir, "alone.yaml")
+	mustRun(t, "capture", "--target", src, "--out", alone, "--watch", "0")
+	if f, err := workloadfile.Load(alone); err != nil || len(f.Transactions) != 5 {
+		t.Errorf("--watch 0: %v, want TPC-B's five statements as five transactions", err)
 	}
 
 	maria := testserver.Database(t, "mariadb")
 	msrc := withPassword(maria, maria.Password)
 	base := []string{"--target", msrc, "--workload", "oltp_read_write", "--tables", "1", "--table-size", "2000"}
 	mustRun(t, append([]string{"prepare"}, base...)...)
-	done := make(chan struct{})
+	done = make(chan struct{})
 	go func() {
 		defer close(done)
 		run(append([]string{"run", "--threads", "2", "--time", "4s", "--out", filepath.Join(dir, "m.json")}, base...)...)
 	}()
 	time.Sleep(2500 * time.Millisecond)
 	mfile := filepath.Join(dir, "rw.yaml")
-	mustRun(t, "capture", "--target", msrc, "--out", mfile)
+	mustRun(t, "capture", "--target", msrc, "--out", mfile, "--watch", "1s")
 	<-done
 	text, _ := os.ReadFile(mfile)
 	if !strings.Contains(string(text), "BETWEEN :id AND :id +") {
@@ -79,4 +101,16 @@ func replay(t *testing.T, kind, file string) {
 	if r.Transactions < 50 || r.Errors > 0 {
 		t.Errorf("%s: %d transactions, %d errors: want a replay without errors", kind, r.Transactions, r.Errors)
 	}
+}
+
+// firstTable is the first word after FROM, INTO or UPDATE in sql.
+func firstTable(sql string) string {
+	w := strings.Fields(sql)
+	for i := 0; i+1 < len(w); i++ {
+		switch strings.ToUpper(w[i]) {
+		case "FROM", "INTO", "UPDATE":
+			return strings.SplitN(w[i+1], "(", 2)[0]
+		}
+	}
+	return ""
 }

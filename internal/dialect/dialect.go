@@ -129,6 +129,7 @@ type engineDialect interface {
 	Loader
 	Catalog
 	StatementSource
+	TransactionWatcher
 	planFormat() planFormat
 }
 

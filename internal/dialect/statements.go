@@ -12,6 +12,10 @@ import (
 // measured window is the difference of two reads): as BenchBase reads pg_stat_statements and
 // MySQL's sys schema reads the statement digests.
 type StatementStat struct {
+	// ID is the engine's identifier of the normalized statement (PostgreSQL's queryid, the MySQL
+	// family's digest), which Sighting.Statement names; "" where there is none (MariaDB's
+	// prepared statements).
+	ID string
 	// Text is the statement as the engine keeps it: normalized, its constants and parameters
 	// replaced ($1 on PostgreSQL, ? on MySQL and MariaDB).
 	Text    string
@@ -44,7 +48,7 @@ func StatementsFor(k sqldb.Kind) StatementSource { return byKind(k) }
 // pgStatements is pg_stat_statements for this database, every user's statements alike: the
 // measured clients are all of them on a benchmark's own database. total_exec_time is PostgreSQL
 // 13's name (total_time before).
-const pgStatements = "SELECT query, calls, rows, total_exec_time, shared_blks_hit, shared_blks_read FROM pg_stat_statements " +
+const pgStatements = "SELECT query, calls, rows, total_exec_time, shared_blks_hit, shared_blks_read, queryid FROM pg_stat_statements " +
 	"WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
 
 func (postgres) Statements(ctx context.Context, c sqldb.Conn) ([]StatementStat, error) {
@@ -55,7 +59,7 @@ func (postgres) Statements(ctx context.Context, c sqldb.Conn) ([]StatementStat, 
 	out := make([]StatementStat, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, StatementStat{Text: r[0], Calls: atoi(r[1]), Rows: atoi(r[2]), TotalMS: atof(r[3]),
-			BlocksHit: atoi(r[4]), BlocksRead: atoi(r[5])})
+			BlocksHit: atoi(r[4]), BlocksRead: atoi(r[5]), ID: r[6]})
 	}
 	return out, nil
 }
@@ -63,14 +67,14 @@ func (postgres) Statements(ctx context.Context, c sqldb.Conn) ([]StatementStat, 
 // innodbStatements is the performance schema's statement digests in this database; its timers
 // are in picoseconds. Executions of server-side prepared statements are counted under the
 // digest of their text on MySQL; MariaDB's are read apart (mariadbPrepared).
-const innodbStatements = "SELECT digest_text, count_star, sum_rows_sent + sum_rows_affected, sum_timer_wait / 1000000000 " +
+const innodbStatements = "SELECT digest_text, count_star, sum_rows_sent + sum_rows_affected, sum_timer_wait / 1000000000, digest " +
 	"FROM performance_schema.events_statements_summary_by_digest WHERE schema_name = DATABASE() AND digest_text IS NOT NULL"
 
 // mariadbPrepared is MariaDB's account of server-side prepared statements, which its digests
 // leave out (their executions are statement/com/Execute, without a text): per statement the
 // connection prepared, on the threads using this database. The instances go with their
 // connection, so they are read before the clients disconnect (runner.Config.OnMeasureEnd).
-const mariadbPrepared = "SELECT p.sql_text, p.count_execute, p.sum_rows_sent + p.sum_rows_affected, p.sum_timer_execute / 1000000000 " +
+const mariadbPrepared = "SELECT p.sql_text, p.count_execute, p.sum_rows_sent + p.sum_rows_affected, p.sum_timer_execute / 1000000000, '' " +
 	"FROM performance_schema.prepared_statements_instances p JOIN performance_schema.threads t ON t.thread_id = p.owner_thread_id " +
 	"WHERE t.processlist_db = DATABASE()"
 
@@ -88,7 +92,7 @@ func (d innodb) Statements(ctx context.Context, c sqldb.Conn) ([]StatementStat, 
 	}
 	out := make([]StatementStat, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, StatementStat{Text: r[0], Calls: atoi(r[1]), Rows: atoi(r[2]), TotalMS: atof(r[3]), BlocksHit: -1, BlocksRead: -1})
+		out = append(out, StatementStat{Text: r[0], Calls: atoi(r[1]), Rows: atoi(r[2]), TotalMS: atof(r[3]), BlocksHit: -1, BlocksRead: -1, ID: r[4]})
 	}
 	return out, nil
 }

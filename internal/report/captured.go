@@ -105,9 +105,10 @@ func (m *model) capturedSection() *document.Section {
 	t.Foot = foot
 	return &document.Section{ID: "captured", Heading: "A captured workload beside its source",
 		Paras: []string{"For a workload captured from a server's statistics (fairbench capture): each transaction's share of the " +
-			"source's calls and server time (from the workload file), beside its share of each engine's transactions and of its " +
+			"source's transactions and server time (from the workload file), beside its share of each engine's transactions and of its " +
 			"clients' time (transactions × mean latency) in the headline runs. The calls follow the file's weights, so they agree " +
-			"but for chance; the time shows where an engine spends it otherwise than the source did. Each captured statement runs " +
-			"alone in autocommit, so a write's share of the time includes a commit the source may have shared with others."},
+			"but for chance; the time shows where an engine spends it otherwise than the source did. Statements capture saw in one " +
+			"source transaction run as one transaction; a statement it never saw beside another runs alone in autocommit, so its " +
+			"share of the time includes a commit the source may have shared with others."},
 		Tables: []*document.Table{t}}
 }

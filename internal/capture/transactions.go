@@ -1,0 +1,285 @@
+package capture
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/dialect"
+	"github.com/fairbench/fairbench/internal/sqldb"
+)
+
+// The statement accounts say how often each statement ran, not which ran together. Capture
+// watches the source's open transactions for a while (dialect.TransactionWatcher: which statement
+// each session runs inside which transaction) and groups the statements seen together into one
+// transaction kind, so that a replay commits as often as the source did. Statements never seen
+// beside another stay transactions of their own.
+
+// DefaultWatchEvery is how often the open transactions are read while watching: a transaction of
+// a few milliseconds must be seen at two of its statements to link them, so the reads come about
+// as often as statements end. Each read costs the source a fraction of a millisecond of CPU: on
+// a 2-core machine shared with the clients, a pgbench source ran about a quarter slower while
+// watched (docs/workload-files.md, Capture).
+const DefaultWatchEvery = 2 * time.Millisecond
+
+// observed is what a watch saw: per source transaction, each statement's earliest offset in it.
+type observed map[[2]string]map[string]float64
+
+// watchTransactions reads the open transactions every interval for d. An engine that shows
+// none, or a read that fails, ends the watch with a note saying why and what turns the view on.
+func watchTransactions(ctx context.Context, c sqldb.Conn, d, every time.Duration) (observed, string) {
+	w := dialect.TransactionWatcherFor(c.Kind())
+	seen := observed{}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		ss, err := w.Sightings(ctx, c)
+		if err != nil {
+			return seen, fmt.Sprintf("the source's open transactions could not be read (%v); they need %s", firstLine(err), w.TransactionsSetting())
+		}
+		for _, s := range ss {
+			k := [2]string{s.Session, s.Transaction}
+			if seen[k] == nil {
+				seen[k] = map[string]float64{}
+			}
+			if off, ok := seen[k][s.Statement]; !ok || s.Offset < off {
+				seen[k][s.Statement] = s.Offset
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return seen, "the watch of the source's transactions was cut short"
+		case <-tick.C:
+		}
+	}
+	if len(seen) == 0 {
+		return seen, fmt.Sprintf("no statement was seen inside a transaction in %v of watching; the view needs %s", d, w.TransactionsSetting())
+	}
+	return seen, ""
+}
+
+// group is captured statements that ran together in one transaction on the source: each with
+// its copies per transaction, in the order they ran, and how many such transactions the source
+// ran (estimated from the statements' calls).
+type group struct {
+	members   []member
+	count     int64
+	seen      int // source transactions in which two or more of its statements were seen
+	shareCall float64
+	shareTime float64
+}
+
+type member struct {
+	st     *txn
+	copies int64
+	offset float64 // mean offset into the transaction where seen
+}
+
+// maxCopies bounds a statement's copies in one grouped transaction; the calls beyond stay a
+// transaction of their own.
+const maxCopies = 100
+
+// groupStatements joins the kept statements seen in one source transaction (linked through any
+// statement two transactions share) into groups. A group's transaction count is the calls most
+// of its statements have (a statement run once per transaction), and each member runs its calls
+// divided by that count, rounded down unless within a tenth of the next whole number. What a
+// member's copies leave of its calls stays in kept as a transaction of its own; a statement
+// wholly grouped leaves kept. The statement mix holds either way.
+func groupStatements(kept []*txn, seen observed) ([]*group, []*txn) {
+	at := map[string]int{}
+	for i, t := range kept {
+		for _, id := range t.ids {
+			at[id] = i
+		}
+	}
+	parent := make([]int, len(kept))
+	for i := range parent {
+		parent[i] = i
+	}
+	find := func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	offsets := make([][]float64, len(kept))
+	together := make([]int, len(kept)) // source transactions in which it was seen with another
+	for _, stmts := range seen {
+		var in []int
+		for id, off := range stmts {
+			if i, ok := at[id]; ok && !slicesContains(in, i) {
+				in = append(in, i)
+				offsets[i] = append(offsets[i], off)
+			}
+		}
+		for _, i := range in[min(1, len(in)):] {
+			parent[find(i)] = find(in[0])
+		}
+		if len(in) > 1 {
+			for _, i := range in {
+				together[i]++
+			}
+		}
+	}
+	byRoot := map[int][]int{}
+	var roots []int
+	for i := range kept {
+		if together[i] == 0 {
+			continue
+		}
+		r := find(i)
+		if byRoot[r] == nil {
+			roots = append(roots, r)
+		}
+		byRoot[r] = append(byRoot[r], i)
+	}
+	var groups []*group
+	for _, r := range roots {
+		if g := newGroup(kept, byRoot[r], offsets, together); g != nil {
+			groups = append(groups, g)
+		}
+	}
+	var rest []*txn
+	for _, t := range kept {
+		if t.calls > 0 {
+			rest = append(rest, t)
+		}
+	}
+	return groups, rest
+}
+
+// newGroup makes the group of the statements at idx, taking their copies' calls from them; nil
+// when fewer than two of them run at least once per transaction.
+func newGroup(kept []*txn, idx []int, offsets [][]float64, together []int) *group {
+	calls := make([]int64, len(idx))
+	for j, i := range idx {
+		calls[j] = kept[i].calls
+	}
+	count := commonCalls(calls)
+	g := &group{count: count}
+	for _, i := range idx {
+		copies := min(int64(float64(kept[i].calls)/float64(count)+0.1), maxCopies)
+		if copies >= 1 {
+			g.members = append(g.members, member{st: kept[i], copies: copies, offset: mean(offsets[i])})
+			g.seen = max(g.seen, together[i])
+		}
+	}
+	if len(g.members) < 2 {
+		return nil
+	}
+	sort.SliceStable(g.members, func(a, b int) bool { return g.members[a].offset < g.members[b].offset })
+	for _, m := range g.members {
+		left := m.st.calls - m.copies*count
+		if left*20 < m.st.calls { // within 5%: the rounding's, not a statement run apart
+			left = 0
+		}
+		m.st.grouped = m.st.calls - max(left, 0)
+		m.st.calls = max(left, 0)
+	}
+	return g
+}
+
+// commonCalls is the call count most statements share within 10%: a transaction's statements
+// that run once in it have about its count; the repeated ones have a multiple. Ties go to the
+// smaller count.
+func commonCalls(calls []int64) int64 {
+	best, bestN := calls[0], 0
+	for _, c := range calls {
+		n := 0
+		for _, d := range calls {
+			if math.Abs(float64(d-c)) <= 0.1*float64(c) {
+				n++
+			}
+		}
+		if n > bestN || (n == bestN && c < best) {
+			best, bestN = c, n
+		}
+	}
+	return max(best, 1)
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(max(len(v), 1))
+}
+
+func slicesContains(v []int, x int) bool {
+	for _, y := range v {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// paramRef is a named parameter in a captured statement's text.
+var paramRef = regexp.MustCompile(`:([a-z_][a-z0-9_]*)`)
+
+// renamed is a member copy's text and parameters with each parameter suffixed by the copy's
+// place in the transaction, so that every statement and copy draws its own values (the source's
+// statements compared different rows; two inserts of one key would collide).
+func renamed(sql string, params []param, place int) (string, []param) {
+	names := map[string]bool{}
+	out := make([]param, len(params))
+	for i, p := range params {
+		names[p.name] = true
+		out[i] = p
+		out[i].name = p.name + "_" + strconv.Itoa(place)
+	}
+	sql = paramRef.ReplaceAllStringFunc(sql, func(m string) string {
+		if names[m[1:]] {
+			return m + "_" + strconv.Itoa(place)
+		}
+		return m
+	})
+	return sql, out
+}
+
+func groupedStatements(groups []*group) int {
+	n := 0
+	for _, g := range groups {
+		n += len(g.members)
+	}
+	return n
+}
+
+// shareOut gives each transaction the file runs, grouped or alone, its share of the source's
+// transactions as the file runs them (so the replay's mix of transactions can be set beside it)
+// and of the kept statements' server time.
+func shareOut(groups []*group, alone []*txn) {
+	var count int64
+	var ms float64
+	for _, g := range groups {
+		count += g.count
+		for _, m := range g.members {
+			ms += float64(m.copies*g.count) * m.st.meanMS()
+		}
+	}
+	for _, t := range alone {
+		count += t.calls
+		ms += float64(t.calls) * t.meanMS()
+	}
+	for _, g := range groups {
+		g.shareCall = float64(g.count) / float64(max(count, 1))
+		for _, m := range g.members {
+			if ms > 0 {
+				g.shareTime += float64(m.copies*g.count) * m.st.meanMS() / ms
+			}
+		}
+	}
+	for _, t := range alone {
+		t.shareCall = float64(t.calls) / float64(max(count, 1))
+		if ms > 0 {
+			t.shareTime = float64(t.calls) * t.meanMS() / ms
+		}
+	}
+}

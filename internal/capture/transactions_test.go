@@ -1,0 +1,98 @@
+package capture
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Statements seen together in the source's transactions become one transaction kind, with the
+// copies their calls give and in the order they ran; what the copies leave of a statement's calls
+// stays a transaction of its own, so the statement mix holds.
+func TestGroupStatements(t *testing.T) {
+	type want struct {
+		groups string // "a,b×10,c" per group, groups joined by " | "
+		alone  string // "name:calls" of what stays alone
+	}
+	for _, tc := range []struct {
+		name  string
+		calls map[string]int64
+		seen  [][]string // each a source transaction: statement ids in the order they ran
+		want  want
+	}{
+		{"two kinds apart, a repeated line, a lone statement",
+			map[string]int64{"wh": 1000, "line": 10000, "ins": 1000, "pay": 500, "hist": 500, "ping": 300},
+			[][]string{{"wh", "line"}, {"line", "ins"}, {"pay", "hist"}},
+			want{"wh,line×10,ins | pay,hist", "ping:300"}},
+		{"a statement run in some transactions only keeps the rest apart",
+			map[string]int64{"a": 1000, "b": 1000, "byname": 600},
+			[][]string{{"a", "b"}, {"b", "byname"}},
+			want{"a,b", "byname:600"}},
+		{"calls a little off the count are the count's",
+			map[string]int64{"a": 1000, "b": 990, "c": 1990},
+			[][]string{{"a", "b", "c"}},
+			want{"a,b,c×2", ""}},
+		{"calls half again the count: one copy, the rest alone",
+			map[string]int64{"a": 1000, "b": 1000, "c": 1500},
+			[][]string{{"a", "b", "c"}},
+			want{"a,b,c", "c:500"}},
+		{"nothing seen together: every statement alone",
+			map[string]int64{"a": 10, "b": 20},
+			[][]string{{"a"}, {"b"}},
+			want{"", "a:10,b:20"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var kept []*txn
+			for _, id := range []string{"wh", "line", "ins", "pay", "hist", "ping", "a", "b", "byname", "c"} {
+				if n, ok := tc.calls[id]; ok {
+					kept = append(kept, &txn{name: id, ids: []string{"id-" + id}, calls: n, totalMS: float64(n)})
+				}
+			}
+			seen := observed{}
+			for i, ids := range tc.seen {
+				m := map[string]float64{}
+				for j, id := range ids {
+					m["id-"+id] = float64(j)
+				}
+				seen[[2]string{"session", fmt.Sprint(i)}] = m
+			}
+			groups, alone := groupStatements(kept, seen)
+			var gs, as []string
+			for _, g := range groups {
+				var ms []string
+				for _, m := range g.members {
+					s := m.st.name
+					if m.copies > 1 {
+						s += fmt.Sprintf("×%d", m.copies)
+					}
+					ms = append(ms, s)
+				}
+				gs = append(gs, strings.Join(ms, ","))
+			}
+			for _, a := range alone {
+				as = append(as, fmt.Sprintf("%s:%d", a.name, a.calls))
+			}
+			if got := (want{strings.Join(gs, " | "), strings.Join(as, ",")}); got != tc.want {
+				t.Errorf("got groups %q, alone %q; want %q, %q", got.groups, got.alone, tc.want.groups, tc.want.alone)
+			}
+			// Every call is run: the grouped copies and what stays alone add up to the source's.
+			for _, k := range kept {
+				if k.calls+k.grouped != tc.calls[k.name] && k.calls+k.grouped < tc.calls[k.name]*95/100 {
+					t.Errorf("%s: %d alone + %d grouped, the source ran %d", k.name, k.calls, k.grouped, tc.calls[k.name])
+				}
+			}
+		})
+	}
+}
+
+// Each copy of a grouped statement draws its own values: its parameters get the copy's place,
+// and a PostgreSQL cast after one is left alone.
+func TestRenamedParameters(t *testing.T) {
+	sql, ps := renamed("UPDATE stock SET qty = qty - :qty WHERE id = :id AND qty >= :qty AND note = :id::text", []param{{name: "qty"}, {name: "id"}}, 3)
+	if want := "UPDATE stock SET qty = qty - :qty_3 WHERE id = :id_3 AND qty >= :qty_3 AND note = :id_3::text"; sql != want {
+		t.Errorf("renamed:\n%s\nwant\n%s", sql, want)
+	}
+	if ps[0].name != "qty_3" || ps[1].name != "id_3" {
+		t.Errorf("parameters %+v", ps)
+	}
+}
