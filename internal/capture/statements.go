@@ -91,6 +91,7 @@ func sortOut(stats []dialect.StatementStat, byName map[string]*table) (kept []*t
 		all += max(s.Calls, 0)
 	}
 	for _, s := range merged(stats) {
+		s.Text = expandMixedRow(tableNamesAsCaptured(s.Text, byName), byName)
 		why := unusable(s.Text, byName)
 		if why == "" && s.Calls*1000 < all {
 			why = "rare: under 0.1% of the calls (a load, a check, a one-off)"
@@ -372,6 +373,91 @@ func insertColumns(sql string, tables map[string]*table) map[int]string {
 		}
 	}
 	return out
+}
+
+// tableNamesAsCaptured spells every captured table's name as the catalog does: MySQL's digests
+// write a name that is also a keyword in capitals (HISTORY), and MySQL's table names are case
+// sensitive on Linux.
+func tableNamesAsCaptured(sql string, tables map[string]*table) string {
+	return wordRe.ReplaceAllStringFunc(sql, func(w string) string {
+		if t := tables[strings.ToLower(w)]; t != nil {
+			return t.name
+		}
+		return w
+	})
+}
+
+// expandMixedRow writes out a one-row INSERT whose digest collapsed runs of placeholders around
+// other values: MySQL writes "(?, ?, ?, ?, CURRENT_TIMESTAMP, ?, ?, ?)" as "(?, ..., CURRENT_TIMESTAMP,
+// ?, ...)", each "?, ..." a run of two or more. The columns say how long each run was: the split
+// taken is the one way the runs fill the column list with every current time in a date or time
+// column. Where no split or more than one fits, the text is left as it is (and left out as
+// shortened).
+func expandMixedRow(sql string, tables map[string]*table) string {
+	m := insertInto.FindStringSubmatch(sql)
+	if m == nil || !strings.Contains(m[3], "...") || strings.TrimSpace(m[2]) == "" {
+		return sql
+	}
+	t := tables[strings.ToLower(m[1])]
+	cols := strings.Split(m[2], ",")
+	items := splitTop(m[3])
+	if t == nil {
+		return sql
+	}
+	var fixed []string // each item: "" for a run, "?" for one placeholder, else the value
+	for i := 0; i < len(items); i++ {
+		v := strings.TrimSpace(items[i])
+		if v == "?" && i+1 < len(items) && strings.TrimSpace(items[i+1]) == "..." {
+			fixed = append(fixed, "")
+			i++
+			continue
+		}
+		if strings.Contains(v, "...") {
+			return sql
+		}
+		fixed = append(fixed, v)
+	}
+	var fits [][]string
+	var try func(at int, row []string)
+	try = func(at int, row []string) {
+		if at == len(fixed) {
+			if len(row) == len(cols) && timesFit(row, cols, t) {
+				fits = append(fits, append([]string(nil), row...))
+			}
+			return
+		}
+		if fixed[at] != "" {
+			try(at+1, append(row, fixed[at]))
+			return
+		}
+		for n := 2; len(row)+n <= len(cols); n++ {
+			run := row
+			for range n {
+				run = append(run, "?")
+			}
+			try(at+1, run)
+		}
+	}
+	try(0, nil)
+	if len(fits) != 1 {
+		return sql
+	}
+	at := insertInto.FindStringSubmatchIndex(sql) // the values between their parentheses: m[3]
+	return sql[:at[6]] + strings.Join(fits[0], ", ") + sql[at[7]:]
+}
+
+// timesFit says whether every current time in row stands at a date or time column.
+func timesFit(row, cols []string, t *table) bool {
+	for i, v := range row {
+		if !strings.EqualFold(v, "CURRENT_TIMESTAMP") && !strings.EqualFold(v, "CURRENT_DATE") {
+			continue
+		}
+		c := t.column(strings.TrimSpace(cols[i]))
+		if c == nil || (c.portable != "timestamp" && c.portable != "date") {
+			return false
+		}
+	}
+	return true
 }
 
 // splitTop splits a VALUES list at its top-level commas.

@@ -17,28 +17,39 @@ func TestGroupStatements(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		calls map[string]int64
-		seen  [][]string // each a source transaction: statement ids in the order they ran
+		seen  [][]string // each twice a source transaction: statement ids in the order they ran
+		once  [][]string // each once
 		want  want
 	}{
 		{"two kinds apart, a repeated line, a lone statement",
 			map[string]int64{"wh": 1000, "line": 10000, "ins": 1000, "pay": 500, "hist": 500, "ping": 300},
-			[][]string{{"wh", "line"}, {"line", "ins"}, {"pay", "hist"}},
+			[][]string{{"wh", "line"}, {"line", "ins"}, {"pay", "hist"}}, nil,
 			want{"wh,line×10,ins | pay,hist", "ping:300"}},
 		{"a statement run in some transactions only keeps the rest apart",
 			map[string]int64{"a": 1000, "b": 1000, "byname": 600},
-			[][]string{{"a", "b"}, {"b", "byname"}},
+			[][]string{{"a", "b"}, {"b", "byname"}}, nil,
 			want{"a,b", "byname:600"}},
 		{"calls a little off the count are the count's",
 			map[string]int64{"a": 1000, "b": 990, "c": 1990},
-			[][]string{{"a", "b", "c"}},
+			[][]string{{"a", "b", "c"}}, nil,
 			want{"a,b,c×2", ""}},
 		{"calls half again the count: one copy, the rest alone",
 			map[string]int64{"a": 1000, "b": 1000, "c": 1500},
-			[][]string{{"a", "b", "c"}},
+			[][]string{{"a", "b", "c"}}, nil,
 			want{"a,b,c", "c:500"}},
+		{"one sighting does not join two kinds",
+			map[string]int64{"a": 1000, "b": 1000, "pay": 500, "hist": 500},
+			[][]string{{"a", "b"}, {"pay", "hist"}}, [][]string{{"b", "pay"}},
+			want{"a,b | pay,hist", ""}},
+		{"two sightings among many do not either",
+			map[string]int64{"a": 1000, "b": 1000, "pay": 500, "hist": 500},
+			[][]string{{"a", "b"}, {"a", "b"}, {"a", "b"}, {"a", "b"}, {"a", "b"}, {"a", "b"}, {"a", "b"}, {"a", "b"}, {"a", "b"}, {"a", "b"},
+				{"pay", "hist"}, {"pay", "hist"}, {"pay", "hist"}, {"pay", "hist"}, {"pay", "hist"}, {"pay", "hist"}, {"pay", "hist"}, {"pay", "hist"}, {"pay", "hist"}, {"pay", "hist"}},
+			[][]string{{"b", "pay"}, {"b", "pay"}},
+			want{"a,b | pay,hist", ""}},
 		{"nothing seen together: every statement alone",
 			map[string]int64{"a": 10, "b": 20},
-			[][]string{{"a"}, {"b"}},
+			[][]string{{"a"}, {"b"}}, nil,
 			want{"", "a:10,b:20"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,7 +60,7 @@ func TestGroupStatements(t *testing.T) {
 				}
 			}
 			seen := observed{}
-			for i, ids := range tc.seen {
+			for i, ids := range append(append(tc.seen, tc.seen...), tc.once...) {
 				m := map[string]float64{}
 				for j, id := range ids {
 					m["id-"+id] = float64(j)
@@ -94,5 +105,43 @@ func TestRenamedParameters(t *testing.T) {
 	}
 	if ps[0].name != "qty_3" || ps[1].name != "id_3" {
 		t.Errorf("parameters %+v", ps)
+	}
+}
+
+// A one-row INSERT whose digest collapsed placeholders around a current time is written out when
+// the columns' types allow one reading only.
+func TestExpandMixedRow(t *testing.T) {
+	ts := func(name string, cols ...string) *table {
+		tb := &table{name: name}
+		for _, c := range cols {
+			typ := "int"
+			if strings.HasSuffix(c, "_date") || strings.HasSuffix(c, "_d") {
+				typ = "timestamp"
+			}
+			tb.columns = append(tb.columns, &column{name: c, portable: typ})
+		}
+		return tb
+	}
+	tables := map[string]*table{
+		"orders":  ts("orders", "o_id", "o_d_id", "o_w_id", "o_c_id", "o_entry_d", "o_carrier_id", "o_ol_cnt", "o_all_local"),
+		"history": ts("history", "h_c_id", "h_c_d_id", "h_c_w_id", "h_d_id", "h_w_id", "h_date", "h_amount", "h_data"),
+		"twice":   ts("twice", "a_d", "b", "c", "d_d", "e", "f"),
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"INSERT INTO orders(o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (?, ..., CURRENT_TIMESTAMP, ?, ...)",
+			"INSERT INTO orders(o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP, ?, ?, ?)"},
+		{"INSERT INTO HISTORY(h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES (?, ..., CURRENT_TIMESTAMP, ?, ...)",
+			"INSERT INTO HISTORY(h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP, ?, ?)"},
+		// Runs around a NULL: four readings fit, so none is taken.
+		{"INSERT INTO orders(o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (?, ..., NULL, ?, ...)",
+			"INSERT INTO orders(o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (?, ..., NULL, ?, ...)"},
+		// Two time columns, but runs of two or more leave the time one place only.
+		{"INSERT INTO twice(a_d, b, c, d_d, e, f) VALUES (?, ..., CURRENT_TIMESTAMP, ?, ...)",
+			"INSERT INTO twice(a_d, b, c, d_d, e, f) VALUES (?, ?, ?, CURRENT_TIMESTAMP, ?, ?)"},
+		{"INSERT INTO nowhere(a, b, c) VALUES (?, ..., CURRENT_TIMESTAMP)", "INSERT INTO nowhere(a, b, c) VALUES (?, ..., CURRENT_TIMESTAMP)"},
+	} {
+		if got := expandMixedRow(tc.in, tables); got != tc.want {
+			t.Errorf("expandMixedRow(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+		}
 	}
 }
