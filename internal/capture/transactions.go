@@ -109,8 +109,9 @@ func groupStatements(kept []*txn, seen observed) ([]*group, []*txn) {
 		return i
 	}
 	offsets := make([][]float64, len(kept))
-	var txns [][]int          // each source transaction's kept statements
-	pairs := map[[2]int]int{} // source transactions in which two were seen together
+	var txns [][]int                     // each source transaction's kept statements
+	pairs := map[[2]int]int{}            // source transactions in which two were seen together
+	withOthers := make([]int, len(kept)) // source transactions in which one was seen with any other
 	for _, stmts := range seen {
 		var in []int
 		for id, off := range stmts {
@@ -123,12 +124,15 @@ func groupStatements(kept []*txn, seen observed) ([]*group, []*txn) {
 			for _, j := range in[a+1:] {
 				pairs[[2]int{min(i, j), max(i, j)}]++
 			}
+			if len(in) > 1 {
+				withOthers[i]++
+			}
 		}
 		txns = append(txns, in)
 	}
 	linkedAny := make([]bool, len(kept))
 	for p, n := range pairs {
-		if linked(n, len(offsets[p[0]]), len(offsets[p[1]])) {
+		if linked(n, withOthers[p[0]], withOthers[p[1]]) {
 			parent[find(p[1])] = find(p[0])
 			linkedAny[p[0]], linkedAny[p[1]] = true, true
 		}
@@ -178,12 +182,12 @@ func seenTogether(txns [][]int, idx []int) int {
 	return n
 }
 
-// linked says whether two statements seen together in n source transactions, and each in a
-// and b, belong to one transaction kind: seen together at least twice, and in at least a tenth
-// of the transactions the rarer of them was seen in. Statements of one kind are seen together
-// most of the time; MySQL showed New-Order and Payment statements in one transaction of its
-// performance schema in about 1% of them (a transaction boundary it recorded late), which a
-// lower bar would take for one kind.
+// linked says whether two statements seen together in n source transactions, each seen with
+// any other statement in a and b of them, belong to one transaction kind: seen together at least
+// twice, and in at least a tenth of the transactions in which the rarer was seen with others.
+// Statements of one kind are seen beside each other most of the time; MySQL showed New-Order and
+// Payment statements in one transaction of its performance schema in about 1% of them (a
+// transaction boundary it recorded late), which a lower bar would take for one kind.
 func linked(n, a, b int) bool {
 	return n >= 2 && n*10 >= min(a, b)
 }
