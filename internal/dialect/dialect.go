@@ -75,6 +75,16 @@ type Dialect interface {
 	// Backlog is the dirty pages and the WAL/redo written since the last checkpoint, where the
 	// engine tells this connection; nil where it does not.
 	Backlog(ctx context.Context, c sqldb.Conn) (dirty, redo *int64)
+	// SetBackgroundCleanup turns the server's background removal of old row versions on or off
+	// (PostgreSQL's autovacuum), for a study on a throwaway server; an error where the engine
+	// cannot (InnoDB's purge always runs).
+	SetBackgroundCleanup(ctx context.Context, c sqldb.Conn, on bool) error
+	// RemoveOldVersions removes a table's old row versions now (VACUUM), where they stay in the
+	// table (Caps().OldVersionsInTable); an error elsewhere.
+	RemoveOldVersions(ctx context.Context, c sqldb.Conn, table string) error
+	// TableVersions is what the engine counts of updates and old row versions in the tables
+	// LIKE pattern, where old versions stay in the table; an error elsewhere.
+	TableVersions(ctx context.Context, c sqldb.Conn, pattern string) (TableVersions, error)
 	// Maintain brings a table's planner statistics up to date (and, where the engine keeps dead
 	// row versions in the table, removes them).
 	Maintain(ctx context.Context, c sqldb.Conn, table string) error
@@ -89,9 +99,19 @@ type Dialect interface {
 	// built-in workloads use as their reference tools do: tinyint, datetime (to the second on
 	// the MySQL family), serial and bigserial (numbered rows).
 	TypeName(portable string, length, scale int) string
+	// ProductName is the engine as a reader knows it, with its storage engine where that is what
+	// a comparison turns on: "PostgreSQL", "MySQL (InnoDB)", "MariaDB (InnoDB)".
+	ProductName() string
 	// Family is the SQL family the engine reads: workloads key their per-engine text (a routine's
 	// body, a statement spelled otherwise) by it, as BenchBase's per-database dialect files do.
 	Family() Family
+}
+
+// TableVersions counts, over some tables, updates and the old row versions they left: all
+// updates, those made in place on the page without touching an index (PostgreSQL's HOT), the old
+// versions not yet removed (dead tuples), and the background cleaner's runs (autovacuum).
+type TableVersions struct {
+	Updates, InPlaceUpdates, OldVersions, CleanerRuns int64
 }
 
 // Family names the engines that read the same SQL.

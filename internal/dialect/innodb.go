@@ -160,3 +160,26 @@ func (innodb) Load(ctx context.Context, c sqldb.Conn, table string, columns []st
 }
 
 func (innodb) Family() Family { return MySQLFamily }
+
+func (d innodb) ProductName() string {
+	if d.kind == sqldb.MariaDB {
+		return "MariaDB (InnoDB)"
+	}
+	return "MySQL (InnoDB)"
+}
+
+// SetBackgroundCleanup: InnoDB's purge of old row versions cannot be turned off.
+func (innodb) SetBackgroundCleanup(context.Context, sqldb.Conn, bool) error {
+	return errors.New("InnoDB's purge of old row versions runs always; it cannot be turned on or off")
+}
+
+// RemoveOldVersions: InnoDB keeps old row versions in its undo logs, which purge empties by
+// itself; there is nothing to run on a table.
+func (innodb) RemoveOldVersions(context.Context, sqldb.Conn, string) error {
+	return errors.New("InnoDB keeps old row versions in undo logs, not in the table: nothing to remove from it")
+}
+
+// TableVersions: InnoDB counts old versions server-wide (the history list), not per table.
+func (innodb) TableVersions(context.Context, sqldb.Conn, string) (TableVersions, error) {
+	return TableVersions{}, errors.New("InnoDB counts old row versions server-wide (its history list), not per table")
+}

@@ -121,6 +121,20 @@ func TestLayerSQLOnRealServers(t *testing.T) {
 			if err := d.Maintain(ctx, c, "fb_layer"); err != nil {
 				t.Fatal(err)
 			}
+			// Old row versions: removed from the table, and the background cleaner turned off and
+			// on again, where they stay in the table; refused with a reason elsewhere.
+			inTable := d.Caps().OldVersionsInTable
+			if err := d.RemoveOldVersions(ctx, c, "fb_layer"); (err == nil) != inTable {
+				t.Errorf("RemoveOldVersions: %v (old versions in the table: %v)", err, inTable)
+			}
+			if v, err := d.TableVersions(ctx, c, "fb\\_layer%"); (err == nil) != inTable {
+				t.Errorf("TableVersions = %+v, %v (old versions in the table: %v)", v, err, inTable)
+			}
+			for _, on := range []bool{false, true} {
+				if err := d.SetBackgroundCleanup(ctx, c, on); (err == nil) != inTable {
+					t.Errorf("SetBackgroundCleanup(%v): %v (old versions in the table: %v)", on, err, inTable)
+				}
+			}
 			if tb, ib, err := d.TableSizes(ctx, c, "fb\\_layer%"); err != nil || tb <= 0 || ib <= 0 {
 				t.Errorf("TableSizes = %d, %d, %v", tb, ib, err)
 			}

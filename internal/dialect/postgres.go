@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/fairbench/fairbench/internal/sqldb"
@@ -88,3 +89,55 @@ func (postgres) Load(ctx context.Context, c sqldb.Conn, table string, columns []
 }
 
 func (postgres) Family() Family { return PostgresFamily }
+
+func (postgres) ProductName() string { return "PostgreSQL" }
+
+// SetBackgroundCleanup turns autovacuum on or off for the whole server (ALTER SYSTEM, for a
+// throwaway server a study owns) and waits until this session sees the new value, which it does
+// once the reload has reached the backends.
+func (postgres) SetBackgroundCleanup(ctx context.Context, c sqldb.Conn, on bool) error {
+	v := "off"
+	if on {
+		v = "on"
+	}
+	if err := c.Exec(ctx, "ALTER SYSTEM SET autovacuum = "+v); err != nil {
+		return fmt.Errorf("turning autovacuum %s: %w", v, err)
+	}
+	if _, err := c.Query(ctx, "SELECT pg_reload_conf()"); err != nil {
+		return fmt.Errorf("reloading the configuration: %w", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rows, err := c.Query(ctx, "SHOW autovacuum")
+		if err != nil {
+			return err
+		}
+		if len(rows) == 1 && rows[0][0] == v {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("autovacuum is still %v 10 s after setting it %s", rows, v)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// RemoveOldVersions runs VACUUM on the table: its dead row versions' space made reusable.
+func (postgres) RemoveOldVersions(ctx context.Context, c sqldb.Conn, table string) error {
+	return c.Exec(ctx, "VACUUM "+table)
+}
+
+// TableVersions reads pg_stat_user_tables for the tables LIKE pattern in the current schema.
+func (postgres) TableVersions(ctx context.Context, c sqldb.Conn, pattern string) (TableVersions, error) {
+	v, err := QueryInts(ctx, c, `SELECT COALESCE(SUM(n_tup_upd), 0), COALESCE(SUM(n_tup_hot_upd), 0),
+		COALESCE(SUM(n_dead_tup), 0), COALESCE(SUM(autovacuum_count), 0)
+		FROM pg_stat_user_tables WHERE relname LIKE '`+strings.ReplaceAll(pattern, "'", "''")+`' AND schemaname = current_schema()`)
+	if err != nil {
+		return TableVersions{}, fmt.Errorf("reading pg_stat_user_tables: %w", err)
+	}
+	return TableVersions{Updates: v[0], InPlaceUpdates: v[1], OldVersions: v[2], CleanerRuns: v[3]}, nil
+}

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/dialect"
+	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
 // Design choices the mvcc study's effects are about.
@@ -34,7 +35,7 @@ func MVCCEffects(doc *MVCC) []Effect {
 	for i := range doc.Engines {
 		e := &doc.Engines[i]
 		name := engineName(e.Kind)
-		if e.Kind == engine.Postgres {
+		if keepsOldVersionsInTable(e.Kind) {
 			pgName = name
 			for j := range e.Scenarios {
 				sc := &e.Scenarios[j]
@@ -68,16 +69,11 @@ func MVCCEffects(doc *MVCC) []Effect {
 	return out
 }
 
-func engineName(kind string) string {
-	switch kind {
-	case engine.Postgres:
-		return "PostgreSQL"
-	case engine.MariaDB:
-		return "MariaDB (InnoDB)"
-	case engine.MySQL:
-		return "MySQL (InnoDB)"
-	}
-	return kind
+func engineName(kind string) string { return dialect.For(sqldb.Kind(kind)).ProductName() }
+
+// keepsOldVersionsInTable is PostgreSQL's design, the one the study sets against InnoDB's undo logs.
+func keepsOldVersionsInTable(kind string) bool {
+	return dialect.For(sqldb.Kind(kind)).Caps().OldVersionsInTable
 }
 
 func measuredQ(p *Phase) bool { return p != nil && p.Queries > 0 && p.Error == "" }

@@ -238,7 +238,9 @@ func runMVCCEngine(ctx context.Context, c *Common, kind string) (*MVCCEngine, er
 		av   *bool
 	}
 	specs := []spec{{name: ScenarioPurge}}
-	if kind == engine.Postgres {
+	if dialect.For(srv.Target.Kind).Caps().OldVersionsInTable {
+		// Where old versions stay in the table, a background cleaner (autovacuum) removes them:
+		// the study runs with it off and on.
 		off, on := false, true
 		specs = []spec{{ScenarioAutovacuumOff, &off}, {ScenarioAutovacuumOn, &on}}
 	}
@@ -257,7 +259,7 @@ func runScenario(ctx context.Context, c *Common, srv *engine.Server, tg sqldb.Ta
 	// Only where old row versions stay in the table does a VACUUM phase have something to show.
 	vacuums := dialect.For(tg.Kind).Caps().OldVersionsInTable
 	if sc.Autovacuum != nil {
-		if err := setAutovacuum(ctx, admin, *sc.Autovacuum); err != nil {
+		if err := dialect.Of(admin).SetBackgroundCleanup(ctx, admin, *sc.Autovacuum); err != nil {
 			return err
 		}
 	}
@@ -301,35 +303,6 @@ func runScenario(ctx context.Context, c *Common, srv *engine.Server, tg sqldb.Ta
 		}
 	}
 	return nil
-}
-
-// setAutovacuum switches autovacuum for the whole (throwaway) server and waits until the
-// session sees the new value, which it does once the reload has reached the backends.
-func setAutovacuum(ctx context.Context, c sqldb.Conn, on bool) error {
-	v := "off"
-	if on {
-		v = "on"
-	}
-	if err := c.Exec(ctx, "ALTER SYSTEM SET autovacuum = "+v); err != nil {
-		return fmt.Errorf("turning autovacuum %s: %w", v, err)
-	}
-	if _, err := c.Query(ctx, "SELECT pg_reload_conf()"); err != nil {
-		return fmt.Errorf("reloading the configuration: %w", err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		rows, err := c.Query(ctx, "SHOW autovacuum")
-		if err != nil {
-			return err
-		}
-		if len(rows) == 1 && rows[0][0] == v {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("autovacuum is still %v 10 s after setting it %s", rows, v)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 func tableNames(n int) []string {
@@ -394,13 +367,11 @@ func readTableState(ctx context.Context, c sqldb.Conn, tables int) (tableState, 
 		}
 		return st, nil
 	}
-	v, err := servermetrics.QueryInts(ctx, c, `SELECT COALESCE(SUM(n_tup_upd), 0), COALESCE(SUM(n_tup_hot_upd), 0),
-		COALESCE(SUM(n_dead_tup), 0), COALESCE(SUM(autovacuum_count), 0)
-		FROM pg_stat_user_tables WHERE relname LIKE 'sbtest%' AND schemaname = current_schema()`)
+	v, err := d.TableVersions(ctx, c, "sbtest%")
 	if err != nil {
-		return st, fmt.Errorf("reading pg_stat_user_tables: %w", err)
+		return st, err
 	}
-	st.updates, st.hotUpdates, st.deadTuples, st.autovacuums = v[0], v[1], v[2], v[3]
+	st.updates, st.hotUpdates, st.deadTuples, st.autovacuums = v.Updates, v.InPlaceUpdates, v.OldVersions, v.CleanerRuns
 	return st, nil
 }
 
@@ -503,7 +474,7 @@ func runVacuum(ctx context.Context, tg sqldb.Target, tables int, pids func() []i
 	start := time.Now()
 	var verr error
 	for _, t := range tableNames(tables) {
-		if verr = vconn.Exec(ctx, "VACUUM "+t); verr != nil {
+		if verr = dialect.Of(vconn).RemoveOldVersions(ctx, vconn, t); verr != nil {
 			verr = fmt.Errorf("VACUUM %s: %w", t, verr)
 			break
 		}
