@@ -85,6 +85,9 @@ type Dialect interface {
 	// TableVersions is what the engine counts of updates and old row versions in the tables
 	// LIKE pattern, where old versions stay in the table; an error elsewhere.
 	TableVersions(ctx context.Context, c sqldb.Conn, pattern string) (TableVersions, error)
+	// ReplicationStatus is this node's replication, as the family's clusters replicate
+	// (Caps().Replication).
+	ReplicationStatus(ctx context.Context, c sqldb.Conn) (ReplicationStatus, error)
 	// Maintain brings a table's planner statistics up to date (and, where the engine keeps dead
 	// row versions in the table, removes them).
 	Maintain(ctx context.Context, c sqldb.Conn, table string) error

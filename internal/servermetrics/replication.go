@@ -2,8 +2,6 @@ package servermetrics
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -29,85 +27,33 @@ type streamRow struct {
 	replayBytes                   *int64
 }
 
-// galeraStatus are the wsrep status variables sampled each interval.
-var galeraStatus = []string{"wsrep_local_recv_queue", "wsrep_flow_control_paused_ns", "wsrep_local_cert_failures",
-	"wsrep_local_bf_aborts", "wsrep_cluster_size", "wsrep_last_committed"}
-
-// readGalera reads one node's wsrep status.
-func readGalera(ctx context.Context, c sqldb.Conn) (nodeReading, error) {
-	rows, err := c.Query(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ("+dialect.NameList(append([]string{"wsrep_local_state_comment"}, galeraStatus...))+")")
+// readNode reads one node's replication through its engine's dialect.
+func readNode(ctx context.Context, c sqldb.Conn) (nodeReading, error) {
+	st, err := dialect.Of(c).ReplicationStatus(ctx, c)
 	if err != nil {
 		return nodeReading{}, err
 	}
-	r := nodeReading{ok: true, role: result.RolePrimary, galera: map[string]int64{}}
-	for _, row := range rows {
-		if len(row) < 2 {
-			continue
-		}
-		name := strings.ToLower(row[0])
-		if name == "wsrep_local_state_comment" {
-			r.state = row[1]
-			continue
-		}
-		if v, err := parseInt(row[1]); err == nil {
-			r.galera[name] = v
+	r := nodeReading{ok: true, role: result.RolePrimary, state: st.State, galera: st.Galera}
+	switch {
+	case st.Replica:
+		r.role = result.RoleReplica
+	case st.Replicas != nil:
+		r.role, r.replicas = result.RoleLeader, map[string]streamRow{}
+		for name, l := range st.Replicas {
+			r.replicas[name] = streamRow{syncState: l.SyncState, writeLag: roundSeconds(l.WriteLag), flushLag: roundSeconds(l.FlushLag),
+				replayLag: roundSeconds(l.ReplayLag), replayBytes: l.ReplayBytes}
 		}
 	}
 	return r, nil
 }
 
-// pgReplicationQuery reads a leader's view of its replicas: pg_stat_replication's lags in
-// seconds and the WAL each has yet to replay in bytes.
-const pgReplicationQuery = `SELECT application_name, COALESCE(sync_state, ''),
-	EXTRACT(epoch FROM write_lag), EXTRACT(epoch FROM flush_lag), EXTRACT(epoch FROM replay_lag),
-	pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::bigint
-	FROM pg_stat_replication`
-
-// readStreaming reads one PostgreSQL node's role and, on a leader, its replicas' rows.
-func readStreaming(ctx context.Context, c sqldb.Conn) (nodeReading, error) {
-	rows, err := c.Query(ctx, "SELECT pg_is_in_recovery()")
-	if err != nil {
-		return nodeReading{}, err
-	}
-	r := nodeReading{ok: true, role: result.RoleReplica}
-	if len(rows) == 1 && len(rows[0]) == 1 && (rows[0][0] == "t" || rows[0][0] == "true") {
-		return r, nil
-	}
-	r.role, r.replicas = result.RoleLeader, map[string]streamRow{}
-	if rows, err = c.Query(ctx, pgReplicationQuery); err != nil {
-		return nodeReading{}, err
-	}
-	for _, row := range rows {
-		if len(row) < 6 {
-			continue
-		}
-		r.replicas[row[0]] = streamRow{syncState: row[1], writeLag: optSeconds(row[2]), flushLag: optSeconds(row[3]),
-			replayLag: optSeconds(row[4]), replayBytes: optInt(row[5])}
-	}
-	return r, nil
-}
-
-func optSeconds(s string) *float64 {
-	if s == "" {
+// roundSeconds keeps a lag to the microsecond.
+func roundSeconds(v *float64) *float64 {
+	if v == nil {
 		return nil
 	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return nil
-	}
-	v = round(v, 1e6)
-	return &v
-}
-
-func optInt(s string) *int64 {
-	if s == "" {
-		return nil
-	}
-	v, err := parseInt(s)
-	if err != nil {
-		return nil
-	}
-	return &v
+	r := round(*v, 1e6)
+	return &r
 }
 
 // replWatch samples a cluster's replication over connections of its own, one per node, opened
@@ -127,11 +73,7 @@ type replWatch struct {
 }
 
 func newReplWatch(method string, nodes []ClusterNode) *replWatch {
-	w := &replWatch{method: method, nodes: nodes, read: readGalera, conns: make([]sqldb.Conn, len(nodes))}
-	if method == result.ReplicationStreaming {
-		w.read = readStreaming
-	}
-	return w
+	return &replWatch{method: method, nodes: nodes, read: readNode, conns: make([]sqldb.Conn, len(nodes))}
 }
 
 // sample reads every node at once; a node that fails is !ok, and its connection is dropped.
