@@ -18,6 +18,10 @@ const (
 	KeyWALBytes     = "wal_bytes"     // WAL / redo log bytes generated
 	KeyRowLockWaits = "row_lock_waits"
 	KeyDeadlocks    = "deadlocks"
+	// KeyActiveUS is the time the database's sessions spent running statements, in
+	// microseconds (PostgreSQL 14's pg_stat_database.active_time): the engine's own busy time,
+	// beside the statements' accounts. Sessions add theirs when they report their statistics.
+	KeyActiveUS = "active_us"
 	// Gauges: a level, not a running total.
 	KeyHistoryListLength = "history_list_length"    // InnoDB undo not yet purged
 	KeyDeadTuples        = "n_dead_tup"             // PostgreSQL rows awaiting vacuum
@@ -110,6 +114,9 @@ func (postgres) Counters(ctx context.Context, c sqldb.Conn) (map[string]int64, e
 	if v >= 140000 {
 		if r, err := QueryInts(ctx, c, "SELECT wal_bytes FROM pg_stat_wal"); err == nil {
 			out[KeyWALBytes] = r[0]
+		}
+		if r, err := QueryInts(ctx, c, "SELECT (active_time * 1000)::bigint FROM pg_stat_database WHERE datname = current_database()"); err == nil {
+			out[KeyActiveUS] = r[0]
 		}
 	}
 	if r, err := QueryInts(ctx, c, "SELECT COALESCE(SUM(n_dead_tup), 0), COALESCE(SUM(autovacuum_count), 0) FROM pg_stat_user_tables"); err == nil {

@@ -13,10 +13,11 @@ import (
 const statementsShown = 3
 
 // pooledStatements adds up a group's runs' statement accounts by text, most server time first, with
-// the server's statement time and the clients' time (threads × seconds) over the runs that have them.
-func pooledStatements(g *group) (all []result.StatementAccount, totalMS float64, clientMS float64) {
+// the server's statement time, the clients' time (threads × seconds) and the engine's own active
+// time (-1 where a run has none) over the runs that have accounts.
+func pooledStatements(g *group) (all []result.StatementAccount, totalMS, clientMS, activeMS float64) {
 	if g == nil {
-		return nil, 0, 0
+		return nil, 0, 0, -1
 	}
 	byText := map[string]*result.StatementAccount{}
 	for _, r := range g.Used {
@@ -26,6 +27,11 @@ func pooledStatements(g *group) (all []result.StatementAccount, totalMS float64,
 		}
 		totalMS += st.TotalMS
 		clientMS += float64(r.Threads) * r.DurationS * 1000
+		if us, ok := activeUS(r); ok && activeMS >= 0 {
+			activeMS += float64(us) / 1000
+		} else {
+			activeMS = -1
+		}
 		for _, a := range st.Top {
 			p := byText[a.Text]
 			if p == nil {
@@ -42,7 +48,15 @@ func pooledStatements(g *group) (all []result.StatementAccount, totalMS float64,
 		all = append(all, *p)
 	}
 	result.SortStatements(all)
-	return all, totalMS, clientMS
+	return all, totalMS, clientMS, activeMS
+}
+
+func activeUS(r *result.Result) (int64, bool) {
+	if r.Server == nil {
+		return 0, false
+	}
+	us, ok := r.Server.Counters[dialect.KeyActiveUS]
+	return us, ok
 }
 
 // statementsSection is "Statements on the server": per workload and engine, the statements that
@@ -51,11 +65,12 @@ func pooledStatements(g *group) (all []result.StatementAccount, totalMS float64,
 func (m *model) statementsSection() *document.Section {
 	t := &document.Table{Header: []string{"Workload", "Engine", "statement (as the engine normalizes it)", "calls", "mean ms", "share of server time"},
 		Numeric: []bool{false, false, false, true, true, true}}
-	check := &document.Table{Header: []string{"Workload", "Engine", "statements' server time, % of the clients' time", "sessions busy in the wait sampling, %"},
-		Numeric: []bool{false, false, true, true}}
+	check := &document.Table{Header: []string{"Workload", "Engine", "statements' server time, % of the clients' time",
+		"engine's active time, % of the clients' time", "sessions busy in the wait sampling, %"},
+		Numeric: []bool{false, false, true, true, true}}
 	for _, w := range m.Workloads {
 		for i, g := range m.headlineGroups(w) {
-			all, totalMS, clientMS := pooledStatements(g)
+			all, totalMS, clientMS, activeMS := pooledStatements(g)
 			if len(all) == 0 || totalMS <= 0 {
 				continue
 			}
@@ -68,7 +83,11 @@ func (m *model) statementsSection() *document.Section {
 			if pw := pooledWaits(g); pw != nil {
 				busy = document.Fixed(100*(1-pw.Share(dialect.Client)-pw.Share(dialect.Network)), 0) + "%"
 			}
-			check.Rows = append(check.Rows, document.Row(w, name, document.Fixed(100*totalMS/clientMS, 0)+"%", busy))
+			active := "—"
+			if activeMS >= 0 {
+				active = document.Fixed(100*activeMS/clientMS, 0) + "%"
+			}
+			check.Rows = append(check.Rows, document.Row(w, name, document.Fixed(100*totalMS/clientMS, 0)+"%", active, busy))
 		}
 	}
 	if len(t.Rows) == 0 {
@@ -78,8 +97,9 @@ func (m *model) statementsSection() *document.Section {
 		Paras: []string{"The server's own account of each statement over the measured window (pg_stat_statements; the performance " +
 			"schema's statement digests), the difference between the window's start and end, the headline step's rounds added up. " +
 			"The second table sets the server's statement time, as a share of the clients' time (threads × seconds), beside the " +
-			"share of session samples that were busy on the server: two ways of measuring the same thing, which come close where " +
-			"they measure the same span. They do not on PostgreSQL for writes: pg_stat_statements times the executor, not the " +
+			"engine's own time in running statements for the database's sessions (PostgreSQL's pg_stat_database.active_time; " +
+			"MySQL and MariaDB keep none apart from the same timers) and the share of session samples that were busy on the " +
+			"server: three ways of measuring the same thing, which come close where they measure the same span. They do not on PostgreSQL for writes: pg_stat_statements times the executor, not the " +
 			"commit that follows an autocommit statement (its WAL flush, which the sampling counts as log_flush), while MySQL's and " +
 			"MariaDB's statement timers include the commit. The rest of the clients' time is the round trip and the client's own work."},
 		Tables: []*document.Table{t, check}}
