@@ -164,7 +164,21 @@ func checkUserinfo(dsn string) error {
 		return nil
 	}
 	end := strings.IndexAny(rest, "/?#")
-	if end < 0 || strings.Contains(rest[:end], "@") || !strings.Contains(rest[end:], "@") {
+	if end < 0 {
+		return nil
+	}
+	// An '@' after the host, when the host has none before it; or, when it has, a second one
+	// after a '?' or '#' and before the path: the password then holds one of those characters,
+	// and the text up to it would be taken for the host and shown in messages.
+	tail := rest[end:]
+	if strings.Contains(rest[:end], "@") {
+		path := strings.IndexByte(tail, '/')
+		if path < 0 {
+			path = len(tail)
+		}
+		tail = tail[:path]
+	}
+	if !strings.Contains(tail, "@") {
 		return nil
 	}
 	return fmt.Errorf("bad --target: an '@' follows the host, so the user or password seems to hold '/', '?' or '#': percent-encode them (%%2F, %%3F, %%23, '@' as %%40), or give the password in FAIRBENCH_PASSWORD or password_file=PATH")

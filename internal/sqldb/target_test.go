@@ -264,3 +264,23 @@ func TestOptionErrors(t *testing.T) {
 		t.Log(err)
 	}
 }
+
+// A password holding '@' and then '?' or '#' is refused before any of it can be taken for the
+// host; an '@' in the options after the path is not.
+func TestUserinfoWithSpecialCharacters(t *testing.T) {
+	for _, tc := range []struct {
+		dsn    string
+		refuse bool
+	}{
+		{"mysql://u:@000?@h:3306/db", true},
+		{"postgres://u:a@b#c@h/db", true},
+		{"postgres://u:a/b@h/db", true},
+		{"postgres://u@h/db?password=p@ss", false},
+		{"mysql://u:p%40ss%3F@h:3306/db", false},
+	} {
+		_, err := ParseTarget(tc.dsn)
+		if refused := err != nil && strings.Contains(err.Error(), "percent-encode them"); refused != tc.refuse {
+			t.Errorf("%s: %v, want refused %v", tc.dsn, err, tc.refuse)
+		}
+	}
+}
