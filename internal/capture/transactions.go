@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -115,7 +116,7 @@ func groupStatements(kept []*txn, seen observed) ([]*group, []*txn) {
 	for _, stmts := range seen {
 		var in []int
 		for id, off := range stmts {
-			if i, ok := at[id]; ok && !slicesContains(in, i) {
+			if i, ok := at[id]; ok && !slices.Contains(in, i) {
 				in = append(in, i)
 				offsets[i] = append(offsets[i], off)
 			}
@@ -171,7 +172,7 @@ func seenTogether(txns [][]int, idx []int) int {
 	for _, in := range txns {
 		k := 0
 		for _, i := range in {
-			if slicesContains(idx, i) {
+			if slices.Contains(idx, i) {
 				k++
 			}
 		}
@@ -247,15 +248,6 @@ func mean(v []float64) float64 {
 		s += x
 	}
 	return s / float64(max(len(v), 1))
-}
-
-func slicesContains(v []int, x int) bool {
-	for _, y := range v {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // paramRef is a named parameter in a captured statement's text.

@@ -17,7 +17,6 @@ package regress
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,6 +24,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/fairbench/fairbench/internal/histogram"
+	"github.com/fairbench/fairbench/internal/interval"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -229,17 +229,7 @@ func queryTime(rs []*result.Result, name string) float64 {
 	return median(times)
 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
+func median(v []float64) float64 { return interval.Median(v) }
 
 // Judgement is one figure's test between the two sides' samples.
 type Judgement struct {
