@@ -58,6 +58,8 @@ func TestBadInput(t *testing.T) {
 		{"bad threads", []string{"run", "--target", good, "--workload", "oltp_point_select", "--threads", "0"}, "--threads"},
 		{"bad rand type", []string{"run", "--target", good, "--workload", "oltp_point_select", "--rand-type", "lognormal"}, "--rand-type"},
 		{"unknown flag", []string{"run", "--target", good, "--wrokload", "x"}, "unknown flag"},
+		{"capture, negative watch", []string{"capture", "--target", good, "--out", filepath.Join(t.TempDir(), "c.yaml"), "--watch", "-1s"}, "--watch -1s"},
+		{"capture, watch too often", []string{"capture", "--target", good, "--out", filepath.Join(t.TempDir(), "c.yaml"), "--watch-every", "10us"}, "--watch-every 10µs"},
 		{"unknown suite", []string{"compare", "--suite", "nosuch"}, "no suite"},
 		{"unknown engine", []string{"compare", "--engines", "oracle"}, "unknown engine"},
 		{"uninstalled version", []string{"compare", "--engines", "postgres@16,mysql"}, "postgres@16 is not installed (installed: postgres@"},
