@@ -58,8 +58,11 @@ type Line struct {
 // and returns one line per engine, workload and label, each sorted by start time. TPC-H runs
 // have no TPS and are left out.
 func Load(paths []string) ([]Line, error) {
-	byKey := map[Key]*Line{}
-	runs := map[Key][]*result.Result{} // beside each line's points, in the same order
+	type sourced struct {
+		src string
+		r   *result.Result
+	}
+	byKey := map[Key][]sourced{}
 	for _, p := range paths {
 		rs, err := result.ReadPath(p)
 		if err != nil {
@@ -70,48 +73,28 @@ func Load(paths []string) ([]Line, error) {
 				continue
 			}
 			k := Key{Engine: r.Engine.Kind, Workload: r.WorkloadID(), Label: r.Label}
-			if byKey[k] == nil {
-				byKey[k] = &Line{Key: k}
-			}
-			byKey[k].Points = append(byKey[k].Points, pointOf(p, r))
-			runs[k] = append(runs[k], r)
+			byKey[k] = append(byKey[k], sourced{p, r})
 		}
 	}
 	lines := make([]Line, 0, len(byKey))
-	for k, l := range byKey {
-		order := make([]int, len(l.Points))
-		for i := range order {
-			order[i] = i
+	for k, rs := range byKey {
+		sort.SliceStable(rs, func(i, j int) bool { return rs[i].r.StartedAt.Before(rs[j].r.StartedAt) })
+		l := Line{Key: k}
+		var withPlans *result.Result // the line's last run so far that recorded plans
+		for _, s := range rs {
+			p := pointOf(s.src, s.r)
+			if names, _ := s.r.Plans(); len(names) > 0 {
+				if withPlans != nil {
+					p.PlansChanged = result.PlansChanged(withPlans, s.r)
+				}
+				withPlans = s.r
+			}
+			l.Points = append(l.Points, p)
 		}
-		sort.SliceStable(order, func(i, j int) bool { return l.Points[order[i]].StartedAt < l.Points[order[j]].StartedAt })
-		l.Points = markPlanChanges(reorder(l.Points, order), reorder(runs[k], order))
-		lines = append(lines, *l)
+		lines = append(lines, l)
 	}
 	sort.Slice(lines, func(i, j int) bool { return lines[i].Key.String() < lines[j].Key.String() })
 	return lines, nil
-}
-
-func reorder[T any](v []T, order []int) []T {
-	out := make([]T, len(v))
-	for i, j := range order {
-		out[i] = v[j]
-	}
-	return out
-}
-
-// markPlanChanges sets each point's PlansChanged against the last earlier run with plans.
-func markPlanChanges(points []Point, runs []*result.Result) []Point {
-	var last *result.Result
-	for i, r := range runs {
-		if names, _ := r.Plans(); len(names) == 0 {
-			continue
-		}
-		if last != nil {
-			points[i].PlansChanged = result.PlansChanged(last, r)
-		}
-		last = r
-	}
-	return points
 }
 
 func pointOf(src string, r *result.Result) Point {
