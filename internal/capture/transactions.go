@@ -79,6 +79,7 @@ type member struct {
 	st     *txn
 	copies int64
 	offset float64 // mean offset into the transaction where seen
+	index  int     // in the kept statements
 }
 
 // maxCopies bounds a statement's copies in one grouped transaction; the calls beyond stay a
@@ -113,17 +114,25 @@ func groupStatements(kept []*txn, seen observed) ([]*group, []*txn) {
 	var txns [][]int                     // each source transaction's kept statements
 	pairs := map[[2]int]int{}            // source transactions in which two were seen together
 	withOthers := make([]int, len(kept)) // source transactions in which one was seen with any other
+	before := map[[2]int]int{}           // source transactions in which the first started before the second
 	for _, stmts := range seen {
 		var in []int
-		for id, off := range stmts {
+		off := map[int]float64{}
+		for id, o := range stmts {
 			if i, ok := at[id]; ok && !slices.Contains(in, i) {
 				in = append(in, i)
-				offsets[i] = append(offsets[i], off)
+				off[i] = o
+				offsets[i] = append(offsets[i], o)
 			}
 		}
 		for a, i := range in {
 			for _, j := range in[a+1:] {
 				pairs[[2]int{min(i, j), max(i, j)}]++
+				if off[i] < off[j] {
+					before[[2]int{i, j}]++
+				} else if off[j] < off[i] {
+					before[[2]int{j, i}]++
+				}
 			}
 			if len(in) > 1 {
 				withOthers[i]++
@@ -153,6 +162,7 @@ func groupStatements(kept []*txn, seen observed) ([]*group, []*txn) {
 	var groups []*group
 	for _, r := range roots {
 		if g := newGroup(kept, byRoot[r], offsets, seenTogether(txns, byRoot[r])); g != nil {
+			g.order(before)
 			groups = append(groups, g)
 		}
 	}
@@ -205,13 +215,12 @@ func newGroup(kept []*txn, idx []int, offsets [][]float64, seen int) *group {
 	for _, i := range idx {
 		copies := min(int64(float64(kept[i].calls)/float64(count)+0.1), maxCopies)
 		if copies >= 1 {
-			g.members = append(g.members, member{st: kept[i], copies: copies, offset: mean(offsets[i])})
+			g.members = append(g.members, member{st: kept[i], copies: copies, offset: mean(offsets[i]), index: i})
 		}
 	}
 	if len(g.members) < 2 {
 		return nil
 	}
-	sort.SliceStable(g.members, func(a, b int) bool { return g.members[a].offset < g.members[b].offset })
 	for _, m := range g.members {
 		left := m.st.calls - m.copies*count
 		if left*20 < m.st.calls { // within 5%: the rounding's, not a statement run apart
@@ -221,6 +230,29 @@ func newGroup(kept []*txn, idx []int, offsets [][]float64, seen int) *group {
 		m.st.calls = max(left, 0)
 	}
 	return g
+}
+
+// order puts the members in the order they ran: a member ahead of more of the others (seen
+// starting before it in more of the transactions where both were seen) comes first, and the mean
+// offset breaks ties. Offsets are compared within one transaction only: a mean over different
+// transactions is biased towards the ones the watch happened to see (a statement that waited on
+// a lock is seen more often), which swapped two of TPC-B's updates in one run.
+func (g *group) order(before map[[2]int]int) {
+	wins := map[int]int{}
+	for _, a := range g.members {
+		for _, b := range g.members {
+			if before[[2]int{a.index, b.index}] > before[[2]int{b.index, a.index}] {
+				wins[a.index]++
+			}
+		}
+	}
+	sort.SliceStable(g.members, func(x, y int) bool {
+		a, b := g.members[x], g.members[y]
+		if wins[a.index] != wins[b.index] {
+			return wins[a.index] > wins[b.index]
+		}
+		return a.offset < b.offset
+	})
 }
 
 // commonCalls is the call count most statements share within 10%: a transaction's statements

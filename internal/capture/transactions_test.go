@@ -145,3 +145,21 @@ func TestExpandMixedRow(t *testing.T) {
 		}
 	}
 }
+
+// Statements are ordered by which started first where both were seen in one transaction, not by
+// their mean offset over all sightings: a statement seen alone late in slow transactions must not
+// move behind one it always precedes.
+func TestGroupOrderFollowsTransactions(t *testing.T) {
+	kept := []*txn{{name: "second", ids: []string{"s"}, calls: 100}, {name: "first", ids: []string{"f"}, calls: 100}}
+	seen := observed{}
+	for i := range 4 {
+		seen[[2]string{"a", fmt.Sprint(i)}] = map[string]float64{"f": 1, "s": 2}
+	}
+	for i := range 6 {
+		seen[[2]string{"b", fmt.Sprint(i)}] = map[string]float64{"f": 90} // waited on a lock
+	}
+	groups, _ := groupStatements(kept, seen)
+	if len(groups) != 1 || groups[0].members[0].st.name != "first" {
+		t.Fatalf("groups %+v: want first, then second", groups)
+	}
+}
