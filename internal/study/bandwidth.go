@@ -104,11 +104,18 @@ type Step struct {
 	DeviceWriteBps     float64 `json:"device_write_bps"`
 	DeviceReadPeakBps  float64 `json:"device_read_peak_bps"`
 	DeviceWritePeakBps float64 `json:"device_write_peak_bps"`
-	// What the server's processes read and wrote (/proc/PID/io). Writes are charged when pages
-	// are dirtied, a whole page-cache folio at a time, so they can far exceed what the device
-	// wrote; the device's own figures are the ones to trust.
-	ServerReadBps  float64 `json:"server_read_bps"`
-	ServerWriteBps float64 `json:"server_write_bps"`
+	// The same window's bytes, to set beside the server's figures.
+	DeviceReadBytes  int64 `json:"device_read_bytes"`
+	DeviceWriteBytes int64 `json:"device_write_bytes"`
+	// The server's disk figures for the step as every run records them (its monitor, re-based
+	// after the settle's flush), from the source it names: the server's own device here, so they
+	// must agree with the device's bytes above; a step that counted an earlier step's flush
+	// would not.
+	ServerReadBps    float64 `json:"server_read_bps"`
+	ServerWriteBps   float64 `json:"server_write_bps"`
+	ServerReadBytes  int64   `json:"server_read_bytes"`
+	ServerWriteBytes int64   `json:"server_write_bytes"`
+	ServerDiskSource string  `json:"server_disk_source,omitempty"`
 	// WithinCap: the device's average read and write rates stayed within 10% of the cap.
 	WithinCap *bool `json:"within_cap,omitempty"`
 
@@ -329,8 +336,11 @@ func runStep(ctx context.Context, o *BandwidthOptions, th *throttle.Throttled, s
 		}
 	}
 
-	dev := sampleDevice(th.Device.Stats, time.Second)
-	m, runErr := runMeasured(ctx, tg, &o.Common, st.Workload, srv.PIDs, srv.DataDir, nil, nil)
+	// The device is sampled over the measured window only, the one the server's figures cover:
+	// the settle's flush before it writes what earlier steps left dirty.
+	var dev *deviceRates
+	startSampling := func() { dev = sampleDevice(th.Device.Stats, time.Second) }
+	m, runErr := runMeasured(ctx, tg, &o.Common, st.Workload, srv.PIDs, stepOptions{dataDir: srv.DataDir, onStart: startSampling})
 	dev.finish()
 	if m != nil {
 		fillStep(st, m, dev, pageSize)
@@ -405,7 +415,11 @@ func sampleDevice(stats func() (throttle.IOStats, error), every time.Duration) *
 	return d
 }
 
+// finish takes the last sample; nothing when sampling never started (a run that failed first).
 func (d *deviceRates) finish() {
+	if d == nil {
+		return
+	}
 	close(d.stop)
 	<-d.done
 }
@@ -414,6 +428,20 @@ func (d *deviceRates) add(s throttle.IOStats) {
 	d.mu.Lock()
 	d.samples = append(d.samples, s)
 	d.mu.Unlock()
+}
+
+// bytes is what the device read and wrote between the first sample and the last.
+func (d *deviceRates) bytes() (read, written int64) {
+	if d == nil {
+		return 0, 0
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if n := len(d.samples); n >= 2 {
+		first, last := d.samples[0], d.samples[n-1]
+		return int64(last.ReadBytes - first.ReadBytes), int64(last.WriteBytes - first.WriteBytes)
+	}
+	return 0, 0
 }
 
 // peakWindow is the window of the reported peaks. The device counts an I/O when it completes:
@@ -425,6 +453,9 @@ const peakWindow = 5 * time.Second
 // rates returns the averages over all samples and the peaks over the busiest window of at
 // least peakWindow (or of the whole run, when it is shorter).
 func (d *deviceRates) rates() (rAvg, wAvg, rPeak, wPeak float64) {
+	if d == nil {
+		return
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	n := len(d.samples)
@@ -463,6 +494,7 @@ func fillStep(st *Step, m *measured, dev *deviceRates, pageSize int) {
 	st.AvgMS, st.P95MS, st.P99MS = r.LatencyMS.Avg, r.LatencyMS.P95, r.LatencyMS.P99
 	st.Errors = r.Errors
 	st.DeviceReadBps, st.DeviceWriteBps, st.DeviceReadPeakBps, st.DeviceWritePeakBps = dev.rates()
+	st.DeviceReadBytes, st.DeviceWriteBytes = dev.bytes()
 	if st.LimitBps > 0 {
 		top := float64(st.LimitBps) * (1 + capSlack)
 		st.WithinCap = ptr(st.DeviceReadBps <= top && st.DeviceWriteBps <= top)
@@ -476,6 +508,7 @@ func fillStep(st *Step, m *measured, dev *deviceRates, pageSize int) {
 	st.PagesReadPerSec4K = round2(to4K(float64(rd)/r.DurationS, pageSize))
 	st.ServerReadBps = float64(m.srv.DiskReadBytes) / r.DurationS
 	st.ServerWriteBps = float64(m.srv.DiskWriteBytes) / r.DurationS
+	st.ServerReadBytes, st.ServerWriteBytes, st.ServerDiskSource = m.srv.DiskReadBytes, m.srv.DiskWriteBytes, m.srv.DiskSource
 }
 
 // knee is the lowest cap at which the engine reached 90% of its throughput at the highest limit.

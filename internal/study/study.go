@@ -183,13 +183,22 @@ type measured struct {
 	srv *result.Server
 }
 
-// runMeasured runs a workload for the study's time with a server monitor around it. after, when
-// set, runs once the clients are done and before the closing counters are read, so that work the
-// run caused but the engine defers (writing dirty pages) is counted in it. dataDir, when given,
-// is the server's data directory: on a loop device of the server's own (the bandwidth study)
-// the disk figures then come from the device's counters.
-func runMeasured(ctx context.Context, tg sqldb.Target, c *Common, workloadName string, pids func() []int, dataDir string,
-	onInterval func(*result.Interval), after func(context.Context, sqldb.Conn) error) (*measured, error) {
+// stepOptions are what a study adds to a measured step.
+type stepOptions struct {
+	// dataDir is the server's data directory: on a loop device of the server's own (the bandwidth
+	// study) the disk figures then come from the device's counters.
+	dataDir string
+	// onInterval is called every report interval, after the monitor's reading.
+	onInterval func(*result.Interval)
+	// onStart is called when the measured window opens (the monitor's baseline is taken then).
+	onStart func()
+	// after, when set, runs once the clients are done and before the closing counters are read,
+	// so that work the run caused but the engine defers (writing dirty pages) is counted in it.
+	after func(context.Context, sqldb.Conn) error
+}
+
+// runMeasured runs a workload for the study's time with a server monitor around it.
+func runMeasured(ctx context.Context, tg sqldb.Target, c *Common, workloadName string, pids func() []int, o stepOptions) (*measured, error) {
 	j, err := newJob(tg, c, workloadName)
 	if err != nil {
 		return nil, err
@@ -201,15 +210,15 @@ func runMeasured(ctx context.Context, tg sqldb.Target, c *Common, workloadName s
 	}
 	defer mconn.Close()
 	mon := servermetrics.NewMonitor(mconn, pids)
-	if dataDir != "" {
-		mon = mon.WithDataDir(dataDir)
+	if o.dataDir != "" {
+		mon = mon.WithDataDir(o.dataDir)
 	}
 	cfg := runner.Config{Threads: c.Threads, Duration: c.Time, MaxTries: runspec.DefaultMaxTries, ReportInterval: runspec.DefaultReportInterval,
-		OnInterval: onInterval}
+		OnInterval: o.onInterval, OnMeasureStart: o.onStart}
 	clients := func(ctx context.Context, cfg runner.Config) (*result.Result, error) {
 		res, err := j.Run(ctx, cfg)
-		if res != nil && err == nil && after != nil {
-			err = after(ctx, mconn)
+		if res != nil && err == nil && o.after != nil {
+			err = o.after(ctx, mconn)
 		}
 		return res, err
 	}
