@@ -40,9 +40,15 @@ func TestAdministrationOnRealServers(t *testing.T) {
 			if err := d.Maintain(ctx, c, "fb_dialect"); err != nil {
 				t.Errorf("Maintain: %v", err)
 			}
+			before := flushSettings(ctx, t, c)
+			t0 := time.Now()
 			done, err := d.Flush(ctx, c)
 			if err != nil || (done != "checkpoint" && done != "dirty pages flushed") {
 				t.Errorf("Flush = %q, %v", done, err)
+			}
+			t.Logf("Flush: %q in %s", done, time.Since(t0).Round(time.Millisecond))
+			if after := flushSettings(ctx, t, c); after != before {
+				t.Errorf("Flush left the settings %s, they were %s", after, before)
 			}
 			dirty, redo := d.Backlog(ctx, c)
 			if redo == nil {
@@ -61,6 +67,19 @@ func TestAdministrationOnRealServers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// flushSettings are the settings an InnoDB flush changes for its time, as one string.
+func flushSettings(ctx context.Context, t *testing.T, c sqldb.Conn) string {
+	if c.Kind() == sqldb.Postgres {
+		return ""
+	}
+	rows, err := c.Query(ctx, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm, "+
+		"@@GLOBAL.innodb_io_capacity, @@GLOBAL.innodb_io_capacity_max")
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("reading the flush settings: %v", err)
+	}
+	return strings.Join(rows[0], " ")
 }
 
 // numbers is a query of 1..20000 in the engine's SQL.
