@@ -247,8 +247,8 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 	if st, ok := j.Workload.(workload.SelfTimed); ok {
 		env := j.Env(cfg.Threads, false, nil, cfg.Progress)
 		env.Connect = j.clientConnect
-		res, runErr = st.Measure(ctx, env,
-			workload.RunSettings{Threads: cfg.Threads, Duration: cfg.Duration, Progress: cfg.Progress, PIDs: j.PIDs})
+		res, runErr = st.Measure(ctx, env, workload.RunSettings{Threads: cfg.Threads, Duration: cfg.Duration, Progress: cfg.Progress,
+			PIDs: j.PIDs, Monitor: j.Connect, OnMeasureStart: cfg.OnMeasureStart, OnMeasureEnd: cfg.OnMeasureEnd})
 	} else {
 		var tally wireTally
 		cfg.OnMeasureStart = tally.measureFrom(cfg.OnMeasureStart)

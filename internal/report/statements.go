@@ -12,15 +12,12 @@ import (
 // statementsShown is how many statements per engine and workload the report lists.
 const statementsShown = 3
 
-// pooledStatements adds up a group's runs' statement accounts by text, most server time first, with
+// pooledStatements adds up runs' statement accounts (a step's rounds) by text, most server time first, with
 // the server's statement time, the clients' time (threads × seconds) and the engine's own active
 // time (-1 where a run has none) over the runs that have accounts.
-func pooledStatements(g *group) (all []result.StatementAccount, totalMS, clientMS, activeMS float64) {
-	if g == nil {
-		return nil, 0, 0, -1
-	}
+func pooledStatements(runs []*result.Result) (all []result.StatementAccount, totalMS, clientMS, activeMS float64) {
 	byText := map[string]*result.StatementAccount{}
-	for _, r := range g.Used {
+	for _, r := range runs {
 		st := r.Statements
 		if st == nil || st.Error != "" {
 			continue
@@ -68,19 +65,19 @@ func (m *model) statementsSection() *document.Section {
 	check := &document.Table{Header: []string{"Workload", "Engine", "statements' server time, % of the clients' time",
 		"engine's active time, % of the clients' time", "sessions busy in the wait sampling, %"},
 		Numeric: []bool{false, false, true, true, true}}
-	for _, w := range m.Workloads {
-		for i, g := range m.headlineGroups(w) {
-			all, totalMS, clientMS, activeMS := pooledStatements(g)
+	for _, b := range m.instrumentBlocks() {
+		for i, runs := range b.runs {
+			all, totalMS, clientMS, activeMS := pooledStatements(runs)
 			if len(all) == 0 || totalMS <= 0 {
 				continue
 			}
-			name := m.Variants[i].Name
+			w, name := b.label, b.names[i]
 			for _, a := range all[:min(statementsShown, len(all))] {
 				t.Rows = append(t.Rows, document.Row(w, name, shorten(a.Text, 90), fmt.Sprint(a.Calls),
 					document.Fixed(a.MeanMS, 3), document.Fixed(100*a.TotalMS/totalMS, 0)+"%"))
 			}
 			busy := "—"
-			if pw := pooledWaits(g); pw != nil {
+			if pw := result.PoolWaits(runs); pw != nil {
 				busy = document.Fixed(100*(1-pw.Share(dialect.Client)-pw.Share(dialect.Network)), 0) + "%"
 			}
 			active := "—"

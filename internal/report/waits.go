@@ -9,30 +9,45 @@ import (
 	"github.com/fairbench/fairbench/internal/result"
 )
 
-// pooledWaits adds up the wait samples of a group's runs (every round of the headline step), so
-// the shares are of all the sessions sampled; nil where no run was sampled.
-func pooledWaits(g *group) *result.Waits {
-	if g == nil {
-		return nil
+// instrumentBlock is one block of rows in the instruments' sections ("Where the time went",
+// "Statements on the server"): a workload's headline step or a TPC-H comparison, with the runs
+// of each engine that has some.
+type instrumentBlock struct {
+	label string
+	names []string           // the engines' names as the report shows them
+	runs  [][]*result.Result // each engine's runs: every round
+}
+
+// instrumentBlocks lists the workloads' headline steps, then the TPC-H comparisons.
+func (m *model) instrumentBlocks() []instrumentBlock {
+	var out []instrumentBlock
+	for _, w := range m.Workloads {
+		b := instrumentBlock{label: w}
+		for i, g := range m.headlineGroups(w) {
+			if g != nil {
+				b.names = append(b.names, m.Variants[i].Name)
+				b.runs = append(b.runs, g.Used)
+			}
+		}
+		out = append(out, b)
 	}
-	var out *result.Waits
-	for _, r := range g.Used {
-		if r.Waits == nil || r.Waits.Sessions == 0 {
-			continue
+	for _, s := range m.TPCHSets {
+		b := instrumentBlock{label: s.name()}
+		for _, g := range s.Groups {
+			b.names = append(b.names, g.V.Name)
+			b.runs = append(b.runs, g.Used)
 		}
-		if out == nil {
-			out = &result.Waits{}
-		}
-		out.Add(r.Waits)
+		out = append(out, b)
 	}
 	return out
 }
 
-// waitsSection is "Where the time went": per workload and engine, the share of the sampled
-// client sessions in each category, the engine's own biggest event beside it, and a line naming
-// each engine's dominant category.
+// waitsSection is "Where the time went": per workload (and TPC-H comparison) and engine, the
+// share of the sampled client sessions in each category, the engine's own biggest event beside
+// it, and a line naming each engine's dominant category.
 func (m *model) waitsSection() *document.Section {
-	used := m.usedCategories()
+	blocks := m.instrumentBlocks()
+	used := usedCategories(blocks)
 	if len(used) == 0 {
 		return nil
 	}
@@ -40,24 +55,24 @@ func (m *model) waitsSection() *document.Section {
 	h = append(h, "sessions sampled", "biggest event (engine's name)")
 	t := &document.Table{Header: h, Numeric: document.NumericAfter(2, len(h)-1)}
 	var lines []string
-	for _, w := range m.Workloads {
+	for _, b := range blocks {
 		var dominant []string
-		for i, g := range m.headlineGroups(w) {
-			pw := pooledWaits(g)
+		for i, runs := range b.runs {
+			pw := result.PoolWaits(runs)
 			if pw == nil {
 				continue
 			}
-			row := []string{w, m.Variants[i].Name}
+			row := []string{b.label, b.names[i]}
 			for _, c := range used {
 				row = append(row, document.Fixed(100*pw.Share(c), 0)+"%")
 			}
 			row = append(row, fmt.Sprint(pw.Sessions), biggestEvent(pw))
 			t.Rows = append(t.Rows, document.Row(row...))
 			c, share := dominantCategory(pw)
-			dominant = append(dominant, fmt.Sprintf("%s %.0f%% %s", m.Variants[i].Name, 100*share, categoryName(c)))
+			dominant = append(dominant, fmt.Sprintf("%s %.0f%% %s", b.names[i], 100*share, categoryName(c)))
 		}
 		if len(dominant) > 0 {
-			lines = append(lines, w+": "+strings.Join(dominant, "; "))
+			lines = append(lines, b.label+": "+strings.Join(dominant, "; "))
 		}
 	}
 	return &document.Section{ID: "waits", Heading: "Where the time went",
@@ -66,17 +81,17 @@ func (m *model) waitsSection() *document.Section {
 			"lock waits), folded into categories that mean the same on every engine: the share of all session samples in each. " +
 			"client is a session idle between statements, waiting for the client and the network round trip; cpu is a statement " +
 			"running with no wait the engine names; log_flush is a commit writing or syncing the WAL/redo, or waiting for whoever does. " +
-			"The headline step's rounds are pooled."},
+			"The headline step's rounds are pooled; a TPC-H comparison's window is its timed test (its query sessions only)."},
 		Tables:  []*document.Table{t},
 		Bullets: lines}
 }
 
-// usedCategories are the categories some headline step sampled, in dialect.Categories' order.
-func (m *model) usedCategories() []string {
+// usedCategories are the categories some block sampled, in dialect.Categories' order.
+func usedCategories(blocks []instrumentBlock) []string {
 	seen := map[string]bool{}
-	for _, w := range m.Workloads {
-		for _, g := range m.headlineGroups(w) {
-			if pw := pooledWaits(g); pw != nil {
+	for _, b := range blocks {
+		for _, runs := range b.runs {
+			if pw := result.PoolWaits(runs); pw != nil {
 				for _, c := range pw.Categories {
 					seen[c.Category] = true
 				}
@@ -108,13 +123,36 @@ func (m *model) waitPeriod() string {
 }
 
 func dominantCategory(w *result.Waits) (string, float64) {
-	best, n := "", 0
-	for _, c := range w.Categories {
-		if c.Count > n {
-			best, n = c.Category, c.Count
+	ranked := w.Ranked()
+	if len(ranked) == 0 {
+		return "", 0
+	}
+	return ranked[0].Category, float64(ranked[0].Count) / float64(w.Sessions)
+}
+
+// TopWaits is where a run's time went in a line: the n categories most sampled on the server's
+// side, then the share idle waiting for the client, "on CPU 17%, log flush 9%; client 70%" (on
+// a machine the clients share, client time can hide what the server does); "not sampled"
+// without samples.
+func TopWaits(w *result.Waits, n int) string {
+	ranked := w.Ranked()
+	if len(ranked) == 0 || w.Sessions == 0 {
+		return "not sampled"
+	}
+	share := func(c result.WaitCount) string {
+		return fmt.Sprintf("%s %.0f%%", categoryName(c.Category), 100*float64(c.Count)/float64(w.Sessions))
+	}
+	var parts []string
+	client := ""
+	for _, c := range ranked {
+		switch {
+		case c.Category == dialect.Client:
+			client = "; " + share(c)
+		case len(parts) < n:
+			parts = append(parts, share(c))
 		}
 	}
-	return best, float64(n) / float64(w.Sessions)
+	return strings.TrimPrefix(strings.Join(parts, ", ")+client, "; ")
 }
 
 func biggestEvent(w *result.Waits) string {

@@ -505,6 +505,33 @@ func SortWaitEvents(evs []WaitEvent) {
 	})
 }
 
+// PoolWaits adds up the wait samples of runs (a step's rounds), so that shares are of all the
+// sessions sampled; nil where no run was sampled.
+func PoolWaits(runs []*Result) *Waits {
+	var out *Waits
+	for _, r := range runs {
+		if r == nil || r.Waits == nil || r.Waits.Sessions == 0 {
+			continue
+		}
+		if out == nil {
+			out = &Waits{}
+		}
+		out.Add(r.Waits)
+	}
+	return out
+}
+
+// Ranked is the categories most sampled first (ties in dialect.Categories' order, the order
+// they are kept in).
+func (w *Waits) Ranked() []WaitCount {
+	if w == nil {
+		return nil
+	}
+	out := slices.Clone(w.Categories)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
+	return out
+}
+
 // Share is the category's share of all session samples (0 when none were taken).
 func (w *Waits) Share(category string) float64 {
 	if w == nil || w.Sessions == 0 {

@@ -149,6 +149,13 @@ type RunSettings struct {
 	// PIDs of the server's processes when fairbench started it locally (nil otherwise), for
 	// per-query server metrics.
 	PIDs func() []int
+	// Monitor, when set, opens a connection for the workload's own readings (counters, metadata):
+	// unlike Env.Connect's, its session is not one of the clients the wait sampler follows.
+	Monitor func(ctx context.Context) (sqldb.Conn, error)
+	// OnMeasureStart and OnMeasureEnd, when set, are called as the timed window opens and
+	// closes, as the runner calls its own (runner.Config): the server-side instruments (wait
+	// sampling, statement accounts) cover that window.
+	OnMeasureStart, OnMeasureEnd func()
 }
 
 // Summarizer is implemented by workloads with headline figures of their own (TPC-C's NOPM and

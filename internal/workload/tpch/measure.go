@@ -348,7 +348,11 @@ func (w *tpch) Measure(ctx context.Context, env *workload.Env, run workload.RunS
 	if progress == nil {
 		progress = io.Discard
 	}
-	mc, err := env.Connect(ctx)
+	connect := env.Connect
+	if run.Monitor != nil {
+		connect = run.Monitor
+	}
+	mc, err := connect(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -382,13 +386,15 @@ func (w *tpch) Measure(ctx context.Context, env *workload.Env, run workload.RunS
 		}
 	}
 
+	window := newWindow(run)
 	t0 := time.Now()
 	var runErr error
 	if w.cfg.throughput {
-		t.Queries, runErr = w.throughputTest(ctx, env, ck, progress)
+		t.Queries, runErr = w.throughputTest(ctx, env, ck, progress, window)
 	} else {
-		t.Queries, runErr = w.powerTest(ctx, env, mc, run, ck, progress)
+		t.Queries, runErr = w.powerTest(ctx, env, mc, run, ck, progress, window)
 	}
+	window.close()
 	res.DurationS = time.Since(t0).Seconds()
 
 	bad := w.tally(res)
@@ -404,6 +410,34 @@ func (w *tpch) Measure(ctx context.Context, env *workload.Env, run workload.RunS
 		res.Complete, res.Error = false, runErr.Error()
 	}
 	return res, runErr
+}
+
+// window is the timed test's measured window for the server-side instruments: opened when its
+// sessions are connected and about to run their first query, closed once, when the last query
+// is done and before the throughput test's plans are taken (the power test takes each plan
+// right after its query, inside the window: one EXPLAIN, no execution, per query).
+type window struct {
+	open, end func()
+	opened    bool
+	closed    bool
+}
+
+func newWindow(run workload.RunSettings) *window {
+	return &window{open: run.OnMeasureStart, end: run.OnMeasureEnd}
+}
+
+func (w *window) start() {
+	if !w.opened && w.open != nil {
+		w.open()
+	}
+	w.opened = true
+}
+
+func (w *window) close() {
+	if w.opened && !w.closed && w.end != nil {
+		w.end()
+	}
+	w.closed = true
 }
 
 // newResult is the result a test fills: its mode and the load times Prepare recorded.
@@ -489,17 +523,20 @@ func (w *tpch) warmUp(ctx context.Context, env *workload.Env) error {
 // powerTest runs each selected query once, in order, on one connection, with the server's
 // figures for each query alone: buffer reads and hits from the engine's counters, disk reads
 // and CPU from the server's processes when fairbench started the server.
-func (w *tpch) powerTest(ctx context.Context, env *workload.Env, mc sqldb.Conn, run workload.RunSettings, ck *checker, progress io.Writer) ([]result.TPCHQuery, error) {
+func (w *tpch) powerTest(ctx context.Context, env *workload.Env, mc sqldb.Conn, run workload.RunSettings, ck *checker, progress io.Writer,
+	win *window) ([]result.TPCHQuery, error) {
 	s, err := openSession(ctx, env, w.cfg.timeout)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
+	defer win.close() // before the session closes: MariaDB keeps a session's accounts only while it lives
 	var sampler *servermetrics.ProcessSampler
 	if run.PIDs != nil {
 		sampler = servermetrics.NewProcessSampler(run.PIDs)
 		_, _ = sampler.Sample() // the first sample holds the processes' whole lifetime
 	}
+	win.start()
 	var out []result.TPCHQuery
 	for _, q := range w.cfg.queries {
 		if ctx.Err() != nil {
@@ -595,9 +632,10 @@ func (w *tpch) firstStreamPlans(ctx context.Context, s *session, out []result.TP
 // throughputTest runs the streams at once, each on its own connection in the specification's
 // order for that stream (Appendix A), each with its own parameters when --seed is set. Per-query
 // server figures are left out: concurrent queries share the counters.
-func (w *tpch) throughputTest(ctx context.Context, env *workload.Env, ck *checker, progress io.Writer) ([]result.TPCHQuery, error) {
+func (w *tpch) throughputTest(ctx context.Context, env *workload.Env, ck *checker, progress io.Writer, win *window) ([]result.TPCHQuery, error) {
 	sessions := make([]*session, w.cfg.streams)
 	defer func() {
+		win.close()
 		for _, s := range sessions {
 			if s != nil {
 				s.Close()
@@ -611,6 +649,7 @@ func (w *tpch) throughputTest(ctx context.Context, env *workload.Env, ck *checke
 		}
 		sessions[i] = s
 	}
+	win.start()
 	var mu sync.Mutex
 	var out []result.TPCHQuery
 	errs := make([]error, len(sessions))
@@ -642,6 +681,7 @@ func (w *tpch) throughputTest(ctx context.Context, env *workload.Env, ck *checke
 		}()
 	}
 	wg.Wait()
+	win.close()
 	// Each stream's queries in the order it ran them, stream after stream.
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Stream < out[j].Stream })
 	if ctx.Err() != nil {

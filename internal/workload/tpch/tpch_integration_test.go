@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/job"
@@ -14,6 +15,7 @@ import (
 	"github.com/fairbench/fairbench/internal/regress"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/servermetrics"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
 )
@@ -45,6 +47,41 @@ func measure(t *testing.T, j *job.Job) (*result.Result, error) {
 		t.Fatalf("result without TPC-H figures: %+v", res)
 	}
 	return res, err
+}
+
+// measureInstrumented runs j as compare does (job.Measured, a server monitor around it) with the
+// wait sampler and the statements' accounts on, and checks they covered the timed test: samples
+// of the query session alone (the workload's own connection for counters is not a client) and
+// the queries' accounts.
+func measureInstrumented(t *testing.T, j *job.Job, tg sqldb.Target) *result.Result {
+	t.Helper()
+	ctx := context.Background()
+	mc, err := sqldb.Open(ctx, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mc.Close()
+	j.WaitEvery = 10 * time.Millisecond
+	res, err := j.Measured(ctx, runner.Config{Threads: 1, Progress: io.Discard}, servermetrics.NewMonitor(mc, j.PIDs), j.Run)
+	if err != nil || res == nil || res.TPCH == nil {
+		t.Fatalf("power run: %v", err)
+	}
+	w := res.Waits
+	if w == nil || w.Sessions == 0 || w.Sessions > w.Rounds || w.Error != "" {
+		t.Errorf("waits: %+v; want the one query session sampled every round", w)
+	}
+	st := res.Statements
+	costliest := ""
+	for i := 0; st != nil && i < min(3, len(st.Top)); i++ {
+		costliest += strings.ToLower(st.Top[i].Text)
+	}
+	if st == nil || st.Error != "" || !strings.Contains(costliest, "lineitem") {
+		t.Errorf("statements: %+v; want the queries' accounts, lineitem's among the costliest", st)
+	} else {
+		t.Logf("waits: %d samples, %.0f%% on CPU, %.0f%% data read; statements: %d calls, %.0f ms, top %.60q",
+			w.Sessions, 100*w.Share("cpu"), 100*w.Share("data_read"), st.Calls, st.TotalMS, st.Top[0].Text)
+	}
+	return res
 }
 
 // The whole life of the TPC-H data on each real engine at SF 0.01: prepare, check, a power run
@@ -83,10 +120,7 @@ func TestTPCHOnRealServers(t *testing.T) {
 				t.Fatalf("check after prepare: %v", err)
 			}
 
-			res, err := measure(t, j)
-			if err != nil {
-				t.Fatalf("power run: %v", err)
-			}
+			res := measureInstrumented(t, j, tg)
 			res0, tp := res, res.TPCH
 			if len(tp.Queries) != numQueries || tp.Mode != "power" || tp.AnswersChecked != CheckedCrossEngine {
 				t.Fatalf("power run: %d queries, mode %s, answers %q", len(tp.Queries), tp.Mode, tp.AnswersChecked)
@@ -114,7 +148,7 @@ func TestTPCHOnRealServers(t *testing.T) {
 
 			// Throughput: two streams at once, each in its own order, Q15's views apart.
 			jt := newJob(t, tg, map[string]string{OptMode: "throughput", OptStreams: "2", OptQueries: "1,6,15", OptAnswersCache: cache})
-			res, err = measure(t, jt)
+			res, err := measure(t, jt)
 			if err != nil {
 				t.Fatalf("throughput run: %v", err)
 			}
