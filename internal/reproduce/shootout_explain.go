@@ -10,6 +10,7 @@ import (
 	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/interval"
+	"github.com/fairbench/fairbench/internal/report"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -33,6 +34,8 @@ type gapLine struct {
 	config, settings string
 	tps, ratio       float64 // MySQL's median TPS, and MySQL / PostgreSQL
 	knob             bool
+	// waits pools the sampled sessions of MySQL's runs in this configuration: where its time went.
+	waits *result.Waits
 	// effect is the knob's change of MySQL's TPS against the fair runs each flipped run followed,
 	// with its interval; only a real effect is counted as one.
 	effect interval.Effect
@@ -52,21 +55,23 @@ func explainShootoutGap(pub Published, got Measured) []*document.Section {
 		sec.Paras = []string{"No run measured MySQL's and PostgreSQL's read-write figures, so the gap is not explained here."}
 		return []*document.Section{sec}
 	}
-	t := &document.Table{Header: []string{"MySQL configuration", "settings changed", "MySQL TPS", "MySQL / PostgreSQL", "share of the published gap"},
-		Numeric: []bool{false, false, true, true, true}}
-	t.Rows = append(t.Rows, document.Row("published (MySQL 8.4.8, sysbench 1.0.20)", "not stated; binary log on by default", fmt.Sprintf("%.0f", pubMy), fmt.Sprintf("%.2fx", pubMy/pubPg), "100%"))
+	t := &document.Table{Header: []string{"MySQL configuration", "settings changed", "MySQL TPS", "MySQL / PostgreSQL", "share of the published gap", "where MySQL's time went"},
+		Numeric: []bool{false, false, true, true, true, false}}
+	t.Rows = append(t.Rows, document.Row("published (MySQL 8.4.8, sysbench 1.0.20)", "not stated; binary log on by default", fmt.Sprintf("%.0f", pubMy), fmt.Sprintf("%.2fx", pubMy/pubPg), "100%", "—"))
 	fair := lines[0].ratio
 	for _, l := range lines {
 		eff := ""
 		if l.knob {
 			eff = " (" + l.effect.String() + ")"
 		}
-		t.Rows = append(t.Rows, document.Row(l.config, l.settings, fmt.Sprintf("%.0f%s", l.tps, eff), fmt.Sprintf("%.2fx", l.ratio), gapShare(fair, l.ratio, pubMy/pubPg)))
+		t.Rows = append(t.Rows, document.Row(l.config, l.settings, fmt.Sprintf("%.0f%s", l.tps, eff), fmt.Sprintf("%.2fx", l.ratio), gapShare(fair, l.ratio, pubMy/pubPg),
+			report.TopWaits(l.waits, 2)))
 	}
 	t.Foot = []string{"MySQL / PostgreSQL: the fair and as-published rows divide by the fair run's PostgreSQL, the defaults row by PostgreSQL's own defaults run. " +
 		"A knob row is MySQL run again with that one setting flipped right after a fair MySQL run; its change against that run (in brackets) is applied to the fair ratio. " +
 		"With repeats the change carries its 95% interval (each flipped run paired with the fair run it followed); it is within noise when the interval includes no change, and noise, never an effect, when the interval lies on the side the knob's physics rules out (commit without a log flush cannot slow MySQL). " +
-		"Share of the published gap: how far the configuration moves the ratio from the fair one towards the published one, on a log scale (0% = no closer, 100% = all of it, above 100% = past it)."}
+		"Share of the published gap: how far the configuration moves the ratio from the fair one towards the published one, on a log scale (0% = no closer, 100% = all of it, above 100% = past it). " +
+		"Where MySQL's time went: of its client sessions sampled over the configuration's rounds, the shares in the two server-side categories most sampled (on CPU = running with no wait the engine names; log flush = a commit writing or syncing the redo or binary log, or waiting for whoever does), then the share idle between statements, waiting for the client (16 client threads share this machine's cores with the server)."}
 	sec.Tables = []*document.Table{t}
 	sec.Paras = []string{gapSummary(lines, pubMy/pubPg)}
 	return []*document.Section{sec}
@@ -78,16 +83,19 @@ func shootoutGapLines(got Measured) []gapLine {
 	tps := func(rs []*result.Result) float64 {
 		return medianOf(figures(rs, func(r *result.Result) float64 { return r.TPS }))
 	}
-	pg, my := tps(got.All("fair", "postgres", "oltp_read_write")), tps(got.All("fair", "mysql", "oltp_read_write"))
+	fairMy := got.All("fair", "mysql", "oltp_read_write")
+	pg, my := tps(got.All("fair", "postgres", "oltp_read_write")), tps(fairMy)
 	if pg == 0 || my == 0 {
 		return nil
 	}
-	lines := []gapLine{{config: "fair profile", settings: "binary log off, the fair profile's settings", tps: my, ratio: my / pg}}
-	if bin := tps(got.All("as-published", "mysql", "oltp_read_write")); bin > 0 {
-		lines = append(lines, gapLine{config: "as published: binary log on", settings: "log_bin ON, sync_binlog 1", tps: bin, ratio: bin / pg})
+	lines := []gapLine{{config: "fair profile", settings: "binary log off, the fair profile's settings", tps: my, ratio: my / pg, waits: result.PoolWaits(fairMy)}}
+	if binMy := got.All("as-published", "mysql", "oltp_read_write"); tps(binMy) > 0 {
+		lines = append(lines, gapLine{config: "as published: binary log on", settings: "log_bin ON, sync_binlog 1", tps: tps(binMy), ratio: tps(binMy) / pg,
+			waits: result.PoolWaits(binMy)})
 	}
-	if dMy, dPg := tps(got.All("defaults", "mysql", "oltp_read_write")), tps(got.All("defaults", "postgres", "oltp_read_write")); dMy > 0 && dPg > 0 {
-		lines = append(lines, gapLine{config: "both as packaged (--profile defaults)", settings: "every setting the package's own", tps: dMy, ratio: dMy / dPg})
+	if defMy, dPg := got.All("defaults", "mysql", "oltp_read_write"), tps(got.All("defaults", "postgres", "oltp_read_write")); tps(defMy) > 0 && dPg > 0 {
+		lines = append(lines, gapLine{config: "both as packaged (--profile defaults)", settings: "every setting the package's own", tps: tps(defMy), ratio: tps(defMy) / dPg,
+			waits: result.PoolWaits(defMy)})
 	}
 	base := got.All("knobs", "mysql", "oltp_read_write")
 	if tps(base) == 0 {
@@ -101,7 +109,7 @@ func shootoutGapLines(got Measured) []gapLine {
 		eff := interval.EffectOf(figures(flipped, func(r *result.Result) float64 { return r.TPS }),
 			figures(base, func(r *result.Result) float64 { return r.TPS }), knobExpect(knob, flipped[0]))
 		lines = append(lines, gapLine{config: knob + " flipped", settings: flippedSettings(base[0], flipped[0]), tps: tps(flipped),
-			ratio: lines[0].ratio * (1 + eff.Change), effect: eff, knob: true})
+			ratio: lines[0].ratio * (1 + eff.Change), effect: eff, knob: true, waits: result.PoolWaits(flipped)})
 	}
 	return lines
 }
