@@ -80,6 +80,10 @@ func TestRunOnAFrozenServerEndsAtItsTime(t *testing.T) {
 	if r.Complete || !strings.Contains(r.Error, "the server stalled") {
 		t.Errorf("result complete=%v error %q: want incomplete with the stall named", r.Complete, r.Error)
 	}
+	// The evidence that it was the server: it stopped answering the wait sampler too.
+	if !strings.Contains(r.Error, "wait sampler") || !strings.Contains(r.Error, "it stopped answering") {
+		t.Errorf("result error %q: want the server's silence to the wait sampler as the evidence", r.Error)
+	}
 }
 
 // capture on a frozen PostgreSQL (SIGSTOP before it starts) ends at its --timeout with one line

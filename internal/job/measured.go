@@ -48,6 +48,9 @@ func (j *Job) Measured(ctx context.Context, cfg runner.Config, mon Watcher, run 
 		}
 	}
 	inst := j.instrument(ctx)
+	if inst != nil && cfg.OnStall == nil {
+		cfg.OnStall = inst.stallView
+	}
 	prevEnd := cfg.OnMeasureEnd
 	cfg.OnMeasureEnd = func() {
 		inst.finish()
@@ -162,6 +165,15 @@ func (in *instruments) begin() {
 		return
 	}
 	in.sampler = waits.Start(in.ctx, in.conn, in.every, in.clients)
+}
+
+// stallView is the wait sampler's view of the clients' sessions when the runner gives up on
+// stalled ones: what the server said they were doing, or that it had stopped answering.
+func (in *instruments) stallView() string {
+	if in == nil || in.sampler == nil {
+		return ""
+	}
+	return in.sampler.StallView()
 }
 
 // finish stops sampling and reads the accounts again, once: the window has closed.

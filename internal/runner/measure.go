@@ -61,10 +61,13 @@ func (m *measurement) run(ctx context.Context, measureFrom time.Time) error {
 		limit = graceLimit * grace
 	}
 	stuck := waitFor(m.cs.list, grace, limit)
-	m.cs.abandon(stuck)
 	if len(stuck) > 0 {
 		m.stall = &StallError{Clients: len(stuck), Grace: grace, Wall: time.Since(m.start)}
+		if m.cfg.OnStall != nil {
+			m.stall.Evidence = m.cfg.OnStall()
+		}
 	}
+	m.cs.abandon(stuck)
 	return reason
 }
 

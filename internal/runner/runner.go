@@ -47,6 +47,10 @@ type Config struct {
 	// OnMeasureEnd is called when the measured window has closed and the clients have stopped,
 	// before they disconnect: what the server keeps per connection is still there to read.
 	OnMeasureEnd func()
+	// OnStall, when set, is called when clients are still inside a statement after the end's
+	// grace, before their connections are closed: the moment to read the server's view of them,
+	// whose answer goes with the StallError.
+	OnStall func() string
 	// Ramp, when set, starts with Ramp.Add clients and adds more each step up to Ramp.Max (which
 	// Threads must equal); Duration is then an upper bound.
 	Ramp *Ramp
@@ -84,11 +88,18 @@ type StallError struct {
 	Clients int
 	Grace   time.Duration
 	Wall    time.Duration // from the measurement's start to giving up on them
+	// Evidence is the server's view of the clients' sessions when they were given up
+	// (Config.OnStall), "" when there is none.
+	Evidence string
 }
 
 func (e *StallError) Error() string {
-	return fmt.Sprintf("%d clients did not return within the %.1f s grace after the end (the server stalled): their connections were closed after %.1f s of wall time",
+	s := fmt.Sprintf("%d clients did not return within the %.1f s grace after the end (the server stalled): their connections were closed after %.1f s of wall time",
 		e.Clients, e.Grace.Seconds(), e.Wall.Seconds())
+	if e.Evidence != "" {
+		s += "; " + e.Evidence
+	}
+	return s
 }
 
 // ServerGoneError says that clients lost their connection and could not open another before

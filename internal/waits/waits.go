@@ -8,7 +8,9 @@ package waits
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,6 +52,10 @@ type Sampler struct {
 	view    dialect.SessionSampler
 	every   time.Duration
 	clients *Clients
+
+	last     []dialect.Session // the last round's sessions, and when they were read
+	lastAt   time.Time
+	firstTry time.Time // when the first round asked
 
 	stop   chan struct{}      // ends the loop after the read in flight
 	cancel context.CancelFunc // cuts short a read a frozen server never answers
@@ -100,6 +106,11 @@ func (s *Sampler) sample(ctx context.Context) error {
 		return nil
 	}
 	began := time.Now()
+	s.mu.Lock()
+	if s.firstTry.IsZero() {
+		s.firstTry = began
+	}
+	s.mu.Unlock()
 	sessions, err := s.view.Sessions(ctx, s.conn, ids)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -108,6 +119,7 @@ func (s *Sampler) sample(ctx context.Context) error {
 		return err
 	}
 	s.w.Rounds++
+	s.last, s.lastAt = sessions, time.Now()
 	for _, se := range sessions {
 		s.w.Sessions++
 		s.cats[se.Category]++
@@ -153,4 +165,60 @@ func (s *Sampler) Stop() (*result.Waits, bool) {
 	result.SortWaitEvents(w.Events)
 	w.SamplerMS = float64(int64(w.SamplerMS*10)) / 10
 	return &w, idle
+}
+
+// StallView is the server's view of the clients' sessions for a stall: what the last round read
+// them doing, or, when the server has not answered the sampler for longer than a few periods,
+// that it stopped answering. So a reader can tell a server that kept working (a long statement,
+// a full disk queue) from one that froze.
+func (s *Sampler) StallView() string {
+	if s == nil {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.firstTry.IsZero():
+		return "" // no round asked yet: nothing to say
+	case s.lastAt.IsZero():
+		return fmt.Sprintf("the server answered none of the wait sampler's reads (the first %.1f s before): it stopped answering", time.Since(s.firstTry).Seconds())
+	}
+	return describeStall(s.last, time.Since(s.lastAt), s.every)
+}
+
+// describeStall says what the sessions read age ago were doing: the ones inside a statement by
+// category, the engine's own name for the commonest of each, then how many were idle.
+func describeStall(sessions []dialect.Session, age, every time.Duration) string {
+	if age > 3*every+time.Second {
+		return fmt.Sprintf("the server last answered the wait sampler %.1f s before: it stopped answering", age.Seconds())
+	}
+	busy, idle := map[string]map[string]int{}, 0
+	for _, se := range sessions {
+		if se.Category == dialect.Client {
+			idle++
+			continue
+		}
+		if busy[se.Category] == nil {
+			busy[se.Category] = map[string]int{}
+		}
+		busy[se.Category][se.Event]++
+	}
+	var parts []string
+	for _, c := range dialect.Categories {
+		if evs := busy[c]; evs != nil {
+			n, top, topN := 0, "", 0
+			for ev, k := range evs {
+				n += k
+				if k > topN || (k == topN && ev < top) {
+					top, topN = ev, k
+				}
+			}
+			parts = append(parts, fmt.Sprintf("%d %s (%s)", n, c, top))
+		}
+	}
+	inStatement := "none in a statement"
+	if len(parts) > 0 {
+		inStatement = "in a statement: " + strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("the server's view of the clients' sessions %.1f s before: %s; %d idle", age.Seconds(), inStatement, idle)
 }
