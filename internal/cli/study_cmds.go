@@ -32,9 +32,9 @@ func newStudyCmd() *cobra.Command {
 
 // studyFlags are the settings both studies take.
 type studyFlags struct {
-	engines, duration, bufferPool, out, workDir, mysqlRoot string
-	threads, tables, tableSize                             int
-	seed                                                   uint64
+	engines, duration, bufferPool, out, workDir, mysqlRoot, instrument string
+	threads, tables, tableSize                                         int
+	seed                                                               uint64
 }
 
 func (s *studyFlags) register(f *pflag.FlagSet, name string) {
@@ -47,6 +47,7 @@ func (s *studyFlags) register(f *pflag.FlagSet, name string) {
 	f.StringVar(&s.out, "out", "", "output directory (default out/study-NAME-TIMESTAMP)")
 	f.StringVar(&s.mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
 	f.Uint64Var(&s.seed, "rand-seed", 0, "random seed; 0 = from the clock")
+	addInstrumentFlag(f, &s.instrument)
 }
 
 func (s *studyFlags) common(cmd *cobra.Command, name string) (study.Common, error) {
@@ -87,6 +88,10 @@ func (s *studyFlags) common(cmd *cobra.Command, name string) (study.Common, erro
 	if bp < 32<<20 || bp%(1<<20) != 0 {
 		return c, badInputf("--buffer-pool %q: use whole MiB, at least 32M, e.g. 64M", s.bufferPool)
 	}
+	waitEvery, err := instrumentEvery(s.instrument)
+	if err != nil {
+		return c, err
+	}
 	out := s.out
 	if out == "" {
 		out = filepath.Join("out", "study-"+name+"-"+time.Now().Format("20060102-150405"))
@@ -96,7 +101,7 @@ func (s *studyFlags) common(cmd *cobra.Command, name string) (study.Common, erro
 		return c, badInputf("%s already holds a study (%s): choose another --out", out, doc)
 	}
 	return study.Common{Engines: kinds, Installs: installs, MySQLRoot: s.mysqlRoot, WorkDir: s.workDir, Time: d, Threads: s.threads,
-		Tables: s.tables, TableSize: s.tableSize, BufferPoolBytes: bp, OutDir: out, Seed: s.seed,
+		Tables: s.tables, TableSize: s.tableSize, BufferPoolBytes: bp, OutDir: out, Seed: s.seed, WaitEvery: waitEvery,
 		Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}, nil
 }
 

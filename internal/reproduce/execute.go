@@ -35,7 +35,7 @@ func CompareExecutor(c ExecConfig) Executor {
 		if b := run.Bandwidth; b != nil {
 			_, err := study.RunBandwidth(ctx, study.BandwidthOptions{Common: study.Common{Engines: engines, MySQLRoot: c.MySQLRoot,
 				WorkDir: c.WorkDir, Time: b.Time, Threads: b.Threads, Tables: b.Tables, TableSize: b.TableSize, OutDir: dir,
-				Command: c.Command, Log: c.Log}, Limits: b.Limits, TPCHScale: b.TPCHScale, DeviceBytes: b.DeviceBytes})
+				Command: c.Command, Log: c.Log, WaitEvery: c.WaitEvery}, Limits: b.Limits, TPCHScale: b.TPCHScale, DeviceBytes: b.DeviceBytes})
 			return err
 		}
 		s, err := suite.Parse([]byte(run.Suite), "study "+run.Name)

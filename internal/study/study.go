@@ -65,6 +65,9 @@ type Common struct {
 	Seed            uint64
 	Command         string    // the command line, for the report
 	Log             io.Writer // progress lines; nil = silent
+	// WaitEvery is the wait sampling's period over each measured step (where the time went, and
+	// the evidence of a stall); 0 is off.
+	WaitEvery time.Duration
 }
 
 // DataFactor is how many times the buffer pool the default data set is.
@@ -203,7 +206,7 @@ func runMeasured(ctx context.Context, tg sqldb.Target, c *Common, workloadName s
 	if err != nil {
 		return nil, err
 	}
-	j.PIDs = pids
+	j.PIDs, j.WaitEvery = pids, c.WaitEvery
 	mconn, err := sqldb.Open(ctx, tg)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/testserver"
 )
 
@@ -162,6 +163,7 @@ func TestBandwidthStudy(t *testing.T) {
 	c := tiny(t, kinds)
 	// Somewhat more data than the buffer pool, so that the capped step really waits on the device.
 	c.Time, c.TableSize = 3*time.Second, 150000
+	c.WaitEvery = 100 * time.Millisecond
 	doc, err := RunBandwidth(context.Background(), BandwidthOptions{Common: c, Limits: []string{"25M", "max"}, DeviceBytes: 1 << 30, TPCHScale: 0.01})
 	if err != nil {
 		t.Fatal(err)
@@ -194,6 +196,9 @@ func TestBandwidthStudy(t *testing.T) {
 		}
 		for _, st := range e.Steps {
 			checkDiskAgainstDevice(t, e.Kind, st)
+			if r, err := result.Read(filepath.Join(c.OutDir, st.ResultFile)); err != nil || r.Waits == nil || r.Waits.Sessions == 0 {
+				t.Errorf("%s at %s: the step's run was not sampled (--instrument): %v", e.Kind, st.Limit, err)
+			}
 		}
 		if free.WithinCap != nil || free.Probe == nil || free.Probe.WriteBps <= 28e6 {
 			t.Errorf("%s uncapped step: within %v, probe %+v", e.Kind, free.WithinCap, free.Probe)
