@@ -64,7 +64,11 @@ func (s *Server) initMariaDB(ctx context.Context) error {
 	// (a root's, or the host's) removed each other's and aborted ("Unknown table
 	// 'mysql.tmp_user_sys'").
 	common := []string{"--datadir=" + s.inner("data"), "--tmpdir=" + s.inner("")}
-	args = append(append(args, common...), "--skip-test-db", "--skip-name-resolve")
+	// --force: the script resolves the machine's name, or localhost, before anything else and
+	// gives up when neither resolves, --skip-name-resolve or not; a minimal Debian root has no
+	// /etc/hosts (seen: a fresh trixie root, MariaDB 11.8: "Neither host 'vm' nor 'localhost'
+	// could be looked up"). The accounts use IP addresses anyway (--skip-name-resolve).
+	args = append(append(args, common...), "--skip-test-db", "--skip-name-resolve", "--force")
 	if err := s.runInit(ctx, s.inRootCmd(s.inst.inner(tool), args), nil, "init.log"); err != nil {
 		return err
 	}
