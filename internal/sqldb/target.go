@@ -167,16 +167,19 @@ func checkUserinfo(dsn string) error {
 	if end < 0 {
 		return nil
 	}
-	// An '@' after the host, when the host has none before it; or, when it has, a second one
-	// after a '?' or '#' and before the path: the password then holds one of those characters,
-	// and the text up to it would be taken for the host and shown in messages.
+	// An '@' after the host, when the host has none before it; or, when it has, a second one in
+	// the path (before any '?' or '#') or after a '?' or '#' and before the path: the password
+	// then holds one of those characters, and the text up to it would be taken for the host and
+	// shown in messages. An '@' in the options (?password=p@ss) is the options' own.
 	tail := rest[end:]
 	if strings.Contains(rest[:end], "@") {
-		path := strings.IndexByte(tail, '/')
-		if path < 0 {
-			path = len(tail)
+		stop := "/"
+		if tail[0] == '/' {
+			stop = "?#"
 		}
-		tail = tail[:path]
+		if cut := strings.IndexAny(tail[1:], stop); cut >= 0 {
+			tail = tail[:cut+1]
+		}
 	}
 	if !strings.Contains(tail, "@") {
 		return nil

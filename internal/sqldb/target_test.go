@@ -277,6 +277,10 @@ func TestUserinfoWithSpecialCharacters(t *testing.T) {
 		{"postgres://u:a/b@h/db", true},
 		{"postgres://u@h/db?password=p@ss", false},
 		{"mysql://u:p%40ss%3F@h:3306/db", false},
+		// A password holding "@" and "/": its head would be the host, its tail the database.
+		{"postgres://0:@000/@0:0/0", true},
+		{"postgres://u:p@h/db%40x", false},
+		{"postgres://u:p@h/db?application_name=a@b", false},
 	} {
 		_, err := ParseTarget(tc.dsn)
 		if refused := err != nil && strings.Contains(err.Error(), "percent-encode them"); refused != tc.refuse {
