@@ -181,10 +181,23 @@ func checkUserinfo(dsn string) error {
 			tail = tail[:cut+1]
 		}
 	}
-	if !strings.Contains(tail, "@") {
+	if !strings.Contains(tail, "@") && !hostAfterAt(rest[end:]) {
 		return nil
 	}
 	return fmt.Errorf("bad --target: an '@' follows the host, so the user or password seems to hold '/', '?' or '#': percent-encode them (%%2F, %%3F, %%23, '@' as %%40), or give the password in FAIRBENCH_PASSWORD or password_file=PATH")
+}
+
+// hostAfterAt says whether the options hold an '@' with a '/' after it: "@host:5432/db", the
+// rest of a DSN whose password held '/', '?' and '@' and whose tail would be read as an option's
+// value (which the redacted target shows). A real option value is a name or a number; a path
+// (sslrootcert) holds no '@' before its slashes.
+func hostAfterAt(afterHost string) bool {
+	_, opts, ok := strings.Cut(afterHost, "?")
+	if !ok {
+		return false
+	}
+	at := strings.IndexByte(opts, '@')
+	return at >= 0 && strings.Contains(opts[at:], "/")
 }
 
 // takeOptions validates the DSN's options and moves the ones sqldb handles itself out of Params.

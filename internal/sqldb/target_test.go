@@ -281,6 +281,10 @@ func TestUserinfoWithSpecialCharacters(t *testing.T) {
 		{"postgres://0:@000/@0:0/0", true},
 		{"postgres://u:p@h/db%40x", false},
 		{"postgres://u:p@h/db?application_name=a@b", false},
+		// A password holding '@', '/' and '?' whose tail reads as an option's value.
+		{"postgres://u:@h/x?application_name=a@host:5432/db", true},
+		{"postgres://u@h/db?password=p@ss/word", true},
+		{"postgres://u@h/db?sslrootcert=/etc/ssl/ca.pem&password=p@ss", false},
 	} {
 		_, err := ParseTarget(tc.dsn)
 		if refused := err != nil && strings.Contains(err.Error(), "percent-encode them"); refused != tc.refuse {
