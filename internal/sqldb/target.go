@@ -181,7 +181,7 @@ func checkUserinfo(dsn string) error {
 			tail = tail[:cut+1]
 		}
 	}
-	if !strings.Contains(tail, "@") && !hostAfterAt(rest[end:]) {
+	if !strings.Contains(tail, "@") && !hostAfterAt(rest[end:]) && !atInFragment(rest[end:]) {
 		return nil
 	}
 	return fmt.Errorf("bad --target: an '@' follows the host, so the user or password seems to hold '/', '?' or '#': percent-encode them (%%2F, %%3F, %%23, '@' as %%40), or give the password in FAIRBENCH_PASSWORD or password_file=PATH")
@@ -198,6 +198,13 @@ func hostAfterAt(afterHost string) bool {
 	}
 	at := strings.IndexByte(opts, '@')
 	return at >= 0 && strings.Contains(opts[at:], "/")
+}
+
+// atInFragment says whether an '@' follows a '#' after the host: a DSN has no use for a
+// fragment, so the '#' and the '@' were both the password's ("@000#/@host/db").
+func atInFragment(afterHost string) bool {
+	_, frag, ok := strings.Cut(afterHost, "#")
+	return ok && strings.Contains(frag, "@")
 }
 
 // takeOptions validates the DSN's options and moves the ones sqldb handles itself out of Params.

@@ -285,6 +285,7 @@ func TestUserinfoWithSpecialCharacters(t *testing.T) {
 		{"postgres://u:@h/x?application_name=a@host:5432/db", true},
 		{"postgres://u@h/db?password=p@ss/word", true},
 		{"postgres://u@h/db?sslrootcert=/etc/ssl/ca.pem&password=p@ss", false},
+		{"postgres://0:@000#/@0:0/0", true},
 	} {
 		_, err := ParseTarget(tc.dsn)
 		if refused := err != nil && strings.Contains(err.Error(), "percent-encode them"); refused != tc.refuse {
