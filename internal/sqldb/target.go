@@ -167,44 +167,29 @@ func checkUserinfo(dsn string) error {
 	if end < 0 {
 		return nil
 	}
-	// An '@' after the host, when the host has none before it; or, when it has, a second one in
-	// the path (before any '?' or '#') or after a '?' or '#' and before the path: the password
-	// then holds one of those characters, and the text up to it would be taken for the host and
-	// shown in messages. An '@' in the options (?password=p@ss) is the options' own.
-	tail := rest[end:]
-	if strings.Contains(rest[:end], "@") {
-		stop := "/"
-		if tail[0] == '/' {
-			stop = "?#"
-		}
-		if cut := strings.IndexAny(tail[1:], stop); cut >= 0 {
-			tail = tail[:cut+1]
-		}
-	}
-	if !strings.Contains(tail, "@") && !hostAfterAt(rest[end:]) && !atInFragment(rest[end:]) {
+	if !strayAt(rest[:end], rest[end:]) {
 		return nil
 	}
 	return fmt.Errorf("bad --target: an '@' follows the host, so the user or password seems to hold '/', '?' or '#': percent-encode them (%%2F, %%3F, %%23, '@' as %%40), or give the password in FAIRBENCH_PASSWORD or password_file=PATH")
 }
 
-// hostAfterAt says whether the options hold an '@' with a '/' after it: "@host:5432/db", the
-// rest of a DSN whose password held '/', '?' and '@' and whose tail would be read as an option's
-// value (which the redacted target shows). A real option value is a name or a number; a path
-// (sslrootcert) holds no '@' before its slashes.
-func hostAfterAt(afterHost string) bool {
-	_, opts, ok := strings.Cut(afterHost, "?")
-	if !ok {
+// strayAt says whether the DSN's text after its host (after, from the first '/', '?' or '#')
+// holds an '@' that can only be the rest of a password holding '/', '?' or '#'. One rule: an
+// '@' after the host is an option value's own (?password=p@ss, ?application_name=a@b) only when
+// the host part had its own '@' (user@host), the '@' is in the options (after the '?', before
+// any '#': a DSN has no use for a fragment), and no '/' follows it (a real option value is a
+// name or a number; a path such as sslrootcert's holds no '@' before its slashes). Anything
+// else ("u:@000/@h/db", "u:a?b@h/db", "u:@x#/@h/db") would show the password's head as the host
+// or its tail as the database or an option's value.
+func strayAt(authority, after string) bool {
+	first, last := strings.IndexByte(after, '@'), strings.LastIndexByte(after, '@')
+	if first < 0 {
 		return false
 	}
-	at := strings.IndexByte(opts, '@')
-	return at >= 0 && strings.Contains(opts[at:], "/")
-}
-
-// atInFragment says whether an '@' follows a '#' after the host: a DSN has no use for a
-// fragment, so the '#' and the '@' were both the password's ("@000#/@host/db").
-func atInFragment(afterHost string) bool {
-	_, frag, ok := strings.Cut(afterHost, "#")
-	return ok && strings.Contains(frag, "@")
+	options := strings.IndexByte(after, '?')
+	fragment := strings.IndexByte(after, '#')
+	inOptions := options >= 0 && options < first && (fragment < 0 || fragment > last)
+	return !strings.Contains(authority, "@") || !inOptions || strings.Contains(after[first:], "/")
 }
 
 // takeOptions validates the DSN's options and moves the ones sqldb handles itself out of Params.

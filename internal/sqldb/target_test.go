@@ -286,6 +286,12 @@ func TestUserinfoWithSpecialCharacters(t *testing.T) {
 		{"postgres://u@h/db?password=p@ss/word", true},
 		{"postgres://u@h/db?sslrootcert=/etc/ssl/ca.pem&password=p@ss", false},
 		{"postgres://0:@000#/@0:0/0", true},
+		// No '@' before the host's end: every later '@' is the password's ("u:12?34@h").
+		{"mysql://u:12?34@h", true},
+		{"postgres://h/db?password=p@ss", true},
+		// An '@' after a '#' in the options, or in the database name.
+		{"postgres://u@h/db?password=a@b#c@d", true},
+		{"postgres://u:p@h/d@b", true},
 	} {
 		_, err := ParseTarget(tc.dsn)
 		if refused := err != nil && strings.Contains(err.Error(), "percent-encode them"); refused != tc.refuse {
