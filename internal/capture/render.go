@@ -23,6 +23,8 @@ func render(opt Options, summary, watched string, tables []*table, skipped []str
 	if len(groups) > 0 {
 		w("# Statements seen together in the source's open transactions (%s) run together", watched)
 		w("# here, each with its copies per transaction; the calls no group took run alone, in autocommit.")
+		w("# Statements of one transaction that compare with the same column share its value (one row read")
+		w("# and then written): the statistics keep no values, so this is capture's reading of the SQL.")
 	} else {
 		w("# Each statement runs as a transaction of its own, in autocommit: the statistics count statements,")
 		w("# and the source's transactions were %s.", watched)
@@ -138,20 +140,20 @@ func renderTxn(w func(string, ...any), t *txn, topCalls int64) {
 }
 
 // renderGroup writes a transaction of statements the source ran together, each copy of a
-// statement with parameters of its own.
+// statement with parameters of its own but for the values it shares with the statements before
+// it (groupParams).
 func renderGroup(w func(string, ...any), g *group, name string, topCalls int64) {
 	w("  # A transaction of the source: %d statements seen together in %d of its transactions.", len(g.members), g.seen)
 	w("  - name: %s", name)
 	w("    weight: %d", scaledWeight(g.count, topCalls))
 	w("    source: {calls: %.2f, time: %.2f}  %s", 100*g.shareCall, 100*g.shareTime, sourceNote)
-	var params []param
+	var params groupParams
 	var stmts []string
 	place := 0
 	for _, m := range g.members {
 		for c := int64(0); c < m.copies; c++ {
 			place++
-			sql, ps := renamed(m.st.sql, m.st.params, place)
-			params = append(params, ps...)
+			sql := params.add(m.st.sql, m.st.params, place, c)
 			note := fmt.Sprintf("# %s: %.2f rows per call on the source", m.st.name, float64(m.st.rows)/float64(max(m.st.calls+m.st.grouped, 1)))
 			if m.copies > 1 {
 				note += fmt.Sprintf(", copy %d of %d", c+1, m.copies)
@@ -159,7 +161,7 @@ func renderGroup(w func(string, ...any), g *group, name string, topCalls int64) 
 			stmts = append(stmts, "      - "+strconv.Quote(sql)+"  "+note)
 		}
 	}
-	renderParams(w, params)
+	renderParams(w, params.params)
 	w("    statements:")
 	for _, s := range stmts {
 		w("%s", s)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fairbench/fairbench/internal/dialect"
@@ -285,24 +286,62 @@ func mean(v []float64) float64 {
 // paramRef is a named parameter in a captured statement's text.
 var paramRef = regexp.MustCompile(`:([a-z_][a-z0-9_]*)`)
 
-// renamed is a member copy's text and parameters with each parameter suffixed by the copy's
-// place in the transaction, so that every statement and copy draws its own values (the source's
-// statements compared different rows; two inserts of one key would collide).
-func renamed(sql string, params []param, place int) (string, []param) {
-	names := map[string]bool{}
-	out := make([]param, len(params))
-	for i, p := range params {
-		names[p.name] = true
-		out[i] = p
-		out[i].name = p.name + "_" + strconv.Itoa(place)
+// groupParams names the parameters of a grouped transaction's statements, copy by copy: each
+// copy draws values of its own (a new-order's ten stock rows), except that the statements'
+// copies at one place share a value where they compare with the same column drawn the same way
+// (a row read and then updated is one row, as in the source's transaction). The statement
+// statistics keep no values, so this is capture's reading of the SQL, said in the file.
+type groupParams struct {
+	params []param
+	shared map[string]int // sharedKey to its index in params
+}
+
+// add renames sql's parameters for its place in the transaction (copy is the statement's copy
+// number) and returns it with the references rewritten.
+func (g *groupParams) add(sql string, params []param, place int, copy int64) string {
+	if g.shared == nil {
+		g.shared = map[string]int{}
 	}
-	sql = paramRef.ReplaceAllStringFunc(sql, func(m string) string {
-		if names[m[1:]] {
-			return m + "_" + strconv.Itoa(place)
+	to := map[string]string{}
+	for _, p := range params {
+		key, shareable := sharedKey(p, copy)
+		if i, ok := g.shared[key]; ok && shareable {
+			to[p.name] = g.params[i].name
+			if g.params[i].note == "" {
+				g.params[i].note = "one value for every statement here that compares with " + p.name + " (the same row, as capture reads the SQL)"
+			}
+			continue
+		}
+		q := p
+		q.name = p.name + "_" + strconv.Itoa(place)
+		to[p.name] = q.name
+		if shareable {
+			g.shared[key] = len(g.params)
+		}
+		g.params = append(g.params, q)
+	}
+	return renamed(sql, to)
+}
+
+// sharedKey is what two parameters of one place in a grouped transaction share a value by: the
+// column they compare with and its generator. A parameter capture could not tie to a column
+// (it carries a note) or a sequence's next value is never shared.
+func sharedKey(p param, copy int64) (string, bool) {
+	if p.note != "" || strings.HasPrefix(p.gen, "next:") {
+		return "", false
+	}
+	return p.name + "\x00" + p.gen + "\x00" + strconv.FormatInt(copy, 10), true
+}
+
+// renamed rewrites sql's :name references by to; a name not in to, and a PostgreSQL cast after
+// one, are left alone.
+func renamed(sql string, to map[string]string) string {
+	return paramRef.ReplaceAllStringFunc(sql, func(m string) string {
+		if name, ok := to[m[1:]]; ok {
+			return ":" + name
 		}
 		return m
 	})
-	return sql, out
 }
 
 func groupedStatements(groups []*group) int {

@@ -97,14 +97,45 @@ func TestGroupStatements(t *testing.T) {
 }
 
 // Each copy of a grouped statement draws its own values: its parameters get the copy's place,
-// and a PostgreSQL cast after one is left alone.
-func TestRenamedParameters(t *testing.T) {
-	sql, ps := renamed("UPDATE stock SET qty = qty - :qty WHERE id = :id AND qty >= :qty AND note = :id::text", []param{{name: "qty"}, {name: "id"}}, 3)
-	if want := "UPDATE stock SET qty = qty - :qty_3 WHERE id = :id_3 AND qty >= :qty_3 AND note = :id_3::text"; sql != want {
-		t.Errorf("renamed:\n%s\nwant\n%s", sql, want)
+// and a PostgreSQL cast after one is left alone. Statements at one copy that compare with the
+// same column, drawn the same way, share its value; a sequence's next value, a parameter tied to
+// no column, and other copies do not.
+func TestGroupParams(t *testing.T) {
+	id := param{name: "id", gen: "uniform: [1, 1000]"}
+	qty := param{name: "qty", gen: "uniform: [1, 10]"}
+	next := param{name: "o_id", gen: "next: orders.o_id"}
+	free := param{name: "p1", gen: "uniform: [1, 100]", note: "capture found no column this value meets"}
+	var g groupParams
+	got := []string{
+		g.add("SELECT qty FROM stock WHERE id = :id FOR UPDATE", []param{id}, 1, 0),
+		g.add("SELECT qty FROM stock WHERE id = :id FOR UPDATE", []param{id}, 2, 1),
+		g.add("UPDATE stock SET qty = qty - :qty WHERE id = :id AND qty >= :qty AND note = :id::text", []param{qty, id}, 3, 0),
+		g.add("UPDATE stock SET qty = qty - :qty WHERE id = :id", []param{qty, id}, 4, 1),
+		g.add("INSERT INTO orders VALUES (:o_id, :p1)", []param{next, free}, 5, 0),
+		g.add("INSERT INTO orders VALUES (:o_id, :p1)", []param{next, free}, 6, 0),
 	}
-	if ps[0].name != "qty_3" || ps[1].name != "id_3" {
-		t.Errorf("parameters %+v", ps)
+	want := []string{
+		"SELECT qty FROM stock WHERE id = :id_1 FOR UPDATE",
+		"SELECT qty FROM stock WHERE id = :id_2 FOR UPDATE",
+		"UPDATE stock SET qty = qty - :qty_3 WHERE id = :id_1 AND qty >= :qty_3 AND note = :id_1::text",
+		"UPDATE stock SET qty = qty - :qty_4 WHERE id = :id_2",
+		"INSERT INTO orders VALUES (:o_id_5, :p1_5)",
+		"INSERT INTO orders VALUES (:o_id_6, :p1_6)",
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("statement %d:\n%s\nwant\n%s", i+1, got[i], want[i])
+		}
+	}
+	var names []string
+	for _, p := range g.params {
+		names = append(names, p.name)
+	}
+	if want := "id_1 id_2 qty_3 qty_4 o_id_5 p1_5 o_id_6 p1_6"; strings.Join(names, " ") != want {
+		t.Errorf("parameters %s, want %s", strings.Join(names, " "), want)
+	}
+	if !strings.Contains(g.params[0].note, "one value for every statement") || g.params[2].note != "" {
+		t.Errorf("notes: %q, %q", g.params[0].note, g.params[2].note)
 	}
 }
 

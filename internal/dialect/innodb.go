@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,18 +45,16 @@ var flushChanges = []struct{ name, value string }{
 // along with the first (MySQL's default is 10), so that is restored too, last: a later step must
 // not run with another flushing policy. "About none": background work (purge, the change buffer)
 // keeps dirtying a few pages, so an exact zero may never come.
-func (innodb) Flush(ctx context.Context, c sqldb.Conn) (string, error) {
+func (innodb) Flush(ctx context.Context, c sqldb.Conn) (note string, err error) {
 	saved, err := innodbGlobals(ctx, c, "innodb_max_dirty_pages_pct_lwm", "innodb_io_capacity_max", "innodb_io_capacity", "innodb_max_dirty_pages_pct")
 	if err != nil {
 		return "", fmt.Errorf("not done: %w", err)
 	}
 	var changed []string
 	defer func() {
-		restore := context.WithoutCancel(ctx)
-		for i := len(changed) - 1; i >= 0; i-- {
-			_ = c.Exec(restore, "SET GLOBAL "+changed[i]+" = "+saved[changed[i]])
+		if rerr := restoreGlobals(ctx, c, saved, changed); rerr != nil && err == nil {
+			err = rerr
 		}
-		_ = c.Exec(restore, "SET GLOBAL innodb_max_dirty_pages_pct_lwm = "+saved["innodb_max_dirty_pages_pct_lwm"])
 	}()
 	for _, ch := range flushChanges {
 		if err := c.Exec(ctx, "SET GLOBAL "+ch.name+" = "+ch.value); err != nil {
@@ -64,6 +63,27 @@ func (innodb) Flush(ctx context.Context, c sqldb.Conn) (string, error) {
 		changed = append(changed, ch.name)
 	}
 	return waitFlushed(ctx, c)
+}
+
+// restoreLimit bounds putting the flush's settings back: it runs also after ctx is cancelled
+// (Ctrl-C), and a server that stopped answering must not hold fairbench up for as long as its
+// connection would.
+const restoreLimit = 10 * time.Second
+
+// restoreGlobals sets the changed variables back in reverse order, then the low-water mark
+// InnoDB lowered along with them; it names the first it could not put back.
+func restoreGlobals(ctx context.Context, c sqldb.Conn, saved map[string]string, changed []string) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreLimit)
+	defer cancel()
+	names := append(slices.Clone(changed), "innodb_max_dirty_pages_pct_lwm")
+	slices.Reverse(names[:len(changed)])
+	var first error
+	for _, name := range names {
+		if err := c.Exec(rctx, "SET GLOBAL "+name+" = "+saved[name]); err != nil && first == nil {
+			first = fmt.Errorf("%s not set back to %s after the flush (%v): the server keeps the flush's value until restarted or set by hand", name, saved[name], err)
+		}
+	}
+	return first
 }
 
 // innodbGlobals reads numeric global variables by name, each checked to be a number: they are
