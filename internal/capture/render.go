@@ -22,7 +22,8 @@ func render(opt Options, summary, watched string, tables []*table, skipped []str
 	}
 	if len(groups) > 0 {
 		w("# Statements seen together in the source's open transactions (%s) run together", watched)
-		w("# here, each with its copies per transaction; the calls no group took run alone, in autocommit.")
+		w("# here, each with its copies per transaction and one more by chance for what they leave (chance:);")
+		w("# statements never seen beside another run alone, in autocommit.")
 		w("# Statements of one transaction that compare with the same column share its value (one row read")
 		w("# and then written): the statistics keep no values, so this is capture's reading of the SQL.")
 	} else {
@@ -151,11 +152,16 @@ func renderGroup(w func(string, ...any), g *group, name string, topCalls int64) 
 	var stmts []string
 	place := 0
 	for _, m := range g.members {
-		for c := int64(0); c < m.copies; c++ {
+		for c := range m.runs() {
 			place++
 			sql := params.add(m.st.sql, m.st.params, place, c)
 			note := fmt.Sprintf("# %s: %.2f rows per call on the source", m.st.name, float64(m.st.rows)/float64(max(m.st.calls+m.st.grouped, 1)))
-			if m.copies > 1 {
+			switch {
+			case c == m.copies:
+				note += fmt.Sprintf(", %.2f calls per transaction: this copy in %.0f%% of them", float64(m.copies)+m.chance, 100*m.chance)
+				stmts = append(stmts, fmt.Sprintf("      - {sql: %s, chance: %.3g}  %s", strconv.Quote(sql), m.chance, note))
+				continue
+			case m.copies > 1:
 				note += fmt.Sprintf(", copy %d of %d", c+1, m.copies)
 			}
 			stmts = append(stmts, "      - "+strconv.Quote(sql)+"  "+note)

@@ -8,10 +8,10 @@ import (
 
 // Statements seen together in the source's transactions become one transaction kind, with the
 // copies their calls give and in the order they ran; what the copies leave of a statement's calls
-// stays a transaction of its own, so the statement mix holds.
+// is one more copy run by chance, so the source's transactions and its statement mix both hold.
 func TestGroupStatements(t *testing.T) {
 	type want struct {
-		groups string // "a,b×10,c" per group, groups joined by " | "
+		groups string // "a,b×10,c+0.5" per group (+ a copy's chance), groups joined by " | "
 		alone  string // "name:calls" of what stays alone
 	}
 	for _, tc := range []struct {
@@ -25,18 +25,22 @@ func TestGroupStatements(t *testing.T) {
 			map[string]int64{"wh": 1000, "line": 10000, "ins": 1000, "pay": 500, "hist": 500, "ping": 300},
 			[][]string{{"wh", "line"}, {"line", "ins"}, {"pay", "hist"}}, nil,
 			want{"wh,line×10,ins | pay,hist", "ping:300"}},
-		{"a statement run in some transactions only keeps the rest apart",
+		{"a statement run in some transactions only runs by chance",
 			map[string]int64{"a": 1000, "b": 1000, "byname": 600},
 			[][]string{{"a", "b"}, {"b", "byname"}}, nil,
-			want{"a,b", "byname:600"}},
+			want{"a,b,byname+0.6", ""}},
+		{"TPC-C's 5 to 15 order lines: ten copies and one by chance",
+			map[string]int64{"a": 1000, "line": 10570},
+			[][]string{{"a", "line"}}, nil,
+			want{"a,line×10+0.57", ""}},
 		{"calls a little off the count are the count's",
 			map[string]int64{"a": 1000, "b": 990, "c": 1990},
 			[][]string{{"a", "b", "c"}}, nil,
 			want{"a,b,c×2", ""}},
-		{"calls half again the count: one copy, the rest alone",
+		{"calls half again the count: one copy, and one by chance",
 			map[string]int64{"a": 1000, "b": 1000, "c": 1500},
 			[][]string{{"a", "b", "c"}}, nil,
-			want{"a,b,c", "c:500"}},
+			want{"a,b,c+0.5", ""}},
 		{"one sighting does not join two kinds",
 			map[string]int64{"a": 1000, "b": 1000, "pay": 500, "hist": 500},
 			[][]string{{"a", "b"}, {"pay", "hist"}}, [][]string{{"b", "pay"}},
@@ -75,6 +79,9 @@ func TestGroupStatements(t *testing.T) {
 					s := m.st.name
 					if m.copies > 1 {
 						s += fmt.Sprintf("×%d", m.copies)
+					}
+					if m.chance > 0 {
+						s += fmt.Sprintf("+%g", m.chance)
 					}
 					ms = append(ms, s)
 				}

@@ -273,6 +273,9 @@ func (c *checker) statements(tx *Transaction) {
 		if st.SQL == "" {
 			st.Kind, st.Params = forms[0].Kind, forms[0].Params
 		}
+		if len(st.Into) > 0 && !st.Always() {
+			c.fail(st.at, "transaction %s: a statement with a chance below 1 cannot set parameters with into: the statements after it could not count on them; drop chance or into", tx.Name)
+		}
 		for _, name := range st.Into {
 			if !identifier.MatchString(name) || given[name] {
 				c.fail(st.at, "transaction %s: into names %q, which is not a new lowercase name of letters, digits and _ (a parameter or an earlier into has it)", tx.Name, name)

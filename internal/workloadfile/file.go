@@ -510,7 +510,7 @@ func (p *parser) statement(n *yaml.Node, tx string) *Statement {
 		st.SQL = strings.TrimSpace(n.Value)
 		return st
 	}
-	keys := []string{"sql", "into", "expect"}
+	keys := []string{"sql", "into", "expect", "chance"}
 	for _, k := range engineKinds {
 		keys = append(keys, string(k))
 	}
@@ -525,6 +525,9 @@ func (p *parser) statement(n *yaml.Node, tx string) *Statement {
 		if em := p.fields(e, "expect", "rows"); em != nil {
 			st.Expect.Rows = p.int(em["rows"], "expect's rows", 0, 1<<40)
 		}
+	}
+	if c := m["chance"]; c != nil {
+		st.Chance = p.float(c, "a statement's chance (the share of the transaction's runs it runs in)", 0.0001, 1)
 	}
 	return st
 }

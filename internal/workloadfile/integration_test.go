@@ -217,8 +217,12 @@ func TestStatementOptionsOnEveryEngine(t *testing.T) {
 				t.Logf("%s: %d transfers, %d rolled back on a missed expectation, %d retried", kind, bk.Transactions, bk.Rollbacks, bk.Retries)
 			}
 			// Each transfer statement timed; a miss is its statement's failure.
-			if len(res.ClientStatements) != 6 {
-				t.Fatalf("client statements %+v: want transfer's three and COMMIT, strict's and relaxed's", res.ClientStatements)
+			if len(res.ClientStatements) != 8 {
+				t.Fatalf("client statements %+v: want transfer's three and COMMIT, strict's, relaxed's two and COMMIT", res.ClientStatements)
+			}
+			// relaxed's second statement runs by chance, in about a quarter of its runs.
+			if n, by := res.ClientStatements[6].Executions, res.ByKind["relaxed"].Transactions; by < 100 || n < by/8 || n > by/2 {
+				t.Errorf("relaxed's statement with chance 0.25 ran %d times in %d transactions", n, by)
 			}
 			if miss := res.ClientStatements[1].Failed; miss < res.ByKind["transfer"].Rollbacks {
 				t.Errorf("transfer's update failed %d times for %d rollbacks", miss, res.ByKind["transfer"].Rollbacks)

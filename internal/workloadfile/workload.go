@@ -437,6 +437,9 @@ func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 	}
 	first := wk.w.first[k]
 	for i := range tx.Statements {
+		if st := tx.Statements[i]; !st.Always() && wk.rng.Float64() >= st.Chance {
+			continue
+		}
 		began := time.Now()
 		err := wk.statement(ctx, tx.Statements[i], b, i, wk.stmts[k][i], q)
 		q.Times.Add(first+i, time.Since(began), err != nil)
