@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/version"
@@ -49,6 +50,12 @@ func badInputf(format string, args ...any) error { return inputError{fmt.Errorf(
 func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
+	// The template data directories the servers were copied from (engine/template.go).
+	defer func() {
+		if err := engine.DropTemplates(); err != nil {
+			fmt.Fprintln(stderr, "fairbench: "+oneLine(err.Error()))
+		}
+	}()
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	// Errors that come before a command's own code runs are cobra's: an unknown command or flag,

@@ -20,6 +20,11 @@ func (s *Server) initMySQL(ctx context.Context) error {
 	if err := s.makeFilesDir(); err != nil {
 		return err
 	}
+	if !s.template {
+		if copied, err := s.fromTemplate(ctx); copied || err != nil {
+			return err
+		}
+	}
 	accounts := s.host("accounts.sql")
 	if err := writePrivate(accounts, mysqlAccountsSQL(s.Kind, s.password)); err != nil {
 		return err
@@ -119,6 +124,10 @@ func (s *Server) mysqlCmd() *exec.Cmd {
 		// here lost a temp table's file mid-query to a cleaner of /tmp).
 		"--tmpdir="+s.inner(""),
 	)
+	if s.rekey != "" {
+		// A template's copy: its password is set before the server takes a connection.
+		args = append(args, "--init-file="+s.inner("accounts.sql"))
+	}
 	for _, k := range sortedKeys(s.Applied) {
 		v := s.Applied[k]
 		switch {

@@ -59,6 +59,8 @@ type record struct {
 	CgroupDirs map[string]string `json:"cgroup_dirs,omitempty"`
 	CgroupV2   bool              `json:"cgroup_v2,omitempty"`
 	DataDir    string            `json:"data_dir,omitempty"`
+	// Template marks a template data directory (template.go): no server, never listed as one.
+	Template bool `json:"template,omitempty"`
 }
 
 func ownerTag() string {
@@ -79,7 +81,7 @@ func ownerAlive(tag string) bool {
 // writeRecord writes (or rewrites, once the server process exists) the server's record.
 func (s *Server) writeRecord() error {
 	s.mu.Lock()
-	rec := record{Owner: ownerTag(), Kind: s.Kind, Port: s.port, RunDir: s.hostRun, MountPoint: s.mountPoint, SockDir: s.sockDir}
+	rec := record{Owner: ownerTag(), Kind: s.Kind, Port: s.port, RunDir: s.hostRun, MountPoint: s.mountPoint, SockDir: s.sockDir, Template: s.template}
 	if s.child != nil && s.child.server {
 		if p, ok := readProc(s.child.cmd.Process.Pid); ok {
 			rec.ServerPID, rec.ServerStart = p.pid, p.start
@@ -94,6 +96,9 @@ func (s *Server) writeRecord() error {
 	}
 	if s.record == "" {
 		s.record = filepath.Join(RecordDir, fmt.Sprintf("%d-%s.json", os.Getpid(), filepath.Base(s.hostRun)))
+		if s.template {
+			s.record = filepath.Join(RecordDir, fmt.Sprintf("template-%d-%s.json", os.Getpid(), filepath.Base(s.hostRun)))
+		}
 	}
 	path := s.record
 	s.mu.Unlock()
@@ -168,6 +173,10 @@ func ReapStale() ([]string, error) {
 			}
 		}
 		owner, _, _ := strings.Cut(rec.Owner, " ")
+		if rec.Template {
+			reaped = append(reaped, fmt.Sprintf("removed a %s template data directory left by fairbench pid %s, which is gone (%s)", rec.Kind, owner, rec.RunDir))
+			continue
+		}
 		reaped = append(reaped, fmt.Sprintf("reaped a %s server left by fairbench pid %s, which is gone (port %d, %s)", rec.Kind, owner, rec.Port, rec.RunDir))
 	}
 	// Groups made by a fairbench killed before it wrote their record.
@@ -323,7 +332,7 @@ func OthersLive() []string {
 			continue
 		}
 		var rec record
-		if json.Unmarshal(b, &rec) != nil || !ownerAlive(rec.Owner) {
+		if json.Unmarshal(b, &rec) != nil || !ownerAlive(rec.Owner) || rec.Template {
 			continue
 		}
 		owner, _, _ := strings.Cut(rec.Owner, " ")

@@ -62,6 +62,8 @@ type Server struct {
 	cgErr      error         // why there is none
 	record     string        // the owner record that lets a later fairbench reap this server
 	password   string        // the superuser's, drawn at Start (a cluster's nodes share one)
+	template   bool          // a template data directory (template.go), never started
+	rekey      string        // host path of the SQL that sets the password at the first start of a template's copy
 
 	mu         sync.Mutex
 	child      *child // the process currently running for this server (init step or server)
@@ -134,6 +136,7 @@ func StopAll() error {
 		}()
 	}
 	wg.Wait()
+	errs = append(errs, DropTemplates())
 	// A cluster's etcd last: Patroni nodes shutting down still talk to it.
 	return errors.Join(append(errs, stopAuxiliaries())...)
 }
@@ -320,6 +323,7 @@ func (s *Server) listen(ctx context.Context, pickPort func() (int, error)) error
 		}
 		err = s.waitReady(ctx)
 		if err == nil {
+			s.rekeyed()
 			return nil
 		}
 		if !errors.Is(err, errPortTaken) || attempt == 3 {
