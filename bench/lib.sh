@@ -66,3 +66,19 @@ per_txn_us() { awk -v c="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.1f", c * 1e
 stat_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $9}' /proc/stat; }
 # steal_pct BEFORE AFTER: percent of the machine's time stolen between two stat_ticks.
 steal_pct() { echo "$1 $2" | awk '{t = $3 - $1; printf "%.0f", (t > 0 ? ($4 - $2) * 100 / t : 0)}'; }
+
+# wait_quiet [MAX_SECONDS]: waits (at most MAX_SECONDS, 900 by default) until the 1-minute load
+# average is under 1.5, so that the rounds after a long load are not measured beside whatever
+# else ran meanwhile; says how long it waited, or that the machine stayed busy.
+wait_quiet() {
+  local max=${1:-900} waited=0
+  while awk '{exit !($1 >= 1.5)}' /proc/loadavg && [ "$waited" -lt "$max" ]; do
+    sleep 10
+    waited=$((waited + 10))
+  done
+  if awk '{exit !($1 >= 1.5)}' /proc/loadavg; then
+    echo "the machine stayed busy for ${max}s (load $(cut -d' ' -f1-3 /proc/loadavg)): the figures below are weak" >&2
+  elif [ "$waited" -gt 0 ]; then
+    echo "waited ${waited}s for the machine to be quiet (load $(cut -d' ' -f1 /proc/loadavg))"
+  fi
+}

@@ -65,6 +65,8 @@ echo "== $(engine_version "$ENGINE"): $WAREHOUSES warehouses, $THREADS threads, 
 g_prep=$(tail -n 1 "$tmp/t")
 /usr/bin/time -f '%e' -o "$tmp/t" "$FB" prepare "${fbopts[@]}" >/dev/null 2>&1
 printf 'prepare: go-tpc %ss, fairbench %ss\n' "$g_prep" "$(tail -n 1 "$tmp/t")"
+# go-tpc's load takes minutes (on MariaDB, about 19 for one warehouse): the rounds wait for quiet.
+wait_quiet
 
 printf '%-10s %5s %9s %9s %12s %9s %7s %6s\n' tool round tpmC "txn/min" "cpu/txn µs" "stmt/txn" "steal%" load
 : >"$tmp/rounds"

@@ -140,7 +140,7 @@ func newStudyMVCCCmd() *cobra.Command {
 
 func newStudyBandwidthCmd() *cobra.Command {
 	var s studyFlags
-	var limits, deviceSize string
+	var limits, deviceSize, serverMemory string
 	var tpchScale float64
 	cmd := &cobra.Command{
 		Use:   "bandwidth [--engines postgres,mariadb] [--limits 50M,125M,250M,500M,max] [--out DIR]",
@@ -184,11 +184,25 @@ func newStudyBandwidthCmd() *cobra.Command {
 			if tpchScale < 0 || tpchScale > 100 {
 				return badInputf("--tpch-scale %v: use a TPC-H scale factor like 0.1, or 0 to skip Q18", tpchScale)
 			}
+			var mem int64
+			if serverMemory != "" {
+				n, err := runspec.ParseSize("--server-memory", serverMemory)
+				if err != nil {
+					return err
+				}
+				if n < 64<<20 {
+					return badInputf("--server-memory %q: use a size like 512M, at least 64M and more than the buffer pool", serverMemory)
+				}
+				mem = n
+			}
 			c, err := s.common(cmd, "bandwidth")
 			if err != nil {
 				return err
 			}
-			_, runErr := study.RunBandwidth(cmd.Context(), study.BandwidthOptions{Common: c, Limits: ls, DeviceBytes: dev, TPCHScale: tpchScale})
+			if mem > 0 && mem <= c.BufferPoolBytes {
+				return badInputf("--server-memory %s is not more than the %d MiB buffer pool: give the server room for its pool, connections and some page cache (e.g. %dM)", serverMemory, c.BufferPoolBytes>>20, 3*c.BufferPoolBytes>>20)
+			}
+			_, runErr := study.RunBandwidth(cmd.Context(), study.BandwidthOptions{Common: c, Limits: ls, DeviceBytes: dev, TPCHScale: tpchScale, ServerMemory: mem})
 			return reportStudy(cmd, c.OutDir, runErr)
 		},
 	}
@@ -196,6 +210,7 @@ func newStudyBandwidthCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&limits, "limits", strings.Join(study.DefaultLimits, ","), "bandwidth caps, read and write each (M = MiB/s; max = uncapped)")
 	f.StringVar(&deviceSize, "device-size", "", fmt.Sprintf("size of the sparse loop device (default %dG)", throttle.DefaultDeviceSize>>30))
+	f.StringVar(&serverMemory, "server-memory", "", "cap each server's memory, its page cache included (e.g. 256M): data larger than memory, as in the study (default: no cap)")
 	f.Float64Var(&tpchScale, "tpch-scale", study.DefaultTPCHScale, "TPC-H scale factor of the data Q18 is timed on at every step (0 skips Q18)")
 	f.StringVar(&s.workDir, "workdir", "", "where the loop device's backing file goes; its disk is the uncapped maximum (default the system temp dir)")
 	return cmd

@@ -28,6 +28,10 @@ type BandwidthOptions struct {
 	DeviceBytes int64    // size of the loop device (sparse); default throttle.DefaultDeviceSize
 	// TPCHScale is the scale factor of the TPC-H data Q18 runs on at every step; 0 skips Q18.
 	TPCHScale float64
+	// ServerMemory, when above 0, caps the memory of the server's cgroup, its page cache included:
+	// the study's data was four times its machine's memory, where PostgreSQL's reads through the
+	// OS page cache reach the device; on a machine with memory to spare they need not.
+	ServerMemory int64
 }
 
 // StepWorkload is a workload timed once at each bandwidth step, after OLTP read-write.
@@ -177,7 +181,7 @@ func RunBandwidth(ctx context.Context, o BandwidthOptions) (*Bandwidth, error) {
 		return nil, fmt.Errorf("removing what a killed fairbench left behind: %w", err)
 	}
 	cfg := configOf(&o.Common)
-	cfg.Limits, cfg.DeviceBytes = o.Limits, o.DeviceBytes
+	cfg.Limits, cfg.DeviceBytes, cfg.ServerMemoryBytes = o.Limits, o.DeviceBytes, o.ServerMemory
 	doc := &Bandwidth{Study: "bandwidth", Schema: SchemaVersion, ToolVersion: version.Version, StartedAt: time.Now().UTC(),
 		Command: o.Command, Config: cfg, Mechanism: mech, TPCHQ18: q18Status(o.TPCHScale)}
 	var errs []error
@@ -233,6 +237,11 @@ func runBandwidthEngine(ctx context.Context, o *BandwidthOptions, kind string, l
 	// Moved before any client connects, so every backend forked later inherits the group.
 	if err := th.Group.Add(srv.PIDs()); err != nil {
 		return e, err
+	}
+	if o.ServerMemory > 0 {
+		if err := th.Group.LimitMemory(o.ServerMemory); err != nil {
+			return e, err
+		}
 	}
 	stopFollow := th.Group.Follow(ctx, srv.PIDs, 500*time.Millisecond)
 	defer func() {

@@ -54,6 +54,7 @@ func bandwidthFacts(doc *Bandwidth) [][2]string {
 		{"Caps", strings.Join(cfg.Limits, ", ") + " (read and write each; M = MiB/s) with " + doc.Mechanism},
 		{"Device", dev},
 		{"Buffer pool", fmt.Sprintf("%d MiB on every engine", cfg.BufferPoolBytes>>20)},
+		{"Server memory", serverMemory(cfg.ServerMemoryBytes)},
 		{"Data", fmt.Sprintf("%d sbtest tables × %d rows", cfg.Tables, cfg.TableSize)},
 		{"Each step", fmt.Sprintf("oltp_read_write for %s s, %d client threads, seed %d", num(cfg.StepSeconds), cfg.Threads, cfg.Seed)},
 		{"fairbench", doc.ToolVersion},
@@ -243,4 +244,11 @@ func q18Section(doc *Bandwidth) (*document.Section, []document.Figure, error) {
 	}
 	charts, err := barChart("TPC-H Q18 time by bandwidth cap (lower is better)", "TPC-H Q18 time by bandwidth cap", "seconds", cats, series, true)
 	return sec, charts, err
+}
+
+func serverMemory(bytes int64) string {
+	if bytes <= 0 {
+		return "not capped: the OS page cache may hold the data (PostgreSQL reads through it; InnoDB, with O_DIRECT, does not)"
+	}
+	return fmt.Sprintf("%d MiB per server, its page cache included (cgroup memory.max)", bytes>>20)
 }

@@ -51,6 +51,9 @@ type Config struct {
 	Seed            uint64   `json:"seed"`
 	Limits          []string `json:"limits,omitempty"`       // bandwidth
 	DeviceBytes     int64    `json:"device_bytes,omitempty"` // bandwidth
+	// ServerMemoryBytes is the cap on the server's cgroup memory, page cache included (bandwidth
+	// --server-memory); 0 for none.
+	ServerMemoryBytes int64 `json:"server_memory_bytes,omitempty"`
 }
 
 func configOf(c *Common) Config {

@@ -281,7 +281,7 @@ func TestRenderBandwidth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| 25M | 100 (0) | 150 (0) |", "## Crossover", "TPC-H at scale factor 0.1 is loaded", "root blkio cgroup",
+	for _, want := range []string{"| 25M | 100 (0) | 150 (0) |", "## Crossover", "TPC-H at scale factor 0.1 is loaded", "root blkio cgroup", "- Server memory: not capped",
 		"| 25M | 9.50 (26.1) | failed: Q18 timeout: canceled after 10m |", "| max | 1.50 (26.1) | – |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
@@ -289,6 +289,10 @@ func TestRenderBandwidth(t *testing.T) {
 	}
 	if n := strings.Count(string(html), "<svg"); n != 3 {
 		t.Errorf("report.html has %d charts, want 3 (throughput, pages, Q18)", n)
+	}
+	doc.Config.ServerMemoryBytes = 320 << 20
+	if md, _, _ := RenderBandwidth(doc); !strings.Contains(string(md), "- Server memory: 320 MiB per server, its page cache included") {
+		t.Errorf("report.md does not state the server memory cap")
 	}
 }
 

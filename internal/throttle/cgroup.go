@@ -165,6 +165,20 @@ func newGroup(major, minor uint32, failAt string) (_ *Group, err error) {
 	return g, nil
 }
 
+// LimitMemory caps the memory the group's processes may hold, the page cache of the files they
+// read and write included (cgroup v2 memory.max): a server whose reads would otherwise come from
+// a page cache as large as the machine's spare memory then reads from the device, as on a machine
+// whose data is larger than its memory. cgroup v1 is refused: its group is the root (see Group).
+func (g *Group) LimitMemory(bytes int64) error {
+	if g.Mechanism != CgroupV2 {
+		return fmt.Errorf("capping the server's memory needs cgroup v2 (this machine uses %s)", g.Mechanism)
+	}
+	if err := cgroup.WriteFile(filepath.Join(g.Dir, "memory.max"), strconv.FormatInt(bytes, 10)); err != nil {
+		return fmt.Errorf("cap the server's memory at %d MiB: %w", bytes>>20, err)
+	}
+	return nil
+}
+
 // SetLimit caps reads and writes to the device at these bytes per second; 0 lifts a cap.
 func (g *Group) SetLimit(readBps, writeBps int64) error {
 	if err := inject(g.failAt, "limit"); err != nil {
