@@ -397,3 +397,18 @@ func OfProcess(pid int) (_ *Group, ok bool) {
 	}
 	return g, len(g.Dirs) > 0
 }
+
+// LimitMemory caps the memory the group's processes may hold, the page cache of the files they
+// read and write included (v2 memory.max, v1 memory.limit_in_bytes).
+func (g *Group) LimitMemory(bytes int64) error {
+	file := filepath.Join(g.Dirs["memory"], "memory.limit_in_bytes")
+	if g.V2 {
+		file = filepath.Join(g.Dirs[Unified], "memory.max")
+	} else if g.Dirs["memory"] == "" {
+		return errors.New("the server's cgroup has no memory controller to cap its memory with")
+	}
+	if err := WriteFile(file, strconv.FormatInt(bytes, 10)); err != nil {
+		return fmt.Errorf("cap the server's memory at %d MiB: %w", bytes>>20, err)
+	}
+	return nil
+}

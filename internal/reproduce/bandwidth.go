@@ -49,7 +49,7 @@ func judgeBandwidth(pub Published, got Measured) []Row {
 		if ok {
 			ratio = maStep.TPS / pgStep.TPS
 		}
-		rows = append(rows, judgeRatio("OLTP read-write TPS, mariadb / postgres, "+where, "fair", pubTPS, ratio, ok, bandwidthWhy(doc, ok)))
+		rows = append(rows, judgeRatio("OLTP read-write TPS, mariadb / postgres, "+where, "fair", pubTPS, ratio, ok, bandwidthWhy(doc, ok, oltpReads(pgStep, maStep))))
 		// Q18: PostgreSQL's speed-up over MariaDB = MariaDB's seconds / PostgreSQL's.
 		pubQ, _ := pub.Float("results.q18_postgres_speedup_over_mariadb." + at.key)
 		pq, mq := q18Seconds(pgStep), q18Seconds(maStep)
@@ -58,19 +58,53 @@ func judgeBandwidth(pub Published, got Measured) []Row {
 		if okQ {
 			ratioQ = mq / pq
 		}
-		rows = append(rows, judgeRatio("TPC-H Q18 seconds, mariadb / postgres, "+where, "fair", pubQ, ratioQ, okQ, bandwidthWhy(doc, okQ)))
+		rows = append(rows, judgeRatio("TPC-H Q18 seconds, mariadb / postgres, "+where, "fair", pubQ, ratioQ, okQ, bandwidthWhy(doc, okQ, q18Reads(pgStep, maStep))))
 	}
 	return append(rows, pagesRow(pg, ma))
 }
 
-func bandwidthWhy(doc *study.Bandwidth, ok bool) string {
+func bandwidthWhy(doc *study.Bandwidth, ok bool, measured string) string {
 	switch {
 	case doc == nil:
 		return "the bandwidth study did not run (it needs root, loop devices and a blkio or io cgroup controller)"
 	case !ok:
 		return "the step has no figure: " + doc.Error
 	}
-	return "data " + fmt.Sprint(doc.Config.Tables) + " tables sized to the buffer pool × 3 here, about 60 GiB in the study"
+	memory := "no memory cap, so the OS page cache could hold it all (study bandwidth --server-memory caps it)"
+	if m := doc.Config.ServerMemoryBytes; m > 0 {
+		memory = fmt.Sprintf("each server's memory capped at %d MiB, page cache included", m>>20)
+	}
+	why := fmt.Sprintf("data %d tables, 3x the %d MiB buffer pool here, %s; about 60 GiB on 16 GiB in the study",
+		doc.Config.Tables, doc.Config.BufferPoolBytes>>20, memory)
+	if measured != "" {
+		why = measured + "; " + why
+	}
+	return why
+}
+
+// oltpReads says what share of the pages each engine read from storage reached the device under
+// OLTP: PostgreSQL's reads go through the OS page cache, InnoDB's (O_DIRECT) do not, so where
+// PostgreSQL's share is small its reads were served from memory the study did not have.
+func oltpReads(pg, ma *study.Step) string {
+	share := func(s *study.Step) string {
+		if s == nil || s.PagesReadPerSec4K <= 0 {
+			return "?"
+		}
+		return fmt.Sprintf("%.0f%%", 100*min(s.DeviceReadBps/(s.PagesReadPerSec4K*4096), 1))
+	}
+	if pg == nil || ma == nil {
+		return ""
+	}
+	return fmt.Sprintf("of the pages read from storage, the device served %s of postgres's (the rest came from the OS page cache) and %s of mariadb's", share(pg), share(ma))
+}
+
+// q18Reads gives the device's read rate while Q18 ran on each engine (from a cold page cache).
+func q18Reads(pg, ma *study.Step) string {
+	if pg == nil || ma == nil || pg.Extra["tpch_q18"].DeviceReadBps <= 0 || ma.Extra["tpch_q18"].DeviceReadBps <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("the device read %.1f MB/s during postgres's Q18 and %.1f MB/s during mariadb's",
+		pg.Extra["tpch_q18"].DeviceReadBps/1e6, ma.Extra["tpch_q18"].DeviceReadBps/1e6)
 }
 
 func bandwidthEngine(doc *study.Bandwidth, kind string) *study.BandwidthEngine {

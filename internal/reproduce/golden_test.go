@@ -64,11 +64,12 @@ func goldenMeasured() map[string]Measured {
 	steps := func(tpsCap, tpsMax float64) []study.Step {
 		return []study.Step{
 			{Limit: "25M", LimitBps: 25 << 20, TPS: tpsCap, Extra: map[string]study.ExtraResult{"tpch_q18": {Seconds: 5}}},
-			{Limit: "max", TPS: tpsMax, PagesRequestedPerSec4K: 500, Probe: &throttle.ProbeResult{ReadBps: 1 << 30, WriteBps: 800 << 20},
-				Extra: map[string]study.ExtraResult{"tpch_q18": {Seconds: 2}}},
+			{Limit: "max", TPS: tpsMax, PagesRequestedPerSec4K: 500, PagesReadPerSec4K: 100, DeviceReadBps: 204800,
+				Probe: &throttle.ProbeResult{ReadBps: 1 << 30, WriteBps: 800 << 20},
+				Extra: map[string]study.ExtraResult{"tpch_q18": {Seconds: 2, DeviceReadBps: 50e6}}},
 		}
 	}
-	bw := &study.Bandwidth{StartedAt: start, Engines: []study.BandwidthEngine{
+	bw := &study.Bandwidth{StartedAt: start, Config: study.Config{Tables: 4, BufferPoolBytes: 64 << 20}, Engines: []study.BandwidthEngine{
 		{EngineInfo: study.EngineInfo{Kind: "postgres"}, Steps: steps(187, 423)},
 		{EngineInfo: study.EngineInfo{Kind: "mariadb"}, Steps: steps(69.6, 209)},
 	}}

@@ -195,10 +195,15 @@ func TestBandwidthJudge(t *testing.T) {
 			{Limit: "max", TPS: tpsMax, PagesRequestedPerSec4K: pages, Extra: map[string]study.ExtraResult{"tpch_q18": {Seconds: q18Max}}},
 		}
 	}
-	doc := &study.Bandwidth{Engines: []study.BandwidthEngine{
+	doc := &study.Bandwidth{Config: study.Config{Tables: 4, BufferPoolBytes: 64 << 20}, Engines: []study.BandwidthEngine{
 		{EngineInfo: study.EngineInfo{Kind: "postgres"}, Steps: steps(187, 423, 5.48, 1.27, 900)},
 		{EngineInfo: study.EngineInfo{Kind: "mariadb"}, Steps: steps(69.6, 209, 4.92, 3.09, 300)},
 	}}
+	// The uncapped steps' reads as measured on 2026-11-28 without a memory cap: PostgreSQL read
+	// 65,011 4 KB pages a second from storage while its device read 11.0 MB/s; InnoDB 46,113 at 189.
+	pgMax, maMax := &doc.Engines[0].Steps[1], &doc.Engines[1].Steps[1]
+	pgMax.PagesReadPerSec4K, pgMax.DeviceReadBps = 65011, 11.0e6
+	maMax.PagesReadPerSec4K, maMax.DeviceReadBps = 46113, 189e6
 	rows := judgeBandwidth(pub, Measured{Bandwidth: map[string]*study.Bandwidth{"fair": doc}})
 	want := map[string]string{
 		"OLTP read-write TPS, mariadb / postgres, lowest cap (25M here, 125 MiB/s published)": Disagrees, // 0.37x against 1.80x
@@ -210,6 +215,18 @@ func TestBandwidthJudge(t *testing.T) {
 		if r := rowOf(t, rows, fig); r.Verdict != v {
 			t.Errorf("%s: %s (%s %s), want %s", fig, r.Verdict, r.Measured, r.Why, v)
 		}
+	}
+	// The why is measured: how much of each engine's reads the device served, and the memory.
+	why := rowOf(t, rows, "OLTP read-write TPS, mariadb / postgres, uncapped").Why
+	for _, want := range []string{"the device served 4% of postgres's", "100% of mariadb's", "3x the 64 MiB buffer pool here, no memory cap"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("uncapped OLTP row's why %q lacks %q", why, want)
+		}
+	}
+	doc.Config.ServerMemoryBytes = 320 << 20
+	rows = judgeBandwidth(pub, Measured{Bandwidth: map[string]*study.Bandwidth{"fair": doc}})
+	if why := rowOf(t, rows, "OLTP read-write TPS, mariadb / postgres, uncapped").Why; !strings.Contains(why, "each server's memory capped at 320 MiB") {
+		t.Errorf("capped memory's why %q does not say so", why)
 	}
 	if r := judgeBandwidth(pub, Measured{})[0]; r.Verdict != NotComparable || !strings.Contains(r.Why, "did not run") {
 		t.Errorf("no document: %+v", r)

@@ -12,6 +12,7 @@ import (
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/throttle"
+	"github.com/fairbench/fairbench/internal/throwaway"
 	"github.com/fairbench/fairbench/internal/version"
 )
 
@@ -239,7 +240,7 @@ func runBandwidthEngine(ctx context.Context, o *BandwidthOptions, kind string, l
 		return e, err
 	}
 	if o.ServerMemory > 0 {
-		if err := th.Group.LimitMemory(o.ServerMemory); err != nil {
+		if err := capMemory(th.Group, srv, o.ServerMemory); err != nil {
 			return e, err
 		}
 	}
@@ -662,3 +663,17 @@ func bandwidthNotes(doc *Bandwidth) []string {
 }
 
 func mbps(bps float64) string { return num(bps/1e6) + " MB/s" }
+
+// capMemory caps the server's memory in the cgroup its processes are charged to: on cgroup v2 the
+// throttle's group, which holds them now; on v1 the server's own memory cgroup (the throttle moved
+// them in the blkio hierarchy only).
+func capMemory(th *throttle.Group, srv *throwaway.Server, bytes int64) error {
+	if th.Mechanism == throttle.CgroupV2 {
+		return th.LimitMemory(bytes)
+	}
+	g, err := srv.Cgroup()
+	if g == nil {
+		return fmt.Errorf("the server has no cgroup of its own to cap its memory in: %v", err)
+	}
+	return g.LimitMemory(bytes)
+}

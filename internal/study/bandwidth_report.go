@@ -250,5 +250,5 @@ func serverMemory(bytes int64) string {
 	if bytes <= 0 {
 		return "not capped: the OS page cache may hold the data (PostgreSQL reads through it; InnoDB, with O_DIRECT, does not)"
 	}
-	return fmt.Sprintf("%d MiB per server, its page cache included (cgroup memory.max)", bytes>>20)
+	return fmt.Sprintf("%d MiB per server, its page cache included (its cgroup's memory limit)", bytes>>20)
 }
