@@ -658,7 +658,9 @@ func recordCPUs(srv *result.Server, n int) {
 // two versions of one engine in one comparison, a sweep's steps, a ramp, an --explain run and a
 // repeat must not overwrite each other.
 func resultName(engName string, st suite.Resolved, run stepRun, repeat int) string {
-	name := engName + "-" + st.Workload
+	// A workload file's path as one name: its '/'s made the results nested directories, and a
+	// "../" would have put them outside --out.
+	name := engName + "-" + fileSafe(st.Workload)
 	if st.Name != "" {
 		name += "-" + fileSafe(st.Name)
 	}

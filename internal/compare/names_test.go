@@ -76,3 +76,18 @@ func TestResultNameOfNamedStep(t *testing.T) {
 		t.Errorf("result names %s", got)
 	}
 }
+
+// A workload file given by its path names one results file inside --out: no directories, and
+// no way out of it.
+func TestResultNameOfWorkloadFile(t *testing.T) {
+	for path, want := range map[string]string{
+		"/tmp/cap/captured.yaml": "postgres@18-tmp-cap-captured.yaml",
+		"../up/mine.yaml":        "postgres@18-..-up-mine.yaml",
+		"oltp_read_write":        "postgres@18-oltp_read_write",
+	} {
+		got := resultName("postgres@18", suite.Resolved{Workload: path}, stepRun{threads: 8}, 1)
+		if got != want || strings.Contains(got, "/") {
+			t.Errorf("%s: result name %q, want %q", path, got, want)
+		}
+	}
+}
