@@ -201,6 +201,10 @@ func (p *parser) endSQL(gset bool, prefix string) error {
 	c := Command{Kind: SQL, Line: p.at, Gset: gset, Prefix: prefix}
 	c.SQL, c.Vars = bindVars(text)
 	c.Control, c.Class = classify(text)
+	if c.Control == "BEGIN" && !plainBegin(text) {
+		// Sent as each engine spells a plain BEGIN, its options would be dropped without a word.
+		return p.fail(p.at, "%q: fairbench sends BEGIN as each engine spells it, without options such as an isolation level or READ ONLY, which would change your script; drop them (a workload file's isolation: sets a level on every engine)", text)
+	}
 	if gset && c.Class != Read {
 		return p.fail(p.at, `\gset needs a query that returns a row (a SELECT)`)
 	}
@@ -257,6 +261,20 @@ func (q *quotes) inside(c byte) bool {
 
 func isIdentByte(c byte) bool {
 	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+}
+
+// plainBegin says whether a BEGIN holds nothing but the words every engine spells its own way:
+// BEGIN, BEGIN WORK, BEGIN TRANSACTION, START TRANSACTION.
+func plainBegin(sql string) bool {
+	words := strings.Fields(strings.ToUpper(strings.TrimSuffix(strings.TrimSpace(sql), ";")))
+	switch len(words) {
+	case 1:
+		return words[0] == "BEGIN"
+	case 2:
+		return (words[0] == "BEGIN" && (words[1] == "WORK" || words[1] == "TRANSACTION")) ||
+			(words[0] == "START" && words[1] == "TRANSACTION")
+	}
+	return false
 }
 
 // classify says whether a command is transaction control, and how it counts.

@@ -85,6 +85,8 @@ func TestParseErrors(t *testing.T) {
 		{"UPDATE t SET v = 1 \\gset\n", `\gset needs a query that returns a row`},
 		{"SELECT 1 \\sleep 1\n", `only \gset may end a query`},
 		{"\\gset\n", `\gset must end a query`},
+		{"BEGIN ISOLATION LEVEL SERIALIZABLE;\nSELECT 1;\nEND;\n", `t.sql:1: "BEGIN ISOLATION LEVEL SERIALIZABLE": fairbench sends BEGIN as each engine spells it`},
+		{"START TRANSACTION READ ONLY;\nSELECT 1;\nEND;\n", `without options such as an isolation level or READ ONLY`},
 	} {
 		_, err := Parse("t.sql", c.text)
 		var pe *ParseError
