@@ -67,3 +67,26 @@ func TestScriptsOnEveryEngine(t *testing.T) {
 		})
 	}
 }
+
+// A retried script is the same script again, with the same random values, as pgbench's
+// --max-tries runs it: a script that fails to serialize most of the time is still half of the
+// scripts drawn at weight 1:1 (drawing anew on a retry made it about a fifth). PostgreSQL only:
+// SET TRANSACTION inside the transaction is its way.
+func TestRetryRunsTheSameScript(t *testing.T) {
+	tg := testserver.Database(t, "postgres")
+	c := workloadtest.Conn(t, tg)
+	j := workloadtest.Job(t, tg, "pgbench", map[string]string{"scale": "1", "script": "testdata/hotwrite.sql@1,select-only@1"}, 14)
+	workloadtest.Prepare(t, j, 2)
+	res := workloadtest.Run(t, j, 8, 2*time.Second)
+	w, r := res.ByKind["testdata/hotwrite.sql"], res.ByKind["select-only"]
+	if w == nil || r == nil || res.Retries < 100 {
+		t.Fatalf("by kind %+v, %d retries: want both scripts and at least 100 retries to test with", res.ByKind, res.Retries)
+	}
+	// A script that ran out of tries is an error of its kind: still drawn.
+	share := float64(w.Transactions+w.Errors) / float64(w.Transactions+w.Errors+r.Transactions+r.Errors)
+	t.Logf("hotwrite %d (+%d errors), select-only %d: %.1f%%, %d retries", w.Transactions, w.Errors, r.Transactions, 100*share, res.Retries)
+	if share < 0.45 || share > 0.55 {
+		t.Errorf("hotwrite.sql is %.1f%% of the scripts drawn with %d retries, want 45-55%% (weight 1 of 2)", 100*share, res.Retries)
+	}
+	workloadtest.Cleanup(t, j, c, pgbenchTables...)
+}
