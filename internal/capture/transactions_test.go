@@ -201,3 +201,17 @@ func TestGroupOrderFollowsTransactions(t *testing.T) {
 		t.Fatalf("groups %+v: want first, then second", groups)
 	}
 }
+
+// Two accounts that read the same once typed are one statement, their calls and identifiers
+// joined (MySQL 9.7 kept two digests of one New-Order statement).
+func TestSameStatements(t *testing.T) {
+	kept := []*txn{
+		{name: "select_warehouse", sql: "SELECT w_tax FROM warehouse WHERE w_id = :w_id", ids: []string{"a"}, calls: 950, rows: 950, totalMS: 9.5},
+		{name: "select_district", sql: "SELECT d_tax FROM district WHERE d_id = :d_id", ids: []string{"b"}, calls: 900},
+		{name: "select_warehouse_2", sql: "SELECT w_tax FROM warehouse WHERE w_id = :w_id", ids: []string{"c"}, calls: 50, rows: 50, totalMS: 0.5},
+	}
+	got := sameStatements(kept)
+	if len(got) != 2 || got[0].calls != 1000 || got[0].rows != 1000 || got[0].totalMS != 10 || strings.Join(got[0].ids, ",") != "a,c" || got[1].name != "select_district" {
+		t.Errorf("merged: %+v, %+v", got[0], got[1:])
+	}
+}
