@@ -68,8 +68,7 @@ func TestScriptsOnEveryEngine(t *testing.T) {
 	}
 }
 
-// A retried script is the same script again, with the same random values, as pgbench's
-// --max-tries runs it: a script that fails to serialize most of the time is still half of the
+// A retried script is the same script again, as pgbench's --max-tries runs it: a script that fails to serialize most of the time is still half of the
 // scripts drawn at weight 1:1 (drawing anew on a retry made it about a fifth). PostgreSQL only:
 // SET TRANSACTION inside the transaction is its way.
 func TestRetryRunsTheSameScript(t *testing.T) {

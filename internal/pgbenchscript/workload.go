@@ -184,20 +184,19 @@ type worker struct {
 	st    state
 	stmts [][]sqldb.Stmt // per script, per command (nil for meta-commands and BEGIN/COMMIT)
 	args  []any          // reused for every statement's parameters: no allocation per statement
-	drawn randgen.Rand   // st.rng when the script in flight was drawn, for its retries
+	kind  int            // the script in flight, which its retries run again
 }
 
 // Transaction runs one script, chosen by weight as pgbench chooses, from its first command to
-// its last. A call with q already counting statements is the runner retrying after a deadlock or
-// serialization failure: as pgbench's --max-tries does, the same script runs again with the same
-// random values (the generator as it was when the script was first drawn).
+// its last. A call with q already counting statements is the runner retrying after a deadlock,
+// serialization failure or duplicate key: the same script runs again, as pgbench's --max-tries
+// does, so a script that conflicts more is not drawn less often. Its \set values are drawn
+// afresh (pgbench replays them; it never retries a duplicate key, which a replay would repeat).
 func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 	if q.Read+q.Write+q.Other == 0 {
-		wk.drawn = *wk.st.rng
-	} else {
-		*wk.st.rng = wk.drawn
+		wk.kind = wk.pick()
 	}
-	k := wk.pick()
+	k := wk.kind
 	q.Kind = k
 	s := wk.w.list[k]
 	for pc := 0; pc < len(s.Commands); {

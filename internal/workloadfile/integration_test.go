@@ -325,7 +325,7 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// A retried transaction is the same transaction again: writers that fail to serialize often
+// A retried transaction is the same kind of transaction again: writers that fail to serialize often
 // still make half of the transactions drawn (committed, or failed after their last try), as
 // their weight says.
 // Drawing a new transaction on each retry made them about a third (a kind that conflicts more

@@ -313,8 +313,8 @@ type worker struct {
 	w     *fileWorkload
 	conn  sqldb.Conn
 	rng   *randgen.Rand
-	drawn randgen.Rand // rng when the transaction in flight was drawn, for its retries
-	cum   []int        // cumulative weights of the transactions
+	kind  int   // the transaction in flight, which its retries run again
+	cum   []int // cumulative weights of the transactions
 	stmts [][]sqldb.Stmt
 	args  []any
 	// values are this transaction's parameters (bound.gens order, drawn once for all its
@@ -412,17 +412,15 @@ func (wk *worker) readIsolation(ctx context.Context) error {
 // Transaction runs one transaction, chosen by weight: after its think time, at its isolation
 // level, its statements in BEGIN/COMMIT when there are several, alone in autocommit when there is
 // one (as pgbench and sysbench run a one-statement transaction). A call with q already counting
-// statements is the runner retrying after a deadlock or serialization failure: the same
-// transaction runs again with the same values and chances (the generator as it was when the
-// transaction was first drawn, as pgbench's --max-tries and fairbench's TPC-C replay theirs), so a
-// kind that conflicts more is not drawn less often on one engine than on another.
+// statements is the runner retrying after a deadlock, serialization failure or duplicate key:
+// the same kind of transaction runs again, so a kind that conflicts more is not drawn less often
+// on one engine than on another. Its values are drawn afresh: a duplicate key drawn once would
+// be drawn again by a replay of the same values, every try.
 func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 	if q.Read+q.Write+q.Other == 0 {
-		wk.drawn = *wk.rng
-	} else {
-		*wk.rng = wk.drawn
+		wk.kind = wk.pick()
 	}
-	k := wk.pick()
+	k := wk.kind
 	q.Kind = k
 	tx, b := wk.w.f.Transactions[k], &wk.bound[k]
 	if q.Read+q.Write+q.Other == 0 && tx.ThinkMax > 0 {
