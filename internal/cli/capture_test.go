@@ -26,11 +26,14 @@ func TestCaptureAndReplay(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		run("run", "--target", src, "--workload", "pgbench", "--threads", "2", "--time", "5s", "--out", filepath.Join(dir, "src.json"))
+		run("run", "--target", src, "--workload", "pgbench", "--threads", "2", "--time", "8s", "--out", filepath.Join(dir, "src.json"))
 	}()
 	time.Sleep(1500 * time.Millisecond)
 	file := filepath.Join(dir, "tpcb.yaml")
-	mustRun(t, "capture", "--target", src, "--out", file, "--watch", "2s")
+	// Watched for 5 s every 1 ms: a TPC-B transaction takes about a millisecond here, so two of its
+	// statements are seen in one transaction rarely (2 s at 2 ms saw 2-7 such transactions of
+	// about 1,500 and failed the order below now and then).
+	mustRun(t, "capture", "--target", src, "--out", file, "--watch", "5s", "--watch-every", "1ms")
 	<-done
 	if code, _, errOut := run("capture", "--target", src, "--out", file); code != 2 || !strings.Contains(errOut, "--force") {
 		t.Errorf("capture over an existing file: exit %d %q, want 2 and --force named", code, errOut)

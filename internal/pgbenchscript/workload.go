@@ -188,12 +188,11 @@ type worker struct {
 }
 
 // Transaction runs one script, chosen by weight as pgbench chooses, from its first command to
-// its last. A call with q already counting statements is the runner retrying after a deadlock,
-// serialization failure or duplicate key: the same script runs again, as pgbench's --max-tries
-// does, so a script that conflicts more is not drawn less often. Its \set values are drawn
-// afresh (pgbench replays them; it never retries a duplicate key, which a replay would repeat).
+// its last. A retry (q.Retry) runs the same script again, as pgbench's --max-tries does; its
+// \set values are drawn afresh (pgbench replays them; it never retries a duplicate key, which a
+// replay would repeat).
 func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
-	if q.Read+q.Write+q.Other == 0 {
+	if !q.Retry {
 		wk.kind = wk.pick()
 	}
 	k := wk.kind

@@ -225,6 +225,7 @@ func (cs *clients) halt() {
 // any failed attempt it rolls back, since engines differ in what a failed statement leaves open.
 func attempt(ctx context.Context, w workload.Worker, c sqldb.Conn, maxTries int, n *counts) error {
 	for try := 1; ; try++ {
+		n.q.Retry = try > 1
 		err := w.Transaction(ctx, &n.q)
 		if err == nil {
 			n.txns++

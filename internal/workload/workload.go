@@ -50,6 +50,10 @@ type Queries struct {
 	// Times is where a StatementTimed workload's worker records each statement it sent, with
 	// its latency as the client saw it; nil for other workloads (Add then does nothing).
 	Times *StatementTimes
+	// Retry is set by the runner when it calls Transaction again after a deadlock, serialization
+	// failure or duplicate key: the worker runs the same kind of transaction again, so that a kind
+	// that conflicts more is not drawn less often (the mix would then differ between engines).
+	Retry bool
 }
 
 // StatementTimed is implemented by workloads that time each of their statements, as pgbench -r

@@ -411,19 +411,17 @@ func (wk *worker) readIsolation(ctx context.Context) error {
 
 // Transaction runs one transaction, chosen by weight: after its think time, at its isolation
 // level, its statements in BEGIN/COMMIT when there are several, alone in autocommit when there is
-// one (as pgbench and sysbench run a one-statement transaction). A call with q already counting
-// statements is the runner retrying after a deadlock, serialization failure or duplicate key:
-// the same kind of transaction runs again, so a kind that conflicts more is not drawn less often
-// on one engine than on another. Its values are drawn afresh: a duplicate key drawn once would
-// be drawn again by a replay of the same values, every try.
+// one (as pgbench and sysbench run a one-statement transaction). A retry (q.Retry) runs the same
+// kind of transaction again, without its think time; its values are drawn afresh: a duplicate
+// key drawn once would be drawn again by a replay of the same values, every try.
 func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
-	if q.Read+q.Write+q.Other == 0 {
+	if !q.Retry {
 		wk.kind = wk.pick()
 	}
 	k := wk.kind
 	q.Kind = k
 	tx, b := wk.w.f.Transactions[k], &wk.bound[k]
-	if q.Read+q.Write+q.Other == 0 && tx.ThinkMax > 0 {
+	if !q.Retry && tx.ThinkMax > 0 {
 		q.Paused += wk.think(ctx, tx)
 	}
 	if err := wk.isolate(ctx, tx, q); err != nil {

@@ -67,10 +67,10 @@ func newRoutineWorker(ctx context.Context, w *worker) (*routineWorker, error) {
 }
 
 // transaction is one operation: a transfer, or every --delete-every-th one the deletion of the
-// oldest transfer this client recorded. A call with q already counting statements is the runner
-// retrying after a deadlock: it replays the same operation.
+// oldest transfer this client recorded. A retry (q.Retry, after a deadlock) replays the same
+// operation.
 func (r *routineWorker) transaction(ctx context.Context, q *workload.Queries) error {
-	if q.Read+q.Write+q.Other == 0 {
+	if !q.Retry {
 		r.ops++
 		every := r.w.p.deleteEvery
 		r.deleting = every > 0 && r.ops%every == 0 && len(r.recorded) > 0

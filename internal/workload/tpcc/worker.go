@@ -128,10 +128,10 @@ func (t *tpcc) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.Rand
 	return w, nil
 }
 
-// Transaction runs one transaction of the mix. A call with q already counting statements is the
-// runner retrying after a deadlock or serialization failure: it replays the same inputs.
+// Transaction runs one transaction of the mix. A retry (q.Retry, after a deadlock or
+// serialization failure) replays the same inputs.
 func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
-	if q.Read+q.Write+q.Other == 0 {
+	if !q.Retry {
 		w.draw()
 		if w.t.think {
 			// The previous transaction's think time, then this one's keying time (clause 5.2.5).
