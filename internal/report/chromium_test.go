@@ -11,8 +11,9 @@ import (
 	"time"
 )
 
-// shotPath is where the test leaves a screenshot of the fixture report for people to look at.
-const shotPath = "/tmp/fairbench-report-shot.png"
+// FAIRBENCH_REPORT_SHOT names a file to keep the screenshot of the fixture report in, for people
+// to look at; without it the screenshot goes in the test's own temporary directory. (A fixed
+// name in /tmp, written as root, would follow a link another user planted there.)
 
 func findChromium() string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -110,6 +111,10 @@ func TestChromiumRendersReport(t *testing.T) {
 	// A blank or unstyled page compresses to a few kilobytes; tables and charts do not.
 	if len(png) <= 20<<10 {
 		t.Errorf("screenshot is %d bytes, want more than 20 KB: the page rendered (almost) empty", len(png))
+	}
+	shotPath := os.Getenv("FAIRBENCH_REPORT_SHOT")
+	if shotPath == "" {
+		shotPath = filepath.Join(dir, "report-shot.png")
 	}
 	if err := os.WriteFile(shotPath, png, 0o644); err != nil {
 		t.Logf("could not keep the screenshot at %s: %v", shotPath, err)
