@@ -60,6 +60,10 @@ type SessionControl interface {
 	// PublishStatistics makes this session's statistics (buffer hits and reads) visible to
 	// others now, where the server publishes them late; "" where they are visible at once.
 	PublishStatistics() string
+	// ReadOnlySession makes every later transaction of the session read-only, autocommitted
+	// single statements included: the server then refuses a write however the statement hides
+	// it (a data-modifying WITH, SELECT ... INTO, a function that writes).
+	ReadOnlySession() string
 }
 
 func (postgres) TableOptions() string { return "" }
@@ -129,6 +133,8 @@ func (postgres) PageSizeQuery() string { return "SELECT current_setting('block_s
 // PublishStatistics: a backend publishes its statistics at most once a second unless told to.
 func (postgres) PublishStatistics() string { return "SELECT pg_stat_force_next_flush()" }
 
+func (postgres) ReadOnlySession() string { return "SET default_transaction_read_only = on" }
+
 func (innodb) Isolation(level string) string {
 	return "SET SESSION TRANSACTION ISOLATION LEVEL " + level
 }
@@ -162,3 +168,5 @@ func (innodb) ReadYourWrites() string { return "SET SESSION wsrep_sync_wait = 15
 func (innodb) PageSizeQuery() string { return "SELECT @@innodb_page_size" }
 
 func (innodb) PublishStatistics() string { return "" }
+
+func (innodb) ReadOnlySession() string { return "SET SESSION TRANSACTION READ ONLY" }

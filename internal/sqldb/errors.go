@@ -62,6 +62,12 @@ func IsUndefinedTable(err error) bool {
 	return hasCode(err, []string{"42P01"}, []uint16{1146})
 }
 
+// IsReadOnlyTransaction reports whether err is the server refusing a write in a read-only
+// transaction (PostgreSQL 25006, MySQL and MariaDB 1792).
+func IsReadOnlyTransaction(err error) bool {
+	return hasCode(err, []string{"25006"}, []uint16{1792})
+}
+
 // hasCode reports whether err is a PostgreSQL error with one of pgCodes or a MySQL/MariaDB error
 // with one of myNumbers.
 func hasCode(err error, pgCodes []string, myNumbers []uint16) bool {

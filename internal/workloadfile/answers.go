@@ -37,10 +37,23 @@ func (w *fileWorkload) Answers(ctx context.Context, c sqldb.Conn) []result.Answe
 			if st.Kind != "read" {
 				continue
 			}
-			out = append(out, answer(ctx, c, tx, i, b, values))
+			out = append(out, w.readOnlyAnswer(ctx, c, tx, i, b, values))
 		}
 	}
 	return out
+}
+
+// readOnlyAnswer is answer, in a read-only transaction where the file runs on existing tables
+// without leave to write: c is the caller's connection, whose session stays as it was.
+func (w *fileWorkload) readOnlyAnswer(ctx context.Context, c sqldb.Conn, tx *Transaction, i int, b boundTx, values []any) result.Answer {
+	if !w.readOnly {
+		return answer(ctx, c, tx, i, b, values)
+	}
+	if err := c.Exec(ctx, "START TRANSACTION READ ONLY"); err != nil {
+		return result.Answer{Transaction: tx.Name, Statement: i + 1, SQL: short(tx.Statements[i].forms()[0].SQL), Error: firstLine(err.Error())}
+	}
+	defer func() { _ = c.Exec(context.WithoutCancel(ctx), "ROLLBACK") }()
+	return answer(ctx, c, tx, i, b, values)
 }
 
 // answer runs read statement i of tx and checksums its rows; the first row's columns go to the

@@ -1,6 +1,7 @@
 package workloadfile_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,8 @@ import (
 	"github.com/fairbench/fairbench/internal/job"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
 	"github.com/fairbench/fairbench/internal/workload"
@@ -345,5 +348,76 @@ func TestRetryRunsTheSameTransaction(t *testing.T) {
 	t.Logf("write %d, read %d transactions (write %.1f%%), %d retries, %d errors", w.Transactions, r.Transactions, 100*share, res.Retries, res.Errors)
 	if share < 0.45 || share > 0.55 {
 		t.Errorf("writes are %.1f%% of the transactions drawn with %d retries, want 45-55%% (their weight is half)", 100*share, res.Retries)
+	}
+}
+
+// readOnlyForms are statements that read by their first word and write all the same: each is
+// refused before the run on existing tables without --write-existing-tables (issue 37).
+var readOnlyForms = []string{
+	"WITH x AS (UPDATE user_accounts SET balance = 0 WHERE id = :a RETURNING id) SELECT id FROM x",
+	"SELECT balance INTO stolen_copy FROM user_accounts WHERE id = :a",
+	"MERGE INTO user_accounts u USING (SELECT 1 AS id) s ON u.id = s.id AND s.id = :a WHEN MATCHED THEN UPDATE SET balance = 0",
+	"CALL zero_all(:a)",
+	"DO $$BEGIN UPDATE user_accounts SET balance = :a END$$",
+	"SELECT set_config('default_transaction_read_only', 'off', false), :a",
+}
+
+// zeroAll is a function that writes, called by a statement that reads by every word: only the
+// server's read-only session can refuse it.
+var zeroAll = map[string]string{
+	"postgres": "CREATE FUNCTION zero_all(k int) RETURNS int AS $$ BEGIN UPDATE user_accounts SET balance = 0; RETURN k; END $$ LANGUAGE plpgsql",
+	"mysql":    "CREATE FUNCTION zero_all(k int) RETURNS int DETERMINISTIC MODIFIES SQL DATA BEGIN UPDATE user_accounts SET balance = 0; RETURN k; END",
+}
+
+// Existing tables without --write-existing-tables stay as they were on every engine: each form
+// that may write is refused before the run, and a write hidden in a function is refused by the
+// server in the run, in the file's checks and in the answers compare records; the rows' sum is
+// the same after all of it and no table was created.
+func TestExistingTablesReadOnlyOnEveryEngine(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	head := strings.TrimSuffix(existingFile, "      - sql: SELECT balance FROM user_accounts WHERE id = :a\n        expect: {rows: 1}\n")
+	for _, kind := range []string{"postgres", "mariadb", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			tg := testserver.Database(t, kind)
+			c := workloadtest.Conn(t, tg)
+			workloadtest.Exec(t, c, "CREATE TABLE user_accounts (id int PRIMARY KEY, balance int NOT NULL)")
+			for i := 1; i <= 50; i++ {
+				workloadtest.Exec(t, c, fmt.Sprintf("INSERT INTO user_accounts VALUES (%d, %d)", i, 7*i))
+			}
+			workloadtest.Exec(t, c, zeroAll[cmp.Or(map[string]string{"mariadb": "mysql"}[kind], kind)])
+			sum := func() string { return workloadtest.Rows(t, c, "SELECT sum(balance) FROM user_accounts")[0][0] }
+			before := sum()
+			for i, form := range readOnlyForms {
+				path := filepath.Join(dir, fmt.Sprintf("%s-%d.yaml", kind, i))
+				must(t, os.WriteFile(path, []byte(head+"      - "+strconv.Quote(form)+"\n"), 0o600))
+				_, err := job.New(tg, path, nil, randgen.DefaultConfig("uniform"), 1)
+				if err == nil || !strings.Contains(err.Error(), "give --write-existing-tables on") {
+					t.Errorf("%s: %v, want it refused before the run", form, err)
+				}
+			}
+			hidden := filepath.Join(dir, kind+"-hidden.yaml")
+			must(t, os.WriteFile(hidden, []byte(head+"      - SELECT zero_all(:a)\nchecks:\n  - {name: sneaky, sql: SELECT zero_all(1), equals: 1}\n"), 0o600))
+			j := workloadtest.Job(t, tg, hidden, nil, 1)
+			_, err := j.Run(ctx, runner.Config{Threads: 2, Duration: time.Second, MaxTries: runspec.DefaultMaxTries})
+			if err == nil || !strings.Contains(err.Error(), "the server refused a write to the existing tables") {
+				t.Errorf("a SELECT of a function that writes: %v, want the server's read-only refusal", err)
+			}
+			vs, err := j.Workload.(workload.Explainer).Verdicts(ctx, j.Env(1, false, nil, nil))
+			if err != nil || len(vs) != 1 || vs[0].OK {
+				t.Errorf("the check that calls it: %+v, %v, want it failed", vs, err)
+			}
+			answers := j.Workload.(workload.Answerer).Answers(ctx, c)
+			if len(answers) != 1 || answers[0].Error == "" {
+				t.Errorf("the answer that calls it: %+v, want the server's refusal", answers)
+			}
+			if after := sum(); after != before {
+				t.Errorf("the balances add up to %s after, %s before", after, before)
+			}
+			if _, err := c.Query(ctx, "SELECT count(*) FROM stolen_copy"); !sqldb.IsUndefinedTable(err) {
+				t.Errorf("a table was created in the user's database: %v", err)
+			}
+			workloadtest.Exec(t, c, "INSERT INTO user_accounts VALUES (51, 0)") // c itself stays writable
+		})
 	}
 }

@@ -70,10 +70,16 @@ func SpecOf(path string) (workload.Spec, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := refuseWrites(own, o); err != nil {
+		writes, err := mayWriteExisting(own, o)
+		if err != nil {
 			return nil, err
 		}
-		return newFileWorkload(own, int64(scale))
+		w, err := newFileWorkload(own, int64(scale))
+		if err != nil {
+			return nil, err
+		}
+		w.readOnly = own.Existing && !writes
+		return w, nil
 	}
 	return spec, nil
 }
@@ -81,33 +87,60 @@ func SpecOf(path string) (workload.Spec, error) {
 // OptWriteExisting lets a file on existing tables write to them.
 const OptWriteExisting = "write-existing-tables"
 
-// refuseWrites refuses a file on existing tables whose transactions write, unless the user said
-// they may: fairbench never changes a table it did not create without being told to.
-func refuseWrites(f *File, o workload.Options) error {
+// mayWriteExisting says whether a file on existing tables may write to them, and refuses one
+// whose transactions write unless the user said they may: fairbench never changes a table it did
+// not create without being told to.
+func mayWriteExisting(f *File, o workload.Options) (bool, error) {
 	if !f.Existing {
-		return nil
+		return true, nil
 	}
 	if on, err := o.Bool(OptWriteExisting); err != nil || on {
-		return err
+		return on, err
 	}
 	for _, tx := range f.Transactions {
 		for i, st := range tx.Statements {
 			for _, form := range st.forms() {
 				if form.Kind != "read" {
-					return workload.Refusef("%s: transaction %s, statement %d (%s) may change the existing tables, which fairbench did not create: "+
+					return false, workload.Refusef("%s: transaction %s, statement %d (%s) may change the existing tables, which fairbench did not create: "+
 						"give --%s on to run it anyway, or leave only reads in the file", f.Path, tx.Name, i+1, short(form.SQL), OptWriteExisting)
 				}
 			}
 		}
 	}
+	return false, nil
+}
+
+// guard makes the session read-only where the file runs on existing tables without leave to
+// write: the server then refuses whatever write a statement hides (a data-modifying WITH, a
+// function that writes), which no reading of the text can promise.
+func (w *fileWorkload) guard(ctx context.Context, c sqldb.Conn) error {
+	if !w.readOnly {
+		return nil
+	}
+	if err := c.Exec(ctx, dialect.Of(c).ReadOnlySession()); err != nil {
+		return fmt.Errorf("making the session read-only for the existing tables on %s: %w", c.Kind(), err)
+	}
 	return nil
+}
+
+// refusedWrite is the guard's refusal of a write, where err is one: not wrapped, since a
+// read-only refusal is otherwise a replica's, which the runner reconnects from; here the run must
+// stop and say why.
+func (w *fileWorkload) refusedWrite(err error) error {
+	if !w.readOnly || !sqldb.IsReadOnlyTransaction(err) {
+		return nil
+	}
+	return fmt.Errorf("the server refused a write to the existing tables (%v): their sessions are read-only without --%s on", err, OptWriteExisting)
 }
 
 // fileWorkload is a workload file with its rows scaled and its references resolved.
 type fileWorkload struct {
-	f     *File
-	rows  map[string]int64 // per table, scaled
-	kinds []string
+	f *File
+	// readOnly is a file on existing tables without --write-existing-tables: every session it
+	// opens is read-only on the server (guard).
+	readOnly bool
+	rows     map[string]int64 // per table, scaled
+	kinds    []string
 	// labels name every statement for the per-statement latency (StatementTimed), transaction
 	// by transaction, each multi-statement one's COMMIT last; first is each transaction's first
 	// index into labels.
@@ -227,6 +260,9 @@ func (w *fileWorkload) Verdicts(ctx context.Context, env *workload.Env) ([]workl
 		return nil, err
 	}
 	defer c.Close()
+	if err := w.guard(ctx, c); err != nil {
+		return nil, err
+	}
 	var out []workload.Verdict
 	if !w.f.Existing {
 		v := workload.Verdict{Name: "rows kept", OK: true, Detail: "every table holds at least the rows it was loaded with"}
@@ -368,6 +404,9 @@ func bind(tx *Transaction, kind sqldb.Kind) boundTx {
 // where the file gives one.
 func (w *fileWorkload) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.Rand, thread, threads int) (workload.Worker, error) {
 	wk := &worker{w: w, conn: conn, rng: rng}
+	if err := w.guard(ctx, conn); err != nil {
+		return nil, err
+	}
 	if err := wk.readIsolation(ctx); err != nil {
 		return nil, err
 	}
@@ -381,6 +420,9 @@ func (w *fileWorkload) NewWorker(ctx context.Context, conn sqldb.Conn, rng *rand
 		for _, s := range b.forms {
 			st, err := conn.Prepare(ctx, s.Text)
 			if err != nil {
+				if refused := w.refusedWrite(err); refused != nil {
+					return nil, fmt.Errorf("transaction %s: %w", tx.Name, refused)
+				}
 				if sqldb.IsUndefinedTable(err) {
 					return nil, w.missing(err, "of "+w.f.Name)
 				}
@@ -519,6 +561,9 @@ func (wk *worker) statement(ctx context.Context, s *Statement, b *boundTx, i int
 		q.Write++
 	} else {
 		q.Other++
+	}
+	if refused := wk.w.refusedWrite(err); refused != nil {
+		return refused
 	}
 	if (err == nil || errors.Is(err, errNoRow)) && s.Expect.Expecting() && n != s.Expect.Rows {
 		return fmt.Errorf("%w: %s %d rows, expected %d", workload.ErrRolledBack, verbOf(s), n, s.Expect.Rows)
