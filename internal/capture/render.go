@@ -2,8 +2,11 @@ package capture
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // render writes the workload file: a header saying where it came from and what was left out,
@@ -12,8 +15,8 @@ import (
 func render(opt Options, summary, watched string, tables []*table, skipped []string, groups []*group, txns []*txn, left []dropped) []byte {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	w("# Captured by `fairbench capture` from %s.", opt.Source)
-	w("# %s.", summary)
+	w("# Captured by `fairbench capture` from %s.", comment(opt.Source))
+	w("# %s.", comment(summary))
 	w("# Row counts are the source's; each column's generator is fitted to a sample of up to %d rows,", SampleRows)
 	if opt.SampleValues {
 		w("# and compared values are drawn from a sample of the real ones (--sample-values): this file holds user values.")
@@ -21,20 +24,20 @@ func render(opt Options, summary, watched string, tables []*table, skipped []str
 		w("# its bounds widened to two significant figures (or whole years): no value of the source is copied.")
 	}
 	if len(groups) > 0 {
-		w("# Statements seen together in the source's open transactions (%s) run together", watched)
+		w("# Statements seen together in the source's open transactions (%s) run together", comment(watched))
 		w("# here, each with its copies per transaction and one more by chance for what they leave (chance:);")
 		w("# statements never seen beside another run alone, in autocommit.")
 		w("# Statements of one transaction that compare with the same column share its value (one row read")
 		w("# and then written): the statistics keep no values, so this is capture's reading of the SQL.")
 	} else {
 		w("# Each statement runs as a transaction of its own, in autocommit: the statistics count statements,")
-		w("# and the source's transactions were %s.", watched)
+		w("# and the source's transactions were %s.", comment(watched))
 	}
 	w("# Weights are the source's transactions as this file runs them (scaled to at most %d).", maxWeight)
 	for _, s := range skipped {
-		w("# %s", s)
+		w("# %s", comment(s))
 	}
-	w("name: %s", opt.Name)
+	w("name: %s", scalar(opt.Name))
 	w("description: %s", strconv.Quote("captured from "+opt.Source))
 	w("tables:")
 	for _, t := range tables {
@@ -67,45 +70,45 @@ func render(opt Options, summary, watched string, tables []*table, skipped []str
 	if len(left) > 0 {
 		w("# Statements the source ran that this file leaves out:")
 		for _, d := range left {
-			w("#   %d calls: %s -- %s", d.calls, oneLine(d.sql, 160), d.why)
+			w("#   %d calls: %s -- %s", d.calls, comment(oneLine(d.sql, 160)), comment(d.why))
 		}
 	}
 	return []byte(b.String())
 }
 
 func renderTable(w func(string, ...any), t *table) {
-	w("  - name: %s", t.name)
+	w("  - name: %s", scalar(t.name))
 	for _, n := range t.notes {
-		w("    # %s", n)
+		w("    # %s", comment(n))
 	}
 	w("    rows: %d", max(t.rows, 1))
 	w("    columns:")
 	for _, c := range t.columns {
-		line := fmt.Sprintf("      - {name: %s, type: %s, gen: {%s}", c.name, strconv.Quote(typeText(c)), c.gen)
+		line := fmt.Sprintf("      - {name: %s, type: %s, gen: {%s}", scalar(c.name), strconv.Quote(typeText(c)), c.gen)
 		if c.null > 0 {
 			line += fmt.Sprintf(", null: %s", strconv.FormatFloat(c.null, 'f', -1, 64))
 		}
 		line += "}"
 		if c.note != "" {
-			line += "  # " + c.note
+			line += "  # " + comment(c.note)
 		}
 		w("%s", line)
 	}
 	if len(t.primaryKey) == 0 {
 		w("    primary_key: []  # none on the source")
 	} else {
-		w("    primary_key: [%s]", strings.Join(t.primaryKey, ", "))
+		w("    primary_key: [%s]", scalars(t.primaryKey))
 	}
 	if len(t.indexes) > 0 {
 		w("    indexes:  # unique ones are plain here: generated rows need not be")
 		for _, ix := range t.indexes {
-			w("      - [%s]", strings.Join(ix, ", "))
+			w("      - [%s]", scalars(ix))
 		}
 	}
 	if len(t.foreignKeys) > 0 {
 		w("    foreign_keys:")
 		for _, fk := range t.foreignKeys {
-			w("      - {columns: [%s], references: %s(%s)}", strings.Join(fk.Columns, ", "), fk.RefTable, strings.Join(fk.RefColumns, ", "))
+			w("      - {columns: [%s], references: %s}", scalars(fk.Columns), reference(fk.RefTable, fk.RefColumns))
 		}
 	}
 }
@@ -130,7 +133,7 @@ func renderTxn(w func(string, ...any), t *txn, topCalls int64) {
 	if n := t.calls + t.grouped; n > 0 {
 		w("  # %.2f rows per call on the source", float64(t.rows)/float64(n))
 	}
-	w("  - name: %s", t.name)
+	w("  - name: %s", scalar(t.name))
 	w("    weight: %d", scaledWeight(t.calls, topCalls))
 	if t.calls > 0 {
 		w("    source: {calls: %.2f, time: %.2f}  %s", 100*t.shareCall, 100*t.shareTime, sourceNote)
@@ -145,7 +148,7 @@ func renderTxn(w func(string, ...any), t *txn, topCalls int64) {
 // it (groupParams).
 func renderGroup(w func(string, ...any), g *group, name string, topCalls int64) {
 	w("  # A transaction of the source: %d statements seen together in %d of its transactions.", len(g.members), g.seen)
-	w("  - name: %s", name)
+	w("  - name: %s", scalar(name))
 	w("    weight: %d", scaledWeight(g.count, topCalls))
 	w("    source: {calls: %.2f, time: %.2f}  %s", 100*g.shareCall, 100*g.shareTime, sourceNote)
 	var params groupParams
@@ -155,7 +158,7 @@ func renderGroup(w func(string, ...any), g *group, name string, topCalls int64) 
 		for c := range m.runs() {
 			place++
 			sql := params.add(m.st.sql, m.st.params, place, c)
-			note := fmt.Sprintf("# %s: %.2f rows per call on the source", m.st.name, float64(m.st.rows)/float64(max(m.st.calls+m.st.grouped, 1)))
+			note := fmt.Sprintf("# %s: %.2f rows per call on the source", comment(m.st.name), float64(m.st.rows)/float64(max(m.st.calls+m.st.grouped, 1)))
 			switch {
 			case c == m.copies:
 				note += fmt.Sprintf(", %.2f calls per transaction: this copy in %.0f%% of them", float64(m.copies)+m.chance, 100*m.chance)
@@ -180,9 +183,9 @@ func renderParams(w func(string, ...any), params []param) {
 	}
 	w("    params:")
 	for _, p := range params {
-		line := fmt.Sprintf("      %s: {%s}", p.name, p.gen)
+		line := fmt.Sprintf("      %s: {%s}", scalar(p.name), p.gen)
 		if p.note != "" {
-			line += "  # " + p.note
+			line += "  # " + comment(p.note)
 		}
 		w("%s", line)
 	}
@@ -195,6 +198,48 @@ func scaledWeight(n, top int64) int64 {
 		return max(1, int64(float64(n)*maxWeight/float64(top)+0.5))
 	}
 	return max(n, 1)
+}
+
+// The source's catalog and statistics are text the file must hold as data, never as YAML: a
+// column named "x\nchecks: ..." once added a check of its own to a captured file. Names are plain
+// where they are plain identifiers and quoted otherwise; comments are one line.
+
+// plainName is a name YAML reads as the same string when it stands bare.
+var plainName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// yamlWords are the bare words YAML 1.1 readers take for booleans or null.
+var yamlWords = map[string]bool{"y": true, "n": true, "yes": true, "no": true, "on": true, "off": true, "true": true, "false": true, "null": true}
+
+// scalar is s as a YAML scalar that reads back as s, in a block or a flow context.
+func scalar(s string) string {
+	if plainName.MatchString(s) && !yamlWords[s] {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// scalars is a flow sequence's items, each a scalar.
+func scalars(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = scalar(s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// reference is a foreign key's table(columns), bare where every name is plain.
+func reference(table string, columns []string) string {
+	ref := table + "(" + strings.Join(columns, ", ") + ")"
+	if plainName.MatchString(table) && !slices.ContainsFunc(columns, func(c string) bool { return !plainName.MatchString(c) }) {
+		return ref
+	}
+	return strconv.Quote(ref)
+}
+
+// comment is s on one line, for after a '#': every run of white space (line breaks of any kind
+// included) and every control character becomes one space.
+func comment(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
 }
 
 func oneLine(s string, n int) string {

@@ -200,9 +200,18 @@ func (e call) eval(s *state) (value, error) {
 
 // exprParser reads one pgbench expression (pgbench's exprparse.y) by precedence climbing.
 type exprParser struct {
-	toks []token
-	pos  int
+	toks  []token
+	pos   int
+	depth int // of parse calls under way: every nesting (parentheses, a unary operator, a function's arguments) adds one
 }
+
+// An expression's limits. pgbench's own are its parser stack's; here a few thousand nested
+// minus signs would take gigabytes and a deep recursion at every evaluation, on every thread.
+// Real scripts nest a handful of levels and hold tens of tokens.
+const (
+	maxExprDepth  = 64
+	maxExprTokens = 10000
+)
 
 type token struct {
 	kind string // "num", "ident", "var", "op", "(", ")", ",", "eof"
@@ -230,6 +239,9 @@ func lex(text string) ([]token, error) {
 	var out []token
 	rs := []rune(text)
 	for i := 0; i < len(rs); {
+		if len(out) > maxExprTokens {
+			return nil, fmt.Errorf("the expression has more than %d tokens, the most fairbench reads: split it over several \\set lines", maxExprTokens)
+		}
 		r := rs[i]
 		switch {
 		case unicode.IsSpace(r):
@@ -326,6 +338,10 @@ func infix(t token) int {
 }
 
 func (p *exprParser) parse(minPrec int) (expr, error) {
+	if p.depth++; p.depth > maxExprDepth {
+		return nil, fmt.Errorf("the expression nests deeper than %d levels: split it over several \\set lines", maxExprDepth)
+	}
+	defer func() { p.depth-- }()
 	left, err := p.prefix()
 	if err != nil {
 		return nil, err

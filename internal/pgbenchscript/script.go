@@ -85,6 +85,9 @@ func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.Script, 
 // Parse reads a script's text. name is what errors call it (the file's path).
 func Parse(name, text string) (*Script, error) {
 	p := &parser{name: name, s: &Script{Name: name, Weight: 1}}
+	if len(text) > maxScriptBytes {
+		return nil, p.fail(1, "the script is %d bytes, more than the %d fairbench reads: pgbench scripts are a few lines", len(text), maxScriptBytes)
+	}
 	if err := p.run(text); err != nil {
 		return nil, err
 	}

@@ -156,6 +156,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add("\\if :a > 1 and not :b\nSELECT 1 \\gset\n\\elif case when :x then 1 else 0 end\n\\sleep :d ms\n\\else\n\\endif\n")
 	f.Add("\\set x greatest(1, 2.5, -3) * hash(7) % 5 << 2 | ~1\nSELECT ':y', :x::text;\n")
+	f.Add("\\set x " + strings.Repeat("-(", 40) + "1" + strings.Repeat(")", 40) + "\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		s, err := Parse("fuzz.sql", text)
 		if err != nil {
@@ -174,4 +175,31 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// An expression's nesting, its length and a script's size are bounded, each refused in one line
+// naming the file and line (issue 37: a 1 MiB `\set x ---...-1` took 1.6 GB to parse). What real
+// scripts write, a few levels deep, still parses.
+func TestBoundedExpressions(t *testing.T) {
+	deep := "\\set a 1\n\\set x " + strings.Repeat("-", 1<<20-40) + "1\nSELECT :x;\n"
+	cases := []struct{ name, text, want string }{
+		{"1 MiB of minus signs", deep, `big.sql:2: \set x: the expression has more than 10000 tokens`},
+		{"minus signs", "\\set x " + strings.Repeat("-", 100) + "1\n", `big.sql:1: \set x: the expression nests deeper than 64 levels`},
+		{"parentheses", "\\set x " + strings.Repeat("(", 65) + "1" + strings.Repeat(")", 65) + "\n", "big.sql:1: \\set x: the expression nests deeper than 64 levels"},
+		{"function calls", "\\if " + strings.Repeat("abs(", 70) + "1" + strings.Repeat(")", 70) + "\n\\endif\n", "big.sql:1: \\if: the expression nests deeper"},
+		{"tokens", "\\set x 1" + strings.Repeat(" + 1", 6000) + "\n", "big.sql:1: \\set x: the expression has more than 10000 tokens"},
+		{"script", strings.Repeat("SELECT 1;\n", maxScriptBytes/10+1), "big.sql:1: the script is 1048580 bytes, more than the 1048576"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("big.sql", c.text)
+			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("Parse = %v\nwant one line with %q", err, c.want)
+			}
+		})
+	}
+	ok := "\\set x " + strings.Repeat("(", 20) + "-abs(:a) * 2" + strings.Repeat(")", 20) + " + 1" + strings.Repeat(" + 1", 4000) + "\n\\set a 1\nSELECT :x;\n"
+	if _, err := Parse("ok.sql", ok); err != nil {
+		t.Errorf("20 levels and 8,000 tokens: %v", err)
+	}
 }
