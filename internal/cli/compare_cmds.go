@@ -14,7 +14,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fairbench/fairbench/internal/compare"
+	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/output"
 	"github.com/fairbench/fairbench/internal/report"
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/suite"
@@ -246,6 +248,14 @@ func newReportCmd() *cobra.Command {
 			files, _ := filepath.Glob(filepath.Join(args[0], "results", "*.json"))
 			if shardFiles, _ := filepath.Glob(filepath.Join(args[0], "*.json")); len(files)+len(shardFiles) == 0 {
 				return noResults
+			}
+			for _, f := range []struct {
+				name string
+				ours output.Ours
+			}{{"report.md", report.WroteMarkdown}, {"report.html", document.WrotePage}} {
+				if err := output.Check("report", filepath.Join(args[0], f.name), f.ours); err != nil {
+					return badInput(err)
+				}
 			}
 			in, err := report.Load(args[0])
 			if err != nil {

@@ -7,9 +7,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/export"
 	"github.com/fairbench/fairbench/internal/history"
 	"github.com/fairbench/fairbench/internal/merge"
+	"github.com/fairbench/fairbench/internal/output"
 	"github.com/fairbench/fairbench/internal/regress"
 	"github.com/fairbench/fairbench/internal/report"
 	"github.com/fairbench/fairbench/internal/result"
@@ -24,6 +26,11 @@ func newHistoryCmd() *cobra.Command {
 		Short: "One table of the same engine and workload across runs (compare directories or results files), oldest first",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if htmlOut != "" {
+				if err := output.Check("--html", htmlOut, document.WrotePage); err != nil {
+					return badInput(err)
+				}
+			}
 			lines, err := history.Load(args)
 			if err != nil {
 				return badInput(err)
@@ -120,6 +127,11 @@ func newExportCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if csvOut == "" {
 				return badInputf("export needs --csv FILE (or --csv - for standard output)")
+			}
+			if csvOut != "-" {
+				if err := output.Check("--csv", csvOut, export.Wrote); err != nil {
+					return badInput(err)
+				}
 			}
 			var rs []*result.Result
 			for _, p := range args {

@@ -180,3 +180,53 @@ func TestReproduceReportOnly(t *testing.T) {
 		t.Errorf("--report-only without --out: exit %d %s", code, stderr)
 	}
 }
+
+// Every output path follows one rule: a file there is replaced only where fairbench wrote it, in
+// one line and exit 2 otherwise, and fairbench's own output is written again (issue 37: export,
+// history and report replaced any file).
+func TestOutputPathsReplaceOnlyOurs(t *testing.T) {
+	dir := t.TempDir()
+	res := filepath.Join(dir, "run.json")
+	fakeRun(t, res, 1000, 1)
+	cmp := filepath.Join(dir, "cmp")
+	fakeRun(t, filepath.Join(cmp, "results", "postgres-oltp_read_write.json"), 1000, 2)
+	user := func(name string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("the user's own\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	csv, page, notes := user("data.csv"), user("page.html"), user("notes.json")
+	refused := [][]string{
+		{"export", "--csv", csv, res},
+		{"history", "--html", page, res},
+		{"merge", "--out", notes, res},
+	}
+	for _, args := range refused {
+		code, stdout, stderr := run(args...)
+		if code != 2 || !strings.Contains(stderr, "exists and is not a file fairbench wrote") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+	}
+	for _, p := range []string{csv, page, notes} {
+		if b, _ := os.ReadFile(p); string(b) != "the user's own\n" {
+			t.Errorf("%s was changed: %q", p, b)
+		}
+	}
+	mine := filepath.Join(dir, "mine.csv")
+	for i := 0; i < 2; i++ { // the second replaces what the first wrote
+		if code, stdout, stderr := run("export", "--csv", mine, res); code != 0 {
+			t.Fatalf("export to fairbench's own file, time %d: exit %d\n%s%s", i+1, code, stdout, stderr)
+		}
+		if code, stdout, stderr := run("report", cmp); code != 0 {
+			t.Fatalf("report, time %d: exit %d\n%s%s", i+1, code, stdout, stderr)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(cmp, "report.md"), []byte("my notes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run("report", cmp); code != 2 || !strings.Contains(stderr, "report.md exists and is not a file fairbench wrote") {
+		t.Errorf("report over the user's report.md: exit %d, %s", code, stderr)
+	}
+}

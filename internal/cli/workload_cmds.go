@@ -20,6 +20,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/job"
 	"github.com/fairbench/fairbench/internal/randgen"
+	"github.com/fairbench/fairbench/internal/output"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/runspec"
@@ -407,20 +408,16 @@ func checkWritable(out string) error {
 	if out == "" {
 		return nil
 	}
-	dir := filepath.Dir(out)
-	if st, err := os.Stat(out); err == nil && st.IsDir() {
-		return badInputf("--out %s is a directory: give a file name such as %s", out, filepath.Join(out, "result.json"))
-	} else if err == nil {
-		if _, rerr := result.Read(out); rerr != nil {
-			return badInputf("--out %s exists and is not a fairbench results file: choose another file name, or remove it first", out)
-		}
+	if err := output.Check("--out", out, isResults); err != nil {
+		return badInput(err)
 	}
-	f, err := os.CreateTemp(dir, ".fairbench-write-check-*")
-	if err != nil {
-		return badInputf("--out %s cannot be written (%v): choose a file in an existing, writable directory", out, errors.Unwrap(err))
-	}
-	f.Close()
-	return os.Remove(f.Name())
+	return nil
+}
+
+// isResults says whether the file at path is a fairbench results file.
+func isResults(path string) bool {
+	_, err := result.Read(path)
+	return err == nil
 }
 
 // outPath names one step's file of a sweep: result.json becomes result-t16.json.

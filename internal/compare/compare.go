@@ -230,7 +230,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer hosts.close()
-	c := &comparison{opts: o, steps: steps, resultsDir: resultsDir, started: time.Now(), hosts: hosts,
+	c := &comparison{opts: o, steps: steps, resultsDir: resultsDir, started: time.Now(), hosts: hosts, env: env, othersLive: engine.OthersLive,
 		totalSteps: (len(insts)*max(1, len(o.ServerCPUs)) + len(explainRuns(o.Explain, insts))) * o.Suite.Repeat * stepCount(steps)}
 	c.logf("== suite %s: %s", o.Suite.Name, o.Suite.Description)
 	var runErr error
@@ -238,7 +238,6 @@ func Run(ctx context.Context, o *Options) error {
 		order := roundOrder(insts, rep)
 		for _, inst := range order {
 			env.Engines[inst.Name()] = inst.Version
-			c.noteOthersLive(env)
 			if runErr = c.coreSweep(ctx, inst, rep); runErr != nil {
 				break
 			}
@@ -272,19 +271,24 @@ func roundOrder(insts []engine.Installation, rep int) []engine.Installation {
 	return order
 }
 
-// noteOthersLive says, in the log and the report's notes, when another fairbench's servers run on
-// this machine as an engine's steps begin: the engines then share the CPU and disk with them, and
-// their figures are low by an unknown amount (two compares at once each measured about half their
-// TPS alone).
-func (c *comparison) noteOthersLive(env *result.Environment) {
-	others := engine.OthersLive()
+// noteOthersLive says, in the log, the report's notes and the step's result, when another
+// fairbench's servers ran on this machine as a measured step began or ended: the engines then
+// shared the CPU and disk with them, and their figures are low by an unknown amount (two compares
+// at once each measured about half their TPS alone). The step is marked busy, as a step that
+// shared the CPU with other processes is, so every pick drawn from it says so.
+func (c *comparison) noteOthersLive(res *result.Result, before []string) {
+	others := slices.Compact(slices.Sorted(slices.Values(append(before, c.othersLive()...))))
 	if len(others) == 0 {
 		return
 	}
+	if res.Machine == nil {
+		res.Machine = &result.MachineLoad{}
+	}
+	res.Machine.Busy, res.Machine.OtherFairbench = true, others
 	note := fmt.Sprintf("Another fairbench was running servers on this machine during this comparison (%s): the engines shared the machine with them, so their figures may be low and are not comparable with a run alone.", strings.Join(others, "; "))
 	c.logf("== warning: %s", note)
-	if !slices.ContainsFunc(env.Notes, func(n string) bool { return strings.HasPrefix(n, "Another fairbench") }) {
-		env.Notes = append(env.Notes, note)
+	if !slices.ContainsFunc(c.env.Notes, func(n string) bool { return strings.HasPrefix(n, "Another fairbench") }) {
+		c.env.Notes = append(c.env.Notes, note)
 	}
 }
 
@@ -381,6 +385,9 @@ type comparison struct {
 	doneSteps  int
 	totalSteps int
 	hosts      *clientHosts // nil: the clients run in this process
+	env        *result.Environment
+	// othersLive lists the servers of another live fairbench on this machine (engine.OthersLive).
+	othersLive func() []string
 }
 
 func (c *comparison) logf(format string, args ...any) {
@@ -553,10 +560,12 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	if c.hosts != nil {
 		clients = func(ctx context.Context, cfg runner.Config) (*result.Result, error) { return c.hosts.run(ctx, j, cfg) }
 	}
+	othersBefore := c.othersLive()
 	res, runErr := j.Measured(ctx, cfg, mon, clients)
 	if res == nil {
 		return runErr
 	}
+	c.noteOthersLive(res, othersBefore)
 	res.Routing, res.Step = routing, st.Name
 	c.annotate(res, st, run)
 	// job.Run checked the data after the run where the workload asks for it, and marked a

@@ -3,7 +3,22 @@ package document
 import (
 	"bytes"
 	"html/template"
+
+	"github.com/fairbench/fairbench/internal/output"
 )
+
+// GeneratorMark is in every page fairbench writes, so that a page is replaced only where
+// fairbench wrote it (internal/output).
+const GeneratorMark = `<meta name="generator" content="fairbench">`
+
+// pageStyleMark is a line of the page's own style, which pages written before GeneratorMark carry.
+const pageStyleMark = "main { max-width: 1100px; margin: 0 auto; padding: 24px 32px 64px; background: #fff; }"
+
+// WrotePage says whether the file at path is a page fairbench wrote.
+func WrotePage(path string) bool {
+	head := output.Head(path)
+	return bytes.Contains(head, []byte(GeneratorMark)) || bytes.HasPrefix(head, []byte("<!DOCTYPE html>")) && bytes.Contains(head, []byte(pageStyleMark))
+}
 
 // The page carries its own CSS and no script or external reference: it must open the same from a
 // mail attachment, an artifact store or a machine without network access.
@@ -12,6 +27,7 @@ const pageTemplate = `<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="fairbench">
 <title>{{.Title}}</title>
 <style>
 body { font-family: -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: #222; margin: 0; background: #fafafa; }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/output"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -20,6 +21,9 @@ var runColumns = []string{
 }
 
 var intervalColumns = []string{"engine", "engine_version", "workload", "label", "t", "threads", "tps", "qps", "p95_ms", "p99_ms", "errors", "retries", "server_cpu_pct"}
+
+// Wrote says whether the file at path is a CSV file export wrote (its header is one of ours).
+var Wrote = output.StartsWith(strings.Join(runColumns, ",")+"\n", strings.Join(intervalColumns, ",")+"\n")
 
 // Runs writes one row per result.
 func Runs(w io.Writer, rs []*result.Result) error {

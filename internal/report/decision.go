@@ -282,24 +282,36 @@ func (m *model) decisions() []decision {
 }
 
 // busyNote says, beside a pick, which of its runs shared the machine with other work (their
-// others' CPU above machineload.BusyPct on average): a pick drawn from them is weak evidence.
+// others' CPU above machineload.BusyPct on average, or another fairbench's servers running): a
+// pick drawn from them is weak evidence.
 func busyNote(cands []*group) string {
-	var busy []string
+	var busy, shared []string
 	for _, g := range cands {
-		worst := 0.0
+		worst, other := 0.0, false
 		for _, r := range g.Used {
 			if r.Machine != nil && r.Machine.Busy {
 				worst = max(worst, r.Machine.OthersCPUPctMean)
+				other = other || len(r.Machine.OtherFairbench) > 0
 			}
 		}
 		if worst > 0 {
 			busy = append(busy, fmt.Sprintf("%s %s", g.V.Name, fmtPct(worst/100)))
 		}
+		if other {
+			shared = append(shared, g.V.Name)
+		}
 	}
-	if len(busy) == 0 {
+	var notes []string
+	if len(busy) > 0 {
+		notes = append(notes, "other processes used the CPU ("+strings.Join(busy, ", ")+" of the machine)")
+	}
+	if len(shared) > 0 {
+		notes = append(notes, "another fairbench ran servers on this machine ("+strings.Join(shared, ", ")+")")
+	}
+	if len(notes) == 0 {
 		return ""
 	}
-	return "; ⚠ measured while other processes used the CPU (" + strings.Join(busy, ", ") + " of the machine): weak evidence, rerun on a quiet machine"
+	return "; ⚠ measured while " + strings.Join(notes, " and ") + ": weak evidence, rerun on a quiet machine"
 }
 
 // upgrades gives, for every engine with two or more releases in the comparison, one row per

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fairbench/fairbench/internal/output"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -66,6 +67,9 @@ func HTML(in *Input) ([]byte, error) {
 	}
 	return d.HTML()
 }
+
+// WroteMarkdown says whether the file at path is a report.md that WriteDir wrote.
+var WroteMarkdown = output.StartsWith("# fairbench report")
 
 // WriteDir renders report.md and report.html into dir atomically.
 func WriteDir(dir string, in *Input) error {

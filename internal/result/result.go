@@ -389,6 +389,9 @@ type MachineLoad struct {
 	StealPctMax      float64 `json:"steal_pct_max"`
 	Busy             bool    `json:"busy"`
 	BusyPct          float64 `json:"busy_pct"`
+	// OtherFairbench names the servers of another fairbench seen on the machine as the step
+	// began or ended ("a mysql server of fairbench pid 4242 (port 40123)"); Busy is then set.
+	OtherFairbench []string `json:"other_fairbench,omitempty"`
 }
 
 // Statements is the server's per-statement account of a measured window: the difference of its
