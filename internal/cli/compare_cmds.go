@@ -33,7 +33,7 @@ func newEnginesCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
+	cmd.Flags().StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot()+")")
 	return cmd
 }
 
@@ -107,7 +107,7 @@ func (c *compareFlags) register(f *pflag.FlagSet) {
 
 // registerServer declares the flags that say how each server is installed, tuned and confined.
 func (c *compareFlags) registerServer(f *pflag.FlagSet) {
-	f.StringVar(&c.mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
+	f.StringVar(&c.mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot()+")")
 	f.StringVar(&c.workDir, "workdir", "", "where the servers' throwaway data directories go (default the system temp dir)")
 	f.StringVar(&c.device, "device", "", "put each server's data directory on a loop device of its own of this size (e.g. 8G; root): disk figures then come from the device's own counters, every write included")
 	f.BoolVar(&c.noJournal, "device-no-journal", false, "make the --device filesystems without ext4's journal")
@@ -301,7 +301,7 @@ func newServeCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&kind, "engine", "", "postgres, mariadb or mysql, optionally with a version: postgres@17 (default the newest installed)")
-	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
+	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot()+")")
 	f.StringVar(&workDir, "workdir", "", "where the data directory goes (default the system temp dir)")
 	f.StringVar(&bufferPool, "buffer-pool", "", "buffer pool (default 25% of RAM, at most 2G)")
 	f.BoolVar(&binlog, "binlog", false, "binary log on (MySQL, MariaDB)")

@@ -106,7 +106,7 @@ func newReproduceCmd() *cobra.Command {
 	f.BoolVar(&force, "force", false, "replace the results of an earlier reproduction in --out")
 	f.IntVar(&repeat, "repeat", 0, "rounds of every comparison, the engine order rotated each round, for the intervals the rows are judged by (default: the study's own, reproduce --list)")
 	f.BoolVar(&again, "report-only", false, "run nothing: judge the results already in --out again and render its report")
-	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
+	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot()+")")
 	f.StringVar(&workDir, "workdir", "", "where the servers' data directories go (default: the system temp dir)")
 	addMetricsFlag(f, &metricsAddr)
 	clients.register(f)

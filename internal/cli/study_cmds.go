@@ -45,7 +45,7 @@ func (s *studyFlags) register(f *pflag.FlagSet, name string) {
 	f.IntVar(&s.tableSize, "table-size", 0, fmt.Sprintf("rows per table (default: the data is about %d× the buffer pool)", study.DataFactor))
 	f.StringVar(&s.bufferPool, "buffer-pool", runspec.FormatSize(study.DefaultBufferPool), "buffer pool of every engine; small, so the data does not fit")
 	f.StringVar(&s.out, "out", "", "output directory (default out/study-NAME-TIMESTAMP)")
-	f.StringVar(&s.mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot+")")
+	f.StringVar(&s.mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot()+")")
 	f.Uint64Var(&s.seed, "rand-seed", 0, "random seed; 0 = from the clock")
 	addInstrumentFlag(f, &s.instrument)
 }

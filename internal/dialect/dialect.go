@@ -14,6 +14,7 @@ package dialect
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 
@@ -165,15 +166,35 @@ var (
 )
 
 // byKind is the one dialect value of a kind: InnoDB's for MySQL and MariaDB, PostgreSQL's for
-// every other kind (the PostgreSQL wire).
+// PostgreSQL. A kind with no dialect is a defect of the caller (sqldb parses only these three
+// from a DSN), named rather than served as PostgreSQL.
 func byKind(k sqldb.Kind) engineDialect {
+	d, err := lookup(k)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func lookup(k sqldb.Kind) (engineDialect, error) {
 	switch k {
 	case sqldb.MySQL:
-		return mysqlDialect
+		return mysqlDialect, nil
 	case sqldb.MariaDB:
-		return mariadbDialect
+		return mariadbDialect, nil
+	case sqldb.Postgres:
+		return postgresDialect, nil
 	}
-	return postgresDialect
+	return nil, fmt.Errorf("engine kind %q has no dialect in this fairbench: it knows postgres, mysql and mariadb", string(k))
+}
+
+// Lookup is the dialect of a kind read from outside (a results file), or an error that names it.
+func Lookup(k sqldb.Kind) (Dialect, error) {
+	d, err := lookup(k)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // Of is the dialect of the server c is connected to.

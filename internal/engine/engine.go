@@ -33,10 +33,13 @@ var Kinds = []string{Postgres, MariaDB, MySQL}
 // each starts several servers).
 var ClusterKinds = []string{Galera, PostgresHA}
 
-// DefaultMySQLRoot is where older versions of scripts/install-engines.sh built the Debian sid
+// LegacyMySQLRoot is where older versions of scripts/install-engines.sh built the Debian sid
 // root that MySQL runs from; it is now a link to the sid root under DefaultRootsDir, and still
 // searched so that a machine set up before the per-suite roots keeps its MySQL.
-const DefaultMySQLRoot = "/opt/fairbench/mysql-root"
+const LegacyMySQLRoot = "/opt/fairbench/mysql-root"
+
+// DefaultMySQLRoot is the Debian sid root that scripts/install-engines.sh builds for MySQL.
+func DefaultMySQLRoot() string { return filepath.Join(RootsDir(), "sid") }
 
 // mysqlRootEnv overrides DefaultMySQLRoot; the install script reads it too.
 const mysqlRootEnv = "FAIRBENCH_MYSQL_ROOT"
@@ -85,7 +88,7 @@ func ResolveMySQLRoot(mysqlRoot string) string {
 	if env := os.Getenv(mysqlRootEnv); env != "" {
 		return env
 	}
-	return DefaultMySQLRoot
+	return DefaultMySQLRoot()
 }
 
 // Discover returns every installation that can be started here, one per engine@release, in

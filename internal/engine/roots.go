@@ -62,7 +62,7 @@ func rootDirs(mysqlRoot string) []root {
 	ents, _ := filepath.Glob(filepath.Join(RootsDir(), "*"))
 	sort.Strings(ents)
 	dirs = append(dirs, ents...)
-	dirs = append(dirs, DefaultMySQLRoot)
+	dirs = append(dirs, LegacyMySQLRoot)
 	var out []root
 	seen := map[string]bool{}
 	for i, d := range dirs {

@@ -301,7 +301,7 @@ func (j *Job) describe(res *result.Result, started time.Time, ver, transport str
 	res.Engine = result.Engine{Kind: string(j.Target.Kind), Version: ver, Target: j.Target.Redacted(), Transport: transport}
 	opts := maps.Clone(map[string]string(j.Options))
 	opts["rand-type"] = j.Rand.Type
-	res.Workload = result.Workload{Name: j.Spec.Name, Options: opts}
+	res.Workload = result.Workload{Name: j.Spec.Name, Title: j.Spec.Title, Options: opts}
 	if sm, ok := j.Workload.(workload.Summarizer); ok {
 		res.Metrics = sm.Summarize(res)
 	}

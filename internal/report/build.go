@@ -1081,8 +1081,12 @@ func (m *model) runsSection() *document.Section {
 				if r.TPCH != nil || !r.IsMeaningful() {
 					tps = "—" // TPC-H measures query times, which its own section shows; a run too short has no rate
 				}
+				workload := w
+				if r.Workload.Title != "" {
+					workload += " · " + r.Workload.Name // a workload file: its path beside its name
+				}
 				t.Rows = append(t.Rows, []document.Cell{
-					{Text: v.Name, Head: true}, {Text: w}, {Text: threads}, {Text: orDash(r.Label)},
+					{Text: v.Name, Head: true}, {Text: workload}, {Text: threads}, {Text: orDash(r.Label)},
 					{Text: started}, {Text: fmtSeconds(r.DurationS)}, {Text: tps, Incomplete: !r.Complete || !r.IsMeaningful()}, {Text: status, Incomplete: !r.Complete || !r.IsMeaningful()},
 				})
 			}

@@ -100,6 +100,13 @@ var tornPage = facet{name: "torn-page protection", read: readTornPage}
 // (postgres-ha's nodes too).
 func isInnoDB(kind string) bool { return kind == "mysql" || kind == "mariadb" || kind == "galera" }
 
+// isPostgres: PostgreSQL, single or under Patroni.
+func isPostgres(kind string) bool { return kind == "postgres" || kind == "postgres-ha" }
+
+// knownKind says whether the settings' names of kind are known here: an engine kind fairbench does
+// not know is not read as PostgreSQL's, which every reader here would otherwise take it for.
+func knownKind(kind string) bool { return isInnoDB(kind) || isPostgres(kind) }
+
 func readPlain(pgKey, myKey string) func(string, map[string]string) (string, string, bool) {
 	return func(kind string, s map[string]string) (string, string, bool) {
 		key := pgKey
@@ -305,7 +312,7 @@ func (m *model) facetValues(f facet) map[*variant]*variantValues {
 			continue
 		}
 		v := m.variantOf(r)
-		if f.innodbOnly && !isInnoDB(v.Kind) {
+		if (f.innodbOnly && !isInnoDB(v.Kind)) || !knownKind(v.Kind) {
 			continue
 		}
 		shown, canon, ok := f.read(v.Kind, r.Server.Settings)
@@ -360,6 +367,8 @@ func (m *model) settingsAudit(a *parityAudit) *document.Table {
 				txt = strings.Join(vv.shown, " / ")
 			} else if f.innodbOnly && !isInnoDB(v.Kind) {
 				txt = "n/a"
+			} else if !knownKind(v.Kind) {
+				txt = "not read: engine kind " + v.Kind + " is unknown to this fairbench"
 			} else if !containsStr(a.unrecorded, f.name) {
 				a.unrecorded = append(a.unrecorded, f.name)
 			}

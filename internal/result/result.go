@@ -4,6 +4,7 @@
 package result
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -180,13 +181,15 @@ type Wire struct {
 	RoundTripsPerTxn float64 `json:"round_trips_per_txn"`
 }
 
-// WorkloadID is what a report groups a result by: the workload's name, and its suite step's
-// name where it has one ("payments (transfer=routine)").
+// WorkloadID is what a report groups a result by: the workload's name (a workload file's own
+// name:, not its path), and its suite step's name where it has one ("payments
+// (transfer=routine)").
 func (r *Result) WorkloadID() string {
+	name := cmp.Or(r.Workload.Title, r.Workload.Name)
 	if r.Step == "" {
-		return r.Workload.Name
+		return name
 	}
-	return r.Workload.Name + " (" + r.Step + ")"
+	return name + " (" + r.Step + ")"
 }
 
 // IsMeaningful says whether r's throughput may be shown and ranked.
@@ -305,7 +308,9 @@ type Engine struct {
 }
 
 type Workload struct {
-	Name    string            `json:"name"`
+	Name string `json:"name"`
+	// Title is the name a workload file gives itself (name:), where Name is the file's path.
+	Title   string            `json:"title,omitempty"`
 	Options map[string]string `json:"options"`
 }
 

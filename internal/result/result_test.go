@@ -135,3 +135,18 @@ func TestFailMarksIncompleteOnce(t *testing.T) {
 		t.Errorf("after Fail: complete %v, error %q; want incomplete with the first reason", r.Complete, r.Error)
 	}
 }
+
+// A workload file's results are named by its name:, not its path (issue 37).
+func TestWorkloadIDOfAFile(t *testing.T) {
+	r := &Result{Workload: Workload{Name: "/home/me/ycsb-a.yaml", Title: "ycsb_a"}}
+	if got := r.WorkloadID(); got != "ycsb_a" {
+		t.Errorf("WorkloadID = %q, want the file's name", got)
+	}
+	r.Step = "hot"
+	if got := r.WorkloadID(); got != "ycsb_a (hot)" {
+		t.Errorf("WorkloadID = %q", got)
+	}
+	if got := (&Result{Workload: Workload{Name: "tpcc"}}).WorkloadID(); got != "tpcc" {
+		t.Errorf("a built-in: %q", got)
+	}
+}

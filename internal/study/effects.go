@@ -69,11 +69,20 @@ func MVCCEffects(doc *MVCC) []Effect {
 	return out
 }
 
-func engineName(kind string) string { return dialect.For(sqldb.Kind(kind)).ProductName() }
+// engineName is the engine as a reader knows it; a kind this fairbench has no dialect for (a
+// results file of another build) is named as it is written.
+func engineName(kind string) string {
+	if d, err := dialect.Lookup(sqldb.Kind(kind)); err == nil {
+		return d.ProductName()
+	}
+	return kind
+}
 
-// keepsOldVersionsInTable is PostgreSQL's design, the one the study sets against InnoDB's undo logs.
+// keepsOldVersionsInTable is PostgreSQL's design, the one the study sets against InnoDB's undo
+// logs; false for a kind this fairbench has no dialect for.
 func keepsOldVersionsInTable(kind string) bool {
-	return dialect.For(sqldb.Kind(kind)).Caps().OldVersionsInTable
+	d, err := dialect.Lookup(sqldb.Kind(kind))
+	return err == nil && d.Caps().OldVersionsInTable
 }
 
 func measuredQ(p *Phase) bool { return p != nil && p.Queries > 0 && p.Error == "" }

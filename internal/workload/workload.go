@@ -260,7 +260,10 @@ func (s Spec) CheckLimits(o Options) error {
 
 // Spec registers a workload family member.
 type Spec struct {
-	Name        string
+	Name string
+	// Title is what a workload file calls itself (its name:), where Name is its path: reports
+	// name the workload by it.
+	Title       string
 	Description string
 	Options     []Option
 	// Dataset names the tables Prepare makes, and DataOptions the options that change them:

@@ -296,7 +296,9 @@ func TestExistingTablesOnEveryEngine(t *testing.T) {
 			if err := j.Prepare(ctx, j.Env(1, false, nil, nil)); err != nil {
 				t.Fatalf("prepare on existing tables: %v", err)
 			}
-			workloadtest.Run(t, j, 2, time.Second)
+			if r := workloadtest.Run(t, j, 2, time.Second); r.Workload.Title != "mine" || r.WorkloadID() != "mine" {
+				t.Errorf("the result names the file %q (title %q), want its name: mine", r.WorkloadID(), r.Workload.Title)
+			}
 
 			_, err := job.New(tg, writes, nil, randgen.DefaultConfig("uniform"), 1)
 			if !errors.As(err, &de) || !strings.Contains(err.Error(), "give --write-existing-tables on") {

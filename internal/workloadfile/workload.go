@@ -47,6 +47,7 @@ func SpecOf(path string) (workload.Spec, error) {
 	sum := sha256.Sum256(b)
 	spec := workload.Spec{
 		Name:        path,
+		Title:       f.Name,
 		Description: f.Description,
 		Options:     []workload.Option{scaleOption},
 		Dataset:     "file:" + f.Name + ":" + hex.EncodeToString(sum[:6]),
