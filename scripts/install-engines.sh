@@ -214,6 +214,19 @@ for s in "${!root_needs[@]}"; do
   say "the $s root is ready ($(( $(date +%s) - started )) s): $(for v in ${want_root[$s]}; do printf '%s ' "$v"; done)"
 done
 
+# MySQL and MariaDB servers run as an unprivileged mysql user, as PostgreSQL runs as postgres
+# (a server running as root lets anyone with its password write root-owned files anywhere). The
+# -core packages a root holds create no such user, so each root that carries one gets it here;
+# the host's comes with mariadb-server.
+for s in "${!want_root[@]}"; do
+  case " ${want_root[$s]} " in *" mysql@"*|*" mariadb@"*) ;; *) continue ;; esac
+  root=$(root_of "$s")
+  if [ -d "$root/usr" ] && ! grep -q '^mysql:' "$root/etc/passwd"; then
+    say "adding the unprivileged mysql user to the $s root"
+    $SUDO chroot "$root" useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin mysql
+  fi
+done
+
 # tpchgen-cli writes the TPC-H data (the same rows as dbgen); it comes from PyPI. Debian 12's
 # Python refuses pip installs into the system (PEP 668), so it gets a virtual environment of its
 # own, linked onto PATH; the tpch workload also looks for it there.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -30,16 +31,16 @@ func (s *Server) initMySQL(ctx context.Context) error {
 		return err
 	}
 	defer os.Remove(accounts)
+	if err := s.giveToServerUser(accounts); err != nil {
+		return err
+	}
 	if s.Kind == MariaDB {
 		return s.initMariaDB(ctx)
 	}
 	// --initialize-insecure creates root@localhost without a password; the init file runs during
 	// bootstrap and gives it the password, and adds root@127.0.0.1, which a TCP login matches under
 	// --skip-name-resolve.
-	args := []string{"--no-defaults"}
-	if os.Geteuid() == 0 {
-		args = append(args, "--user=root")
-	}
+	args := append([]string{"--no-defaults"}, s.userArgs()...)
 	args = append(args,
 		"--initialize-insecure",
 		"--datadir="+s.inner("data"),
@@ -60,10 +61,7 @@ func (s *Server) initMariaDB(ctx context.Context) error {
 	// --no-defaults has to come first. "normal" root authentication gives root@localhost and
 	// root@127.0.0.1 password logins (the default "socket" method would lock TCP logins out);
 	// the bootstrap below gives them the password before anything listens.
-	args := []string{"--no-defaults", "--auth-root-authentication-method=normal"}
-	if os.Geteuid() == 0 {
-		args = append(args, "--user=root")
-	}
+	args := append([]string{"--no-defaults", "--auth-root-authentication-method=normal"}, s.userArgs()...)
 	// The bootstrap's temporary tables go in the run dir, as the server's do (mysqlCmd): a
 	// starting mariadbd deletes every #sql file in its tmpdir, so two inits sharing /tmp
 	// (a root's, or the host's) removed each other's and aborted ("Unknown table
@@ -77,10 +75,7 @@ func (s *Server) initMariaDB(ctx context.Context) error {
 	if err := s.runInit(ctx, s.inRootCmd(s.inst.inner(tool), args), nil, "init.log"); err != nil {
 		return err
 	}
-	boot := []string{"--no-defaults"}
-	if os.Geteuid() == 0 {
-		boot = append(boot, "--user=root")
-	}
+	boot := append([]string{"--no-defaults"}, s.userArgs()...)
 	boot = append(append(boot, common...), "--bootstrap", "--log-error="+s.inner("error.log"))
 	cmd := s.inRootCmd(s.inst.pathInRoot(), boot)
 	in, err := os.Open(s.host("accounts.sql"))
@@ -89,6 +84,47 @@ func (s *Server) initMariaDB(ctx context.Context) error {
 	}
 	defer in.Close()
 	return s.runInitWithInput(ctx, cmd, in, "init.log")
+}
+
+// mysqlUser is the account a MySQL-family server runs as when fairbench runs as root, as
+// PostgreSQL runs as postgres: a server running as OS root lets anyone with its password create
+// root-owned files anywhere (SET GLOBAL general_log_file = '/any/path'). Galera's nodes still
+// run as root: their state transfer's rsync daemon switches to nobody (prepareJoiner).
+func (s *Server) mysqlUser() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 || s.node != nil {
+		return nil, nil
+	}
+	return serviceUser("mysql", s.inst.Root, "a MySQL-family server must not run as root")
+}
+
+// userArgs tell mysqld and its tools the account to switch to: mysql where fairbench runs as
+// root (root for Galera's nodes); none otherwise, since the server then runs as this user.
+func (s *Server) userArgs() []string {
+	switch {
+	case os.Geteuid() != 0:
+		return nil
+	case s.node != nil:
+		return []string{"--user=root"}
+	}
+	return []string{"--user=mysql"}
+}
+
+// giveToServerUser makes the run dir, the files dir, the socket's dir and the named files the
+// server user's, so that a server that switched to it can read its init file and write its data.
+func (s *Server) giveToServerUser(files ...string) error {
+	cred, err := s.mysqlUser()
+	if err != nil || cred == nil {
+		return err
+	}
+	for _, p := range append([]string{s.hostRun, s.host("files"), s.sockDir}, files...) {
+		if p == "" {
+			continue
+		}
+		if err := os.Lchown(p, int(cred.Uid), int(cred.Gid)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("giving %s to the server's user: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // makeFilesDir creates the one directory the server may read and write files in on a client's
@@ -109,10 +145,7 @@ func writePrivate(path, content string) error {
 }
 
 func (s *Server) mysqlCmd() *exec.Cmd {
-	args := []string{"--no-defaults"}
-	if os.Geteuid() == 0 {
-		args = append(args, "--user=root")
-	}
+	args := append([]string{"--no-defaults"}, s.userArgs()...)
 	args = append(args,
 		"--datadir="+s.inner("data"),
 		"--port="+itoa(s.Port),

@@ -19,23 +19,29 @@ import (
 // as root: both refuse to run as root. In a Debian root it is the root's own
 // postgres user (postgresql-common creates it), whose uid the host may not know.
 func postgresUser(rootDir string) (*syscall.Credential, error) {
+	return serviceUser("postgres", rootDir, "PostgreSQL refuses to run as root")
+}
+
+// serviceUser is an engine's own unprivileged account, on the host or in the Debian root the
+// server runs in (whose uids the host may not know); why says what needs it, for the error.
+func serviceUser(name, rootDir, why string) (*syscall.Credential, error) {
 	var uidS, gidS string
 	if rootDir == "" {
-		u, err := user.Lookup("postgres")
+		u, err := user.Lookup(name)
 		if err != nil {
-			return nil, fmt.Errorf("PostgreSQL refuses to run as root and there is no postgres user to run it as: %w", err)
+			return nil, fmt.Errorf("%s and there is no %s user to run it as: %w", why, name, err)
 		}
 		uidS, gidS = u.Uid, u.Gid
 	} else {
 		var err error
-		if uidS, gidS, err = passwdEntry(filepath.Join(rootDir, "etc/passwd"), "postgres"); err != nil {
-			return nil, fmt.Errorf("PostgreSQL refuses to run as root and the root %s has no postgres user to run it as (%v): run scripts/install-engines.sh again", rootDir, err)
+		if uidS, gidS, err = passwdEntry(filepath.Join(rootDir, "etc/passwd"), name); err != nil {
+			return nil, fmt.Errorf("%s and the root %s has no %s user to run it as (%v): run scripts/install-engines.sh again", why, rootDir, name, err)
 		}
 	}
 	uid, err1 := strconv.ParseUint(uidS, 10, 32)
 	gid, err2 := strconv.ParseUint(gidS, 10, 32)
 	if err1 != nil || err2 != nil {
-		return nil, fmt.Errorf("postgres user has non-numeric uid/gid %s/%s", uidS, gidS)
+		return nil, fmt.Errorf("%s user has non-numeric uid/gid %s/%s", name, uidS, gidS)
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }

@@ -64,7 +64,10 @@ func (s *Server) fromTemplate(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("copy the template data directory: %v: %s", err, out)
 	}
 	s.rekey = s.host("accounts.sql")
-	return true, writePrivate(s.rekey, mysqlAccountsSQL(s.Kind, s.password))
+	if err := writePrivate(s.rekey, mysqlAccountsSQL(s.Kind, s.password)); err != nil {
+		return true, err
+	}
+	return true, s.giveToServerUser(s.rekey)
 }
 
 func templateOf(inst Installation) *dataTemplate {

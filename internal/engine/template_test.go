@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -71,17 +72,7 @@ func TestTemplateDataDirectory(t *testing.T) {
 
 // mysqlLogin logs in to srv as root over TCP with password ("" for the server's own).
 func mysqlLogin(srv *Server, password string) error {
-	u, err := url.Parse(srv.DSN)
-	if err != nil {
-		return err
-	}
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Net, cfg.Addr = u.User.Username(), "tcp", u.Host
-	cfg.Passwd, _ = u.User.Password()
-	if password != "" {
-		cfg.Passwd = password
-	}
-	db, err := sql.Open("mysql", cfg.FormatDSN())
+	db, err := mysqlOpen(srv, password)
 	if err != nil {
 		return err
 	}
@@ -89,4 +80,87 @@ func mysqlLogin(srv *Server, password string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return db.PingContext(ctx)
+}
+
+// mysqlDB is srv's root over TCP with its own password, closed at the test's end.
+func mysqlDB(t *testing.T, srv *Server) *sql.DB {
+	t.Helper()
+	db, err := mysqlOpen(srv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func mysqlOpen(srv *Server, password string) (*sql.DB, error) {
+	u, err := url.Parse(srv.DSN)
+	if err != nil {
+		return nil, err
+	}
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Net, cfg.Addr = u.User.Username(), "tcp", u.Host
+	cfg.Passwd, _ = u.User.Password()
+	if password != "" {
+		cfg.Passwd = password
+	}
+	return sql.Open("mysql", cfg.FormatDSN())
+}
+
+// A MySQL-family throwaway server runs as the unprivileged mysql user, from a template copy and
+// from a fresh initialization alike: with the server's password a client cannot make it write a
+// file where the mysql user may not (issue 37: as OS root, SET GLOBAL general_log_file created
+// a root-owned file anywhere).
+func TestMySQLFamilyNotRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the servers run as this user when fairbench is not root")
+	}
+	for _, inst := range Discover("") {
+		if inst.Kind == Postgres {
+			continue
+		}
+		t.Run(inst.Name(), func(t *testing.T) {
+			prof := Profile{BufferPoolBytes: 64 * mib, RedoBytes: 64 * mib, MaxConnections: 20}
+			for i := range 2 { // the first may make the template, the second copies it
+				srv, err := Start(context.Background(), inst, prof, workDir(t, ""))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { srv.Stop() })
+				for _, pid := range srv.PIDs() {
+					if uid := procUID(t, pid); uid == 0 {
+						t.Errorf("server %d: process %d runs as root", i+1, pid)
+					}
+				}
+				private := t.TempDir() // root's, mode 0700
+				target := filepath.Join(private, "planted.log")
+				db := mysqlDB(t, srv)
+				_, err = db.Exec("SET GLOBAL general_log_file = '" + target + "'")
+				if err == nil {
+					_, err = db.Exec("SET GLOBAL general_log = ON")
+				}
+				if _, serr := os.Stat(target); !errors.Is(serr, os.ErrNotExist) {
+					t.Errorf("server %d wrote %s in root's private directory (%v, %v)", i+1, target, err, serr)
+				}
+				_, _ = db.Exec("SET GLOBAL general_log = OFF")
+			}
+		})
+	}
+}
+
+// procUID is the real uid of process pid.
+func procUID(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return -1 // gone: nothing to say of it
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" {
+			uid, _ := strconv.Atoi(f[1])
+			return uid
+		}
+	}
+	t.Fatalf("no Uid in /proc/%d/status", pid)
+	return -1
 }

@@ -1,0 +1,60 @@
+// Package capacity finds how much traffic a server carries within a latency objective: the
+// highest arrival rate at which, over a measured window after its own warm-up, the objective's
+// percentile (measured from each scheduled arrival) stays under its limit, the completed rate
+// keeps up with the offered one, and the backlog of arrivals not yet started does not grow.
+//
+// The search is a pure function from the observations so far to the next rate (Search.Next), so
+// it is tested against fake servers with a known knee; what measures a rate is the caller's.
+package capacity
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SLO is a latency objective: the Percentile of the transactions of Kind (all of them where
+// Kind is "") must take at most Limit from their scheduled arrival.
+type SLO struct {
+	Percentile float64 // 50 to 99.9
+	Kind       string
+	Limit      time.Duration
+}
+
+// String is the objective as it is written: p99<=10ms, p90(new_order)<=5s.
+func (s SLO) String() string {
+	p := "p" + strconv.FormatFloat(s.Percentile, 'f', -1, 64)
+	if s.Kind != "" {
+		p += "(" + s.Kind + ")"
+	}
+	return p + "<=" + s.Limit.String()
+}
+
+// Text is the objective for a reader: "p99 ≤ 10ms".
+func (s SLO) Text() string { return strings.Replace(s.String(), "<=", " ≤ ", 1) }
+
+var sloForm = regexp.MustCompile(`^p([0-9]+(?:\.[0-9]+)?)(?:\(([a-z_][a-z0-9_]*)\))?\s*(<=|<|=|>=|>)\s*(.*)$`)
+
+// ParseSLO reads an objective as `pNN[(kind)]<=DURATION`; a malformed one is refused with one line
+// that says what is wrong and shows the form.
+func ParseSLO(text string) (SLO, error) {
+	const form = "write it as a percentile from p50 to p99.9, <=, and a time, e.g. 'p99<=10ms' or 'p90(new_order)<=5s'"
+	m := sloForm.FindStringSubmatch(strings.ToLower(strings.TrimSpace(text)))
+	if m == nil {
+		return SLO{}, fmt.Errorf("--slo %q is not an objective: %s", text, form)
+	}
+	p, err := strconv.ParseFloat(m[1], 64)
+	if err != nil || p < 50 || p > 99.9 {
+		return SLO{}, fmt.Errorf("--slo %q: the percentile must be from p50 to p99.9 (a maximum is no objective a rate can be judged by): %s", text, form)
+	}
+	if m[3] != "<=" {
+		return SLO{}, fmt.Errorf("--slo %q: an objective is an upper limit, written <=: %s", text, form)
+	}
+	limit, err := time.ParseDuration(strings.TrimSpace(m[4]))
+	if err != nil || limit <= 0 {
+		return SLO{}, fmt.Errorf("--slo %q: the limit must be a positive time with its unit (10ms, 1.5s): %s", text, form)
+	}
+	return SLO{Percentile: p, Kind: m[2], Limit: limit}, nil
+}
