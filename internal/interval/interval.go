@@ -198,3 +198,17 @@ func Median(xs []float64) float64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
+
+// Mean is the mean of xs with its two-sided Confidence interval (Student's t); the interval is
+// the mean itself where there are fewer than two values.
+func Mean(xs []float64) (mean, lo, hi float64) {
+	switch len(xs) {
+	case 0:
+		return 0, 0, 0
+	case 1:
+		return xs[0], xs[0], xs[0]
+	}
+	mean, variance := meanVar(xs)
+	half := quantile(float64(len(xs)-1)) * math.Sqrt(variance/float64(len(xs)))
+	return mean, mean - half, mean + half
+}

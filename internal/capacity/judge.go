@@ -1,0 +1,135 @@
+package capacity
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Window is what one rate's measured window showed, after its own warm-up.
+type Window struct {
+	Offered   float64       // arrivals scheduled per second
+	Completed float64       // transactions completed per second
+	Latency   time.Duration // the objective's percentile, from each scheduled arrival
+	// LagStart and LagEnd are how late arrivals started (p99) over the window's first and last
+	// thirds: the backlog of arrivals waiting for a free connection, as it began and ended.
+	LagStart, LagEnd time.Duration
+	// Busy is the share of the connections in use on average: completed rate × mean time from
+	// a transaction's start to its end, over the connections (Little's law).
+	Busy        float64
+	Connections int
+	// Service is the mean time from a transaction's start to its end, its wait for a connection
+	// left out: what more connections could not shorten.
+	Service time.Duration
+	// Failed says why the window's run did not finish (a server that froze); its figures are
+	// then what it measured before.
+	Failed string
+}
+
+// What gave way at a rate that failed.
+const (
+	ByServer      = "server"
+	ByConnections = "connections"
+	ByClient      = "client"
+)
+
+// MinCompleted is the share of the offered rate a passing rate must complete.
+const MinCompleted = 0.97
+
+// backlogSlack is how much the backlog's lag may grow through a window, as a share of the
+// objective's limit, before the backlog counts as growing: a queue that grows by a tenth of the
+// limit in one window would break it a few windows later.
+const backlogSlack = 0.1
+
+// busyConnections is the share of the connections in use at which they are all busy: arrivals
+// then wait for a connection, not only for the server.
+const busyConnections = 0.9
+
+// Verdict is a window judged against an objective.
+type Verdict struct {
+	Pass bool
+	// Ratios are each condition's ratio to its bound (the percentile to the limit, the offered
+	// to the completed rate over 97%, the backlog's growth to its slack), in that order; Stress
+	// is the largest, at most 1 where the rate passes. The search interpolates the rate at which
+	// the condition that gave way crosses 1.
+	Ratios [3]float64
+	Stress float64
+	// Failed names each condition that failed, in words.
+	Failed []string
+	// GaveWay is what limited a failing rate: ByServer, ByConnections or ByClient.
+	GaveWay string
+	// Advice says what to raise where the connections or the client, not the server, gave way.
+	Advice string
+}
+
+// Judge says whether w meets the objective, and why not.
+func Judge(slo SLO, w Window) Verdict {
+	limit := float64(slo.Limit)
+	latency := float64(w.Latency) / limit
+	throughput := math.Inf(1)
+	if w.Completed > 0 {
+		throughput = MinCompleted * w.Offered / w.Completed
+	}
+	growth := float64(w.LagEnd-w.LagStart) / (backlogSlack * limit)
+	v := Verdict{Ratios: [3]float64{latency, throughput, growth}, Stress: max(latency, throughput, growth)}
+	if latency > 1 {
+		v.Failed = append(v.Failed, fmt.Sprintf("%s was %s, over %s", pName(slo), ms(w.Latency), ms(slo.Limit)))
+	}
+	if throughput > 1 {
+		v.Failed = append(v.Failed, fmt.Sprintf("completed %.0f/s of %.0f/s offered (%.0f%%, under %.0f%%)",
+			w.Completed, w.Offered, 100*w.Completed/w.Offered, 100*MinCompleted))
+	}
+	if growth > 1 {
+		v.Failed = append(v.Failed, fmt.Sprintf("the backlog grew: arrivals started %s late at the window's end, %s at its start",
+			ms(w.LagEnd), ms(w.LagStart)))
+	}
+	if w.Failed != "" {
+		v.Failed = append(v.Failed, "the run failed: "+w.Failed)
+		v.Stress = max(v.Stress, math.Inf(1))
+	}
+	v.Pass = len(v.Failed) == 0
+	if !v.Pass {
+		v.GaveWay, v.Advice = gaveWay(w, slo)
+	}
+	return v
+}
+
+// worst is the index of the condition furthest past (or nearest to) its bound.
+func (v Verdict) worst() int {
+	k := 0
+	for i, r := range v.Ratios {
+		if r > v.Ratios[k] {
+			k = i
+		}
+	}
+	return k
+}
+
+// gaveWay tells the server's limit from the client's own. Arrivals that wait while every
+// connection is busy, and whose service once started is well within the limit, wait for the pool:
+// more connections would carry more. Arrivals that fall behind while most connections are free
+// are the client's (its pacer or its CPU could not keep up), which is never the server's capacity.
+func gaveWay(w Window, slo SLO) (string, string) {
+	late := w.LagEnd > w.LagStart || w.Completed < MinCompleted*w.Offered
+	switch {
+	case w.Failed != "":
+		return ByServer, ""
+	case w.Busy >= busyConnections && w.Service > 0 && w.Service <= slo.Limit/2 && w.LagEnd*2 > w.Latency:
+		return ByConnections, fmt.Sprintf("all %d connections were busy and arrivals waited for one while the server answered in %s on average: raise --max-connections", w.Connections, ms(w.Service))
+	case w.Busy < busyConnections/2 && late:
+		return ByClient, fmt.Sprintf("arrivals fell behind with %.0f%% of the connections in use: the client could not offer %.0f/s (its CPU or pacer); run the client on another machine (compare --clients) before reading this as the server's limit", 100*w.Busy, w.Offered)
+	}
+	return ByServer, ""
+}
+
+func pName(slo SLO) string {
+	s := fmt.Sprintf("p%s", trimFloat(slo.Percentile))
+	if slo.Kind != "" {
+		s += "(" + slo.Kind + ")"
+	}
+	return s
+}
+
+func trimFloat(x float64) string { return fmt.Sprintf("%g", x) }
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }

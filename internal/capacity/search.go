@@ -1,0 +1,250 @@
+package capacity
+
+import (
+	"math"
+	"slices"
+
+	"github.com/fairbench/fairbench/internal/interval"
+)
+
+// Phases of the search.
+const (
+	Climb   = "climb"   // geometric steps up from Start until a rate fails
+	Bisect  = "bisect"  // the geometric midpoint of the highest pass and the lowest failure
+	Confirm = "confirm" // the bracket measured again, round by round, for the interval
+)
+
+// Plan is the search's settings. Its zero values take the defaults.
+type Plan struct {
+	Start      float64 // the first rate tried, per second (default 10)
+	Factor     float64 // the climb's step (default 2)
+	Resolution float64 // bisection stops when the bracket's top is within this of its bottom (default 0.05)
+	Rounds     int     // confirmation rounds (default 5)
+	MaxRate    float64 // the climb stops here: a rate the client cannot offer (0: no limit)
+}
+
+func (p Plan) withDefaults() Plan {
+	if p.Start <= 0 {
+		p.Start = 10
+	}
+	if p.Factor <= 1 {
+		p.Factor = 2
+	}
+	if p.Resolution <= 0 {
+		p.Resolution = 0.05
+	}
+	if p.Rounds <= 0 {
+		p.Rounds = 5
+	}
+	return p
+}
+
+// Probe is one rate measured, or to measure, in a phase of the search.
+type Probe struct {
+	Rate    float64
+	Phase   string
+	Round   int // the confirmation round, from 1
+	Verdict Verdict
+}
+
+// Next is the rate to measure after done (in the order measured), or finished when the search
+// has all it needs. It is a pure function of done: a search that stopped may go on from the same
+// probes, and the tests feed it fake servers.
+func (p Plan) Next(done []Probe) (next Probe, finished bool) {
+	p = p.withDefaults()
+	if len(done) == 0 {
+		return Probe{Rate: p.Start, Phase: Climb}, false
+	}
+	lo, hi, ok := bracket(done)
+	switch {
+	case !ok && lo == 0: // the lowest rate tried failed: no rate meets the objective
+		return Probe{}, true
+	case !ok: // every rate passed so far: climb on
+		up := lo * p.Factor
+		if p.MaxRate > 0 && lo >= p.MaxRate {
+			return Probe{}, true
+		}
+		if p.MaxRate > 0 {
+			up = min(up, p.MaxRate)
+		}
+		return Probe{Rate: up, Phase: Climb}, false
+	case hi/lo-1 > p.Resolution && !confirming(done):
+		return Probe{Rate: math.Sqrt(lo * hi), Phase: Bisect}, false
+	case clientLimited(done):
+		// The bracket's top is what the client could not offer: the server's capacity is only
+		// known to be above its bottom, and rounds would measure the client again.
+		return Probe{}, true
+	}
+	return p.nextConfirmation(done)
+}
+
+// nextConfirmation measures the bracket's two rates again in each round, in alternating order,
+// so that neither always runs on a server the other has just warmed or loaded.
+func (p Plan) nextConfirmation(done []Probe) (Probe, bool) {
+	lo, hi, ok := bracket(done) // the climb's and bisection's: confirmation does not move it
+	if !ok {
+		return Probe{}, true
+	}
+	n := 0
+	for _, pr := range done {
+		if pr.Phase == Confirm {
+			n++
+		}
+	}
+	if n >= 2*p.Rounds {
+		return Probe{}, true
+	}
+	round := n/2 + 1
+	rates := [2]float64{lo, hi}
+	if round%2 == 0 {
+		rates = [2]float64{hi, lo}
+	}
+	return Probe{Rate: rates[n%2], Phase: Confirm, Round: round}, false
+}
+
+func confirming(done []Probe) bool {
+	return slices.ContainsFunc(done, func(pr Probe) bool { return pr.Phase == Confirm })
+}
+
+// bracket is the highest rate that passed below the lowest that failed (ok), or, where none
+// failed, the highest that passed (ok false); lo is 0 where the lowest rate failed. A pass above
+// a failure (noise near the knee) does not move the bracket up: the failure stands.
+func bracket(done []Probe) (lo, hi float64, ok bool) {
+	hi = math.Inf(1)
+	for _, pr := range done {
+		if pr.Phase != Confirm && !pr.Verdict.Pass {
+			hi = min(hi, pr.Rate)
+		}
+	}
+	for _, pr := range done {
+		if pr.Phase != Confirm && pr.Verdict.Pass && pr.Rate < hi {
+			lo = max(lo, pr.Rate)
+		}
+	}
+	return lo, hi, !math.IsInf(hi, 1) && lo > 0
+}
+
+// clientLimited says whether the lowest rate that failed did so because the client could not
+// offer it: a higher rate would measure the client, not the server.
+func clientLimited(done []Probe) bool {
+	f := lowestFailure(done)
+	return f != nil && f.Verdict.GaveWay == ByClient
+}
+
+// Estimate is what a search found.
+type Estimate struct {
+	// Capacity is the highest sustainable rate (per second), with its 95% interval from the
+	// confirmation rounds (Low = High = Capacity where there were fewer than two).
+	Capacity, Low, High float64
+	// PerRound are each confirmation round's estimates: the rate at which the stress crosses 1,
+	// interpolated between the bracket's two rates measured in that round.
+	PerRound []float64
+	// Reached says how far the search got: "confirmed", "bisected", "climbing", "no rate".
+	Reached string
+	// AtLeast is set where the capacity is only a lower bound: every rate passed (the climb
+	// reached its top), or the client, not the server, gave way.
+	AtLeast bool
+	// GaveWay is what limited the lowest failing rate, and Advice what to raise (empty for the
+	// server).
+	GaveWay, Advice string
+}
+
+// Estimate reads the capacity from the probes of a finished or interrupted search.
+func (p Plan) Estimate(done []Probe) Estimate {
+	p = p.withDefaults()
+	lo, hi, ok := bracket(done)
+	e := Estimate{Capacity: lo, Low: lo, High: lo}
+	if lowest := lowestFailure(done); lowest != nil {
+		e.GaveWay, e.Advice = lowest.Verdict.GaveWay, lowest.Verdict.Advice
+	}
+	switch {
+	case len(done) == 0 || (!ok && lo == 0):
+		e.Reached = "no rate"
+		return e
+	case !ok:
+		e.Reached, e.AtLeast = Climb, true
+		return e
+	case e.GaveWay == ByClient:
+		e.Reached, e.AtLeast = Bisect, true
+		return e
+	}
+	e.Reached, e.High = Bisect, hi
+	e.Capacity = math.Sqrt(lo * hi)
+	if confirming(done) {
+		e.Reached = Confirm
+		e.PerRound = roundEstimates(done)
+		e.Capacity, e.Low, e.High = withBracket(e.PerRound, hi-lo)
+	}
+	return e
+}
+
+// withBracket is the rounds' mean with its 95% interval, widened by the interpolation's own
+// error: the crossing lies somewhere in the bracket of width w, and a straight line through two
+// points of a curved approach can miss it by up to about half of that, which no number of rounds
+// removes. The two are added in quadrature, as independent errors.
+func withBracket(estimates []float64, w float64) (mean, lo, hi float64) {
+	mean, lo, hi = interval.Mean(estimates)
+	half := math.Hypot(hi-mean, w/2)
+	return mean, mean - half, mean + half
+}
+
+func lowestFailure(done []Probe) *Probe {
+	var out *Probe
+	for i, pr := range done {
+		if !pr.Verdict.Pass && (out == nil || pr.Rate < out.Rate) {
+			out = &done[i]
+		}
+	}
+	return out
+}
+
+// roundEstimates gives each complete confirmation round's crossing: where the stress reaches 1
+// between its two rates, linear in rate and in the stress's logarithm (a queue's latency grows
+// about exponentially towards its knee). A round whose two rates both passed says at least the
+// upper rate, and one whose two both failed at most the lower: each is taken at that bound.
+func roundEstimates(done []Probe) []float64 {
+	byRound := map[int][]Probe{}
+	for _, pr := range done {
+		if pr.Phase == Confirm {
+			byRound[pr.Round] = append(byRound[pr.Round], pr)
+		}
+	}
+	var out []float64
+	for r := 1; r <= len(byRound); r++ {
+		pair := byRound[r]
+		if len(pair) != 2 {
+			continue
+		}
+		a, b := pair[0], pair[1]
+		if a.Rate > b.Rate {
+			a, b = b, a
+		}
+		out = append(out, crossing(a, b))
+	}
+	return out
+}
+
+// crossing interpolates the condition that gave way at the upper rate (the largest of its
+// ratios there) between the two rates: the overall stress would hide the latency's approach to
+// its limit behind the throughput's constant 0.97 below the knee.
+func crossing(a, b Probe) float64 {
+	if a.Verdict.Pass == b.Verdict.Pass {
+		if a.Verdict.Pass {
+			return b.Rate
+		}
+		return a.Rate
+	}
+	k := b.Verdict.worst()
+	sa, sb := logRatio(a.Verdict.Ratios[k]), logRatio(b.Verdict.Ratios[k])
+	if sb <= sa || sa > 0 || sb <= 0 {
+		return a.Rate // no approach to interpolate: the last passing rate
+	}
+	return a.Rate + (b.Rate-a.Rate)*(0-sa)/(sb-sa)
+}
+
+func logRatio(x float64) float64 {
+	if math.IsInf(x, 1) || math.IsNaN(x) || x > 1e3 {
+		x = 1e3
+	}
+	return math.Log(max(x, 1e-3))
+}

@@ -1,0 +1,188 @@
+package capacity
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+var slo10ms = SLO{Percentile: 99, Limit: 10 * time.Millisecond}
+
+// server is a fake: the window a rate would show in a given round.
+type server func(rate float64, rng *rand.Rand) Window
+
+// queue is an M/M/1 server of capacity k per second: its p99 from arrival is ln(100)/(k - rate),
+// so the objective's p99 ≤ 10 ms holds up to k - 460.5/s. Beyond k it completes k/s and its
+// backlog grows. noise multiplies each window's latency by a log-normal factor of that sigma.
+func queue(k, noise float64) server {
+	return func(rate float64, rng *rand.Rand) Window {
+		w := Window{Offered: rate, Completed: rate, Busy: rate / k, Connections: 64}
+		if rate >= k {
+			w.Completed, w.LagStart, w.LagEnd = k, time.Millisecond, time.Second
+			w.Latency = 2 * time.Second
+			return w
+		}
+		p99 := math.Log(100) / (k - rate)
+		w.Latency = time.Duration(p99 * math.Exp(noise*rng.NormFloat64()) * float64(time.Second))
+		return w
+	}
+}
+
+func queueKnee(k float64) float64 { return k - math.Log(100)/0.010 }
+
+// run drives a search against srv as the capacity command does, and fails the test if it does
+// not finish within 100 probes.
+func run(t *testing.T, p Plan, srv server, seed uint64) ([]Probe, Estimate) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var done []Probe
+	for range 100 {
+		next, finished := p.Next(done)
+		if finished {
+			return done, p.Estimate(done)
+		}
+		next.Verdict = Judge(slo10ms, srv(next.Rate, rng))
+		done = append(done, next)
+	}
+	t.Fatalf("the search did not finish in 100 probes: %+v", done)
+	return nil, Estimate{}
+}
+
+// A server with a known knee: the search climbs, bisects and confirms, and its capacity lies
+// within the resolution of the true crossing; its interval holds it.
+func TestSearchFindsTheKnee(t *testing.T) {
+	truth := queueKnee(5000)
+	done, e := run(t, Plan{}, queue(5000, 0), 1)
+	if e.Reached != Confirm || e.AtLeast || e.GaveWay != ByServer {
+		t.Fatalf("reached %s, at least %v, gave way %q", e.Reached, e.AtLeast, e.GaveWay)
+	}
+	if math.Abs(e.Capacity-truth)/truth > 0.02 || e.Low > truth*1.001 || e.High < truth*0.999 {
+		t.Errorf("capacity %.0f [%.0f, %.0f], the truth %.0f", e.Capacity, e.Low, e.High, truth)
+	}
+	phases := map[string]int{}
+	for _, p := range done {
+		phases[p.Phase]++
+	}
+	if phases[Climb] < 5 || phases[Bisect] < 2 || phases[Confirm] != 10 {
+		t.Errorf("phases %v: want a climb from 10/s, a bisection, and 5 rounds of two rates", phases)
+	}
+	t.Logf("%d probes: %v; capacity %.0f [%.0f, %.0f], truth %.0f", len(done), phases, e.Capacity, e.Low, e.High, truth)
+}
+
+// With noise (each window's p99 off by a log-normal factor, sigma 0.15: about ±30% at 95%),
+// the estimate stays near the truth and the interval holds it in most searches.
+func TestSearchWithNoise(t *testing.T) {
+	truth := queueKnee(5000)
+	held, near, n := 0, 0, 200
+	for seed := range uint64(n) {
+		_, e := run(t, Plan{}, queue(5000, 0.15), seed)
+		if e.Low <= truth && truth <= e.High {
+			held++
+		}
+		if math.Abs(e.Capacity-truth)/truth <= 0.05 {
+			near++
+		}
+	}
+	t.Logf("interval held the truth in %d of %d searches; within 5%% in %d", held, n, near)
+	if held < n*90/100 || near < n*95/100 {
+		t.Errorf("held %d, near %d of %d", held, near, n)
+	}
+}
+
+// A cliff: fine up to 3,000/s, then a second a transaction. The capacity is just under the cliff.
+func TestSearchCliff(t *testing.T) {
+	cliff := func(rate float64, _ *rand.Rand) Window {
+		w := Window{Offered: rate, Completed: rate, Latency: time.Millisecond, Busy: 0.3, Connections: 64}
+		if rate > 3000 { // the server stalls: every connection held, each for a second
+			w.Latency, w.Completed, w.LagEnd, w.Busy, w.Service = 2*time.Second, 1000, time.Second, 1, time.Second
+		}
+		return w
+	}
+	_, e := run(t, Plan{}, cliff, 1)
+	if e.Capacity > 3000 || e.Capacity < 3000*0.9 || e.High > 3000*1.06 || e.GaveWay != ByServer {
+		t.Errorf("capacity %.0f [%.0f, %.0f] at a cliff at 3,000/s", e.Capacity, e.Low, e.High)
+	}
+}
+
+// A plateau: latency stays low, but the server completes at most 2,000/s. The rate fails on
+// throughput (97% of the offered), which the verdict names.
+func TestSearchPlateau(t *testing.T) {
+	plateau := func(rate float64, _ *rand.Rand) Window {
+		return Window{Offered: rate, Completed: min(rate, 2000), Latency: time.Millisecond, Busy: 0.95, Connections: 8}
+	}
+	done, e := run(t, Plan{}, plateau, 1)
+	truth := 2000 / MinCompleted
+	if math.Abs(e.Capacity-truth)/truth > 0.02 {
+		t.Errorf("capacity %.0f, want %.0f (97%% completed)", e.Capacity, truth)
+	}
+	if f := lowestFailure(done); f == nil || !strings.Contains(strings.Join(f.Verdict.Failed, "; "), "under 97%") {
+		t.Errorf("the failing rate's verdict: %+v", f)
+	}
+}
+
+// The client cannot offer more than 1,500/s: arrivals fall behind with connections free. The
+// search stops there and says the capacity is at least what passed, and that the client gave way.
+func TestSearchClientLimited(t *testing.T) {
+	client := func(rate float64, _ *rand.Rand) Window {
+		w := Window{Offered: rate, Completed: rate, Latency: time.Millisecond, Busy: 0.1, Connections: 64}
+		if rate > 1500 {
+			w.Completed, w.LagEnd, w.Latency = 1500, 500*time.Millisecond, 600*time.Millisecond
+		}
+		return w
+	}
+	_, e := run(t, Plan{}, client, 1)
+	if !e.AtLeast || e.GaveWay != ByClient || !strings.Contains(e.Advice, "the client could not offer") || e.Capacity > 1500 || e.Capacity < 1500*0.95 {
+		t.Errorf("estimate %+v: want at least a capacity under 1,500/s, the client named", e)
+	}
+}
+
+// Too few connections: every one busy and arrivals waiting for one, the server quick. The
+// verdict says to raise --max-connections.
+func TestSearchConnectionLimited(t *testing.T) {
+	pool := func(rate float64, _ *rand.Rand) Window {
+		w := Window{Offered: rate, Completed: rate, Latency: 2 * time.Millisecond, Busy: rate / 4000, Connections: 8, Service: time.Millisecond}
+		if rate > 4000 {
+			w.Busy, w.Completed, w.LagStart, w.LagEnd, w.Latency = 1, 4000, time.Millisecond, 300*time.Millisecond, 310*time.Millisecond
+		}
+		return w
+	}
+	_, e := run(t, Plan{}, pool, 1)
+	if e.GaveWay != ByConnections || !strings.Contains(e.Advice, "raise --max-connections") {
+		t.Errorf("estimate %+v: want the connections named", e)
+	}
+}
+
+// An objective no rate meets: the first rate fails, and the search ends at once, saying so.
+func TestSearchNoRateMeets(t *testing.T) {
+	done, e := run(t, Plan{Start: 10}, func(rate float64, _ *rand.Rand) Window {
+		return Window{Offered: rate, Completed: rate, Latency: 50 * time.Millisecond, Busy: 0.01, Connections: 4}
+	}, 1)
+	if len(done) != 1 || e.Reached != "no rate" || e.Capacity != 0 {
+		t.Errorf("%d probes, estimate %+v", len(done), e)
+	}
+}
+
+// A server that passes every rate up to the plan's top: the climb stops there, a lower bound.
+func TestSearchMaxRate(t *testing.T) {
+	done, e := run(t, Plan{MaxRate: 1000}, queue(1e9, 0), 1)
+	if !e.AtLeast || e.Reached != Climb || e.Capacity != 1000 || done[len(done)-1].Rate != 1000 {
+		t.Errorf("estimate %+v after %d probes", e, len(done))
+	}
+}
+
+// Next is a pure function of the probes: the same probes give the same next rate.
+func TestNextIsPure(t *testing.T) {
+	done, _ := run(t, Plan{}, queue(5000, 0.1), 3)
+	for i := range done {
+		a, fa := Plan{}.Next(done[:i])
+		b, fb := Plan{}.Next(done[:i])
+		if a.Rate != b.Rate || a.Phase != b.Phase || a.Round != b.Round || fa != fb {
+			t.Fatalf("after %d probes: %+v then %+v", i, a, b)
+		}
+		if a.Rate != done[i].Rate || a.Phase != done[i].Phase {
+			t.Fatalf("after %d probes Next says %+v, the search measured %+v", i, a, done[i])
+		}
+	}
+}
