@@ -37,9 +37,12 @@ const (
 const MinCompleted = 0.97
 
 // backlogSlack is how much the backlog's lag may grow through a window, as a share of the
-// objective's limit, before the backlog counts as growing: a queue that grows by a tenth of the
-// limit in one window would break it a few windows later.
-const backlogSlack = 0.1
+// objective's limit, before the backlog counts as growing: a queue that grows by a quarter of the
+// limit in one window would break it a few windows later. The lag must also have reached half the
+// limit: an overloaded server's backlog grows by hundreds of milliseconds in a window (10% over
+// capacity for 10 s is a second's arrivals), while a few milliseconds of drift between the
+// window's thirds is the scheduler's noise on a small machine.
+const backlogSlack = 0.25
 
 // busyConnections is the share of the connections in use at which they are all busy: arrivals
 // then wait for a connection, not only for the server.
@@ -70,7 +73,7 @@ func Judge(slo SLO, w Window) Verdict {
 	if w.Completed > 0 {
 		throughput = MinCompleted * w.Offered / w.Completed
 	}
-	growth := float64(w.LagEnd-w.LagStart) / (backlogSlack * limit)
+	growth := min(float64(w.LagEnd-w.LagStart)/(backlogSlack*limit), 2*float64(w.LagEnd)/limit)
 	v := Verdict{Ratios: [3]float64{latency, throughput, growth}, Stress: max(latency, throughput, growth)}
 	if latency > 1 {
 		v.Failed = append(v.Failed, fmt.Sprintf("%s was %s, over %s", pName(slo), ms(w.Latency), ms(slo.Limit)))

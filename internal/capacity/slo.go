@@ -9,6 +9,7 @@ package capacity
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -57,4 +58,16 @@ func ParseSLO(text string) (SLO, error) {
 		return SLO{}, fmt.Errorf("--slo %q: the limit must be a positive time with its unit (10ms, 1.5s): %s", text, form)
 	}
 	return SLO{Percentile: p, Kind: m[2], Limit: limit}, nil
+}
+
+// MinTransactions is how many transactions a window needs for its percentile to rest on ten of
+// them beyond it at the least: 1,000 for a p99, 10,000 for a p99.9.
+func (s SLO) MinTransactions() int {
+	return int(math.Ceil(10/(1-s.Percentile/100) - 1e-9)) // 1e-9: 1 - 0.999 is not 0.001 in floating point
+}
+
+// StartRate is the lowest rate whose window of this length holds MinTransactions: below it the
+// percentile is one slow transaction's, which says nothing of the rate.
+func (s SLO) StartRate(window time.Duration) float64 {
+	return math.Ceil(float64(s.MinTransactions()) / window.Seconds())
 }

@@ -138,7 +138,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newPrepareCmd(), newRunCmd(), newCleanupCmd(), newCheckCmd(), newWorkloadsCmd(),
 		newEnginesCmd(), newCompareCmd(), newReportCmd(), newServeCmd(),
-		newStudyCmd(), newHistoryCmd(), newDiffCmd(), newExportCmd(), newMergeCmd(), newReproduceCmd(), newCaptureCmd(),
+		newStudyCmd(), newHistoryCmd(), newDiffCmd(), newExportCmd(), newMergeCmd(), newReproduceCmd(), newCaptureCmd(), newCapacityCmd(),
 	)
 	return root
 }

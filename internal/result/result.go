@@ -72,6 +72,8 @@ type Result struct {
 	Histogram string `json:"histogram"`
 
 	Server *Server `json:"server,omitempty"`
+	// Capacity is a capacity search's record, where this result is one (absent otherwise).
+	Capacity *Capacity `json:"capacity,omitempty"`
 
 	// Profile names the settings a server fairbench started ran with, "fair" or "defaults"
 	// (absent for a server given by DSN); Flipped lists the knobs compare --explain flipped from
@@ -346,6 +348,65 @@ type Latency struct {
 	Max  float64 `json:"max"`
 }
 
+// Capacity is a search for the highest arrival rate that meets a latency objective (fairbench
+// capacity, compare --slo): every rate it measured, and what it found. The result it belongs to
+// holds the measured window of the last probe at the capacity's passing rate.
+type Capacity struct {
+	// SLO is the objective as written (p99<=10ms); Percentile, Kind and LimitMS its parts.
+	SLO        string  `json:"slo"`
+	Percentile float64 `json:"percentile"`
+	Kind       string  `json:"kind,omitempty"`
+	LimitMS    float64 `json:"limit_ms"`
+	// Connections is the open loop's clients, each with its connection (--max-connections): the
+	// same for every engine, and part of the answer.
+	Connections int            `json:"connections"`
+	WindowS     float64        `json:"window_s"`
+	WarmupS     float64        `json:"warmup_s"`
+	Resolution  float64        `json:"resolution"`
+	Rounds      int            `json:"rounds"`
+	BudgetS     float64        `json:"budget_s"`
+	SpentS      float64        `json:"spent_s"`
+	Steps       []CapacityStep `json:"steps"`
+	// PerS is the capacity, with its 95% interval [LowPerS, HighPerS].
+	PerS     float64 `json:"per_s"`
+	LowPerS  float64 `json:"low_per_s"`
+	HighPerS float64 `json:"high_per_s"`
+	// Reached is how far the search got: "confirm" (rounds done), "bisect", "climb" (every rate
+	// passed: PerS is a lower bound) or "no rate" (the lowest rate failed).
+	Reached string `json:"reached"`
+	AtLeast bool   `json:"at_least,omitempty"`
+	// GaveWay is what limited the lowest failing rate (server, connections, client), Advice what
+	// to raise where it was not the server.
+	GaveWay string `json:"gave_way,omitempty"`
+	Advice  string `json:"advice,omitempty"`
+	// Stopped says why the search ended before it finished: "budget", "interrupted", or the
+	// failure of the server.
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// CapacityStep is one rate measured by a capacity search.
+type CapacityStep struct {
+	Phase         string   `json:"phase"`
+	Round         int      `json:"round,omitempty"`
+	OfferedPerS   float64  `json:"offered_per_s"`
+	CompletedPerS float64  `json:"completed_per_s"`
+	LatencyMS     float64  `json:"latency_ms"` // the objective's percentile, from the scheduled arrival
+	P50MS         float64  `json:"p50_ms"`
+	P99MS         float64  `json:"p99_ms"`
+	P999MS        float64  `json:"p999_ms"`
+	LagStartMS    float64  `json:"lag_start_ms"`
+	LagEndMS      float64  `json:"lag_end_ms"`
+	ServiceMS     float64  `json:"service_ms"`
+	Busy          float64  `json:"busy"`
+	Pass          bool     `json:"pass"`
+	Failed        []string `json:"failed,omitempty"`
+	GaveWay       string   `json:"gave_way,omitempty"`
+	// ServerCPUPct and Waits are the server's figures over the window, where measured: what was
+	// busy as the rate rose ("61% log_flush, 20% cpu").
+	ServerCPUPct float64 `json:"server_cpu_pct,omitempty"`
+	Waits        string  `json:"waits,omitempty"`
+}
+
 // Interval is one --report-interval of the measured run; T is seconds since measurement began,
 // at the interval's end.
 type Interval struct {
@@ -355,8 +416,11 @@ type Interval struct {
 	QPS     float64 `json:"qps"`
 	P95MS   float64 `json:"p95_ms"`
 	P99MS   float64 `json:"p99_ms"`
-	Errors  int64   `json:"errors"`
-	Retries int64   `json:"retries"`
+	// LagP99MS is, in an open loop (--rate), the p99 of how late the interval's transactions
+	// started after their scheduled arrival: the backlog of arrivals waiting for a client.
+	LagP99MS float64 `json:"lag_p99_ms,omitempty"`
+	Errors   int64   `json:"errors"`
+	Retries  int64   `json:"retries"`
 	// ConnsInUse is, in a stage ramp, how many of the pool's connections clients held at the
 	// interval's end (0 elsewhere: each client then holds its own connection all the time).
 	ConnsInUse int `json:"conns_in_use,omitempty"`

@@ -1,0 +1,230 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/histogram"
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/runspec"
+)
+
+// Settings are a search as a command gives it.
+type Settings struct {
+	SLO  SLO
+	Plan Plan
+	// Connections is the open loop's clients, each on a connection of its own.
+	Connections    int
+	Window, Warmup time.Duration
+	// Budget bounds the whole search: a rate that would end past it is not started.
+	Budget time.Duration
+	Log    io.Writer
+}
+
+// Measure runs one rate as a measured step (job.Measured with the server's watcher).
+type Measure func(ctx context.Context, cfg runner.Config) (*result.Result, error)
+
+// Search measures rate after rate as the plan says until it finishes, the budget is spent, the
+// server fails or ctx ends, and returns the result of the last window at the capacity's passing
+// rate with the search's record attached (Capacity). A server that failed, or an interrupted
+// search, leaves that result marked incomplete with what the search had found until then.
+func Search(ctx context.Context, s Settings, measure Measure) (*result.Result, error) {
+	began := time.Now()
+	var probes []Probe
+	var results []*result.Result
+	var stopped string
+	var lastTook time.Duration
+	for {
+		next, finished := s.Plan.Next(probes)
+		if finished {
+			break
+		}
+		if ctx.Err() != nil {
+			stopped = "interrupted"
+			break
+		}
+		if s.Budget > 0 && time.Since(began)+max(lastTook, s.Warmup+s.Window) > s.Budget {
+			stopped = "budget"
+			break
+		}
+		s.logf("   %s %.0f/s%s", next.Phase, next.Rate, roundText(next))
+		t0 := time.Now()
+		res, err := measure(ctx, s.config(next.Rate))
+		lastTook = time.Since(t0)
+		if res == nil {
+			if ctx.Err() != nil {
+				stopped = "interrupted"
+				break
+			}
+			return nil, err
+		}
+		w := WindowOf(res, s.SLO, next.Rate, s.Connections)
+		if err != nil && w.Failed == "" {
+			w.Failed = err.Error()
+		}
+		next.Verdict = Judge(s.SLO, w)
+		probes, results = append(probes, next), append(results, res)
+		s.logf("     %s", verdictText(s.SLO, w, next.Verdict))
+		if w.Failed != "" {
+			stopped = "the server failed at " + fmt.Sprintf("%.0f/s", next.Rate) + ": " + w.Failed
+			break
+		}
+	}
+	if len(results) == 0 {
+		return nil, errors.New("the capacity search measured no rate: " + stopped)
+	}
+	return s.record(probes, results, stopped, time.Since(began)), nil
+}
+
+func (s Settings) config(rate float64) runner.Config {
+	return runner.Config{Threads: s.Connections, Duration: s.Window, Warmup: s.Warmup, Rate: rate,
+		MaxTries: runspec.DefaultMaxTries, ReportInterval: runspec.DefaultReportInterval}
+}
+
+func (s Settings) logf(format string, args ...any) {
+	if s.Log != nil {
+		fmt.Fprintf(s.Log, format+"\n", args...)
+	}
+}
+
+func roundText(p Probe) string {
+	if p.Round > 0 {
+		return fmt.Sprintf(" (round %d)", p.Round)
+	}
+	return ""
+}
+
+func verdictText(slo SLO, w Window, v Verdict) string {
+	head := fmt.Sprintf("completed %.0f/s, %s %s", w.Completed, pName(slo), ms(w.Latency))
+	if v.Pass {
+		return head + ": passes"
+	}
+	return head + ": fails: " + strings.Join(v.Failed, "; ")
+}
+
+// record is the search's result: the last window at the capacity's passing rate, with every
+// probe's figures and the estimate.
+func (s Settings) record(probes []Probe, results []*result.Result, stopped string, spent time.Duration) *result.Result {
+	e := s.Plan.Estimate(probes)
+	plan := s.Plan.withDefaults()
+	c := &result.Capacity{SLO: s.SLO.String(), Percentile: s.SLO.Percentile, Kind: s.SLO.Kind, LimitMS: msOf(s.SLO.Limit),
+		Connections: s.Connections, WindowS: s.Window.Seconds(), WarmupS: s.Warmup.Seconds(), Resolution: plan.Resolution,
+		Rounds: plan.Rounds, BudgetS: s.Budget.Seconds(), SpentS: spent.Seconds(),
+		PerS: e.Capacity, LowPerS: e.Low, HighPerS: e.High, Reached: e.Reached, AtLeast: e.AtLeast,
+		GaveWay: e.GaveWay, Advice: e.Advice, Stopped: stopped}
+	for i, p := range probes {
+		c.Steps = append(c.Steps, step(p, results[i], s.SLO, s.Connections))
+	}
+	base := baseProbe(probes)
+	res := results[base]
+	res.Capacity = c
+	if stopped != "" && stopped != "budget" {
+		res.Fail(errors.New("capacity search stopped: " + stopped))
+	}
+	return res
+}
+
+// baseProbe is the probe whose window the search's result shows: the last at the bracket's
+// passing rate, else the last that passed, else the last.
+func baseProbe(probes []Probe) int {
+	lo, _, _ := bracket(probes)
+	last := -1
+	for i, p := range probes {
+		if p.Verdict.Pass && p.Rate == lo {
+			last = i
+		}
+	}
+	if last >= 0 {
+		return last
+	}
+	for i := len(probes) - 1; i >= 0; i-- {
+		if probes[i].Verdict.Pass {
+			return i
+		}
+	}
+	return len(probes) - 1
+}
+
+// step is one probe's figures as the results file keeps them.
+func step(p Probe, r *result.Result, slo SLO, connections int) result.CapacityStep {
+	w := WindowOf(r, slo, p.Rate, connections)
+	st := result.CapacityStep{Phase: p.Phase, Round: p.Round, OfferedPerS: p.Rate, CompletedPerS: w.Completed,
+		LatencyMS: msOf(w.Latency), P50MS: r.LatencyMS.P50, P99MS: r.LatencyMS.P99, P999MS: r.LatencyMS.P999,
+		LagStartMS: msOf(w.LagStart), LagEndMS: msOf(w.LagEnd), ServiceMS: msOf(w.Service), Busy: w.Busy,
+		Pass: p.Verdict.Pass, Failed: p.Verdict.Failed, GaveWay: p.Verdict.GaveWay}
+	if r.Server != nil {
+		st.ServerCPUPct = r.Server.CPUPct
+	}
+	st.Waits = topWaits(r.Waits)
+	return st
+}
+
+// topWaits names the biggest shares of the clients' sessions on the server: "61% log_flush, 20% cpu".
+func topWaits(w *result.Waits) string {
+	var parts []string
+	for _, c := range w.Ranked() {
+		if len(parts) == 3 || w.Share(c.Category) < 0.05 {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%.0f%% %s", 100*w.Share(c.Category), c.Category))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WindowOf reads what a rate's measured window showed from its result.
+func WindowOf(r *result.Result, slo SLO, rate float64, connections int) Window {
+	w := Window{Offered: rate, Completed: r.TPS, Connections: connections, Latency: percentile(r, slo)}
+	w.LagStart, w.LagEnd = lagThirds(r.Intervals)
+	if r.ScheduleLagMS != nil {
+		w.Service = time.Duration(max(0, r.LatencyMS.Avg-r.ScheduleLagMS.Avg) * float64(time.Millisecond))
+	}
+	if connections > 0 {
+		w.Busy = w.Completed * w.Service.Seconds() / float64(connections)
+	}
+	if !r.Complete {
+		w.Failed = r.Error
+	}
+	return w
+}
+
+// percentile is the objective's percentile of the window's latency, from the scheduled arrival:
+// read from the histogram (every percentile exactly), of the objective's kind of transaction
+// where it names one.
+func percentile(r *result.Result, slo SLO) time.Duration {
+	enc := r.Histogram
+	if slo.Kind != "" {
+		enc = ""
+		if k := r.ByKind[slo.Kind]; k != nil {
+			enc = k.Histogram
+		}
+	}
+	h, err := histogram.Decode(enc)
+	if err != nil || h.Count() == 0 {
+		return time.Duration(1<<62) // nothing completed: no latency meets any limit
+	}
+	return time.Duration(h.PercentileMS(slo.Percentile) * float64(time.Millisecond))
+}
+
+// lagThirds is the mean of the intervals' schedule-lag p99 over the window's first and last
+// thirds: how far behind the arrivals were as it began and as it ended.
+func lagThirds(ivs []result.Interval) (start, end time.Duration) {
+	n := len(ivs) / 3
+	if n == 0 {
+		return 0, 0
+	}
+	mean := func(part []result.Interval) time.Duration {
+		sum := 0.0
+		for _, iv := range part {
+			sum += iv.LagP99MS
+		}
+		return time.Duration(sum / float64(len(part)) * float64(time.Millisecond))
+	}
+	return mean(ivs[:n]), mean(ivs[len(ivs)-n:])
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

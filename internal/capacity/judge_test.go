@@ -1,0 +1,49 @@
+package capacity
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Each condition fails on its own and is named; a backlog's drift of a few milliseconds between
+// the window's thirds is noise, a backlog that reaches half the limit and grows is not.
+func TestJudge(t *testing.T) {
+	ok := Window{Offered: 1000, Completed: 1000, Latency: 8 * time.Millisecond, Busy: 0.3, Connections: 32, Service: time.Millisecond}
+	cases := []struct {
+		name string
+		edit func(*Window)
+		want string
+	}{
+		{"passes", func(*Window) {}, ""},
+		{"drift", func(w *Window) { w.LagStart, w.LagEnd = 2*time.Millisecond, 8*time.Millisecond }, ""},
+		{"latency", func(w *Window) { w.Latency = 12 * time.Millisecond }, "p99 was 12.00 ms, over 10.00 ms"},
+		{"throughput", func(w *Window) { w.Completed = 960 }, "completed 960/s of 1000/s offered (96%, under 97%)"},
+		{"backlog", func(w *Window) { w.LagStart, w.LagEnd = time.Millisecond, 400*time.Millisecond }, "the backlog grew"},
+		{"failed", func(w *Window) { w.Failed = "server stopped answering" }, "the run failed: server stopped answering"},
+	}
+	for _, c := range cases {
+		w := ok
+		c.edit(&w)
+		v := Judge(slo10ms, w)
+		got := strings.Join(v.Failed, "; ")
+		if v.Pass != (c.want == "") || !strings.Contains(got, c.want) || (v.Pass && v.Stress > 1) {
+			t.Errorf("%s: pass %v, stress %.2f, failed %q; want %q", c.name, v.Pass, v.Stress, got, c.want)
+		}
+	}
+}
+
+func TestStartRate(t *testing.T) {
+	for _, c := range []struct {
+		slo  string
+		want float64
+	}{{"p99<=5ms", 100}, {"p99.9<=5ms", 1000}, {"p50<=5ms", 2}, {"p95<=1s", 20}} {
+		s, err := ParseSLO(c.slo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.StartRate(10 * time.Second); got != c.want {
+			t.Errorf("%s: start %.0f/s, want %.0f/s over a 10 s window", c.slo, got, c.want)
+		}
+	}
+}
