@@ -63,7 +63,8 @@ func ParseSLO(text string) (SLO, error) {
 // MinTransactions is how many transactions a window needs for its percentile to rest on ten of
 // them beyond it at the least: 1,000 for a p99, 10,000 for a p99.9.
 func (s SLO) MinTransactions() int {
-	return int(math.Ceil(10/(1-s.Percentile/100) - 1e-9)) // 1e-9: 1 - 0.999 is not 0.001 in floating point
+	n := 10 / (1 - s.Percentile/100)
+	return int(math.Ceil(math.Round(n*1e6) / 1e6)) // rounded first: 1 - 0.999 is not 0.001 in floating point
 }
 
 // StartRate is the lowest rate whose window of this length holds MinTransactions: below it the
