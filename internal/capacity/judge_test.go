@@ -16,7 +16,8 @@ func TestJudge(t *testing.T) {
 		want string
 	}{
 		{"passes", func(*Window) {}, ""},
-		{"drift", func(w *Window) { w.LagStart, w.LagEnd = 2*time.Millisecond, 8*time.Millisecond }, ""},
+		{"drift", func(w *Window) { w.LagStart, w.LagEnd = time.Millisecond, 3*time.Millisecond }, ""},
+		{"lag high, not growing", func(w *Window) { w.LagStart, w.LagEnd = 6*time.Millisecond, 7*time.Millisecond }, ""},
 		{"latency", func(w *Window) { w.Latency = 12 * time.Millisecond }, "p99 was 12.00 ms, over 10.00 ms"},
 		{"throughput", func(w *Window) { w.Completed = 960 }, "completed 960/s of 1000/s offered (96%, under 97%)"},
 		{"backlog", func(w *Window) { w.LagStart, w.LagEnd = time.Millisecond, 400*time.Millisecond }, "the backlog grew"},
