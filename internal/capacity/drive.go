@@ -178,7 +178,7 @@ func topWaits(w *result.Waits) string {
 
 // WindowOf reads what a rate's measured window showed from its result.
 func WindowOf(r *result.Result, slo SLO, rate float64, connections int) Window {
-	w := Window{Offered: rate, Completed: r.TPS, Connections: connections, Latency: percentile(r, slo)}
+	w := Window{Offered: rate, Completed: r.TPS, Seconds: r.DurationS, Connections: connections, Latency: percentile(r, slo)}
 	w.LagStart, w.LagEnd = lagThirds(r.Intervals)
 	if r.ScheduleLagMS != nil {
 		w.Service = time.Duration(max(0, r.LatencyMS.Avg-r.ScheduleLagMS.Avg) * float64(time.Millisecond))

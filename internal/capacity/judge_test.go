@@ -19,7 +19,9 @@ func TestJudge(t *testing.T) {
 		{"drift", func(w *Window) { w.LagStart, w.LagEnd = time.Millisecond, 3*time.Millisecond }, ""},
 		{"lag high, not growing", func(w *Window) { w.LagStart, w.LagEnd = 6*time.Millisecond, 7*time.Millisecond }, ""},
 		{"latency", func(w *Window) { w.Latency = 12 * time.Millisecond }, "p99 was 12.00 ms, over 10.00 ms"},
-		{"throughput", func(w *Window) { w.Completed = 960 }, "completed 960/s of 1000/s offered (96%, under 97%)"},
+		{"throughput", func(w *Window) { w.Completed = 960 }, "completed 960/s of 1000/s offered (96%, under 97%"},
+		{"throughput, within the schedule's variation", func(w *Window) { w.Offered, w.Completed, w.Seconds = 50, 44, 1 }, ""},
+		{"throughput, past it", func(w *Window) { w.Offered, w.Completed, w.Seconds = 50, 28, 1 }, "completed 28/s of 50/s"},
 		{"backlog", func(w *Window) { w.LagStart, w.LagEnd = time.Millisecond, 400*time.Millisecond }, "the backlog grew"},
 		{"failed", func(w *Window) { w.Failed = "server stopped answering" }, "the run failed: server stopped answering"},
 	}

@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/testserver"
+)
+
+// capacity on a real PostgreSQL: a search whose objective every rate meets climbs to --max-rate
+// and says the capacity is at least that, each rate's figures in the results file (offered,
+// completed, the percentile, the backlog, busy connections); a budget that allows one rate stops
+// there and says so. Bad input is refused before any server is touched.
+func TestCapacityOnRealServer(t *testing.T) {
+	tg := testserver.Database(t, "postgres")
+	dsn := withPassword(tg, tg.Password)
+	if code, out, errs := run("prepare", "--target", dsn, "--workload", "oltp_point_select", "--tables", "1", "--table-size", "1000"); code != 0 {
+		t.Fatalf("prepare: %d\n%s%s", code, out, errs)
+	}
+	t.Cleanup(func() { run("cleanup", "--target", dsn, "--workload", "oltp_point_select") })
+	out := filepath.Join(t.TempDir(), "cap.json")
+	base := []string{"capacity", "--target", dsn, "--workload", "oltp_point_select", "--window", "1s", "--warmup", "200ms", "--instrument", "off"}
+	code, stdout, stderr := run(append(base, "--slo", "p50<=2s", "--start-rate", "50", "--max-rate", "200", "--out", out)...)
+	if code != 0 || !strings.Contains(stdout, "capacity at p50 ≤ 2s: at least 200/s (every rate tried passed)") {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Capacity
+	if c == nil || len(c.Steps) != 3 || c.Reached != "climb" || !c.AtLeast || c.Connections != DefaultCapacityConnections || r.Rate != 200 {
+		t.Fatalf("capacity record %+v (result at %.0f/s)", c, r.Rate)
+	}
+	for i, st := range c.Steps {
+		if want := 50.0 * float64(int(1)<<i); st.OfferedPerS != want || !st.Pass || st.CompletedPerS < 0.8*want || st.LatencyMS <= 0 || st.Busy <= 0 {
+			t.Errorf("step %d: %+v, want %.0f/s offered and passed, with its figures", i, st, want)
+		}
+	}
+
+	code, stdout, stderr = run(append(base, "--slo", "p50<=2s", "--start-rate", "50", "--budget", "2s")...)
+	if code != 0 || !strings.Contains(stdout, "the search stopped: budget") || strings.Count(stdout, "climb ") != 1 {
+		t.Errorf("a budget for one rate: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	for _, c := range []struct{ args, want string }{
+		{"--slo p99<10ms", "written <="},
+		{"--slo p99(new_order)<=1s", "this workload has one kind of transaction"},
+		{"--slo p99<=1s --max-connections 0", "--max-connections 0"},
+		{"--slo p99<=1s --budget 1s", "shorter than one rate's warm-up and window"},
+		{"--slo p99<=1s --resolution 2", "--resolution between 0 and 1"},
+	} {
+		code, _, stderr := run(append(base, strings.Fields(c.args)...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%s: exit %d, %q; want exit 2 and one line with %q", c.args, code, stderr, c.want)
+		}
+	}
+}
