@@ -205,7 +205,7 @@ func percentile(r *result.Result, slo SLO) time.Duration {
 	}
 	h, err := histogram.Decode(enc)
 	if err != nil || h.Count() == 0 {
-		return time.Duration(1<<62) // nothing completed: no latency meets any limit
+		return time.Duration(1 << 62) // nothing completed: no latency meets any limit
 	}
 	return time.Duration(h.PercentileMS(slo.Percentile) * float64(time.Millisecond))
 }

@@ -19,8 +19,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/fairbench/fairbench/internal/job"
-	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/output"
+	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/runspec"
