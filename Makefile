@@ -65,7 +65,8 @@ FUZZ_TARGETS = \
 	./internal/regress:FuzzParseFailIf \
 	./internal/workloadfile:FuzzParse \
 	./internal/capture:FuzzStatementText \
-	./internal/pgbenchscript:FuzzParse
+	./internal/pgbenchscript:FuzzParse \
+	./internal/slo:FuzzParse
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} in $${t%:*} for $(FUZZTIME)"; \

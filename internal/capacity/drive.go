@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fairbench/fairbench/internal/slo"
 	"io"
 	"strings"
 	"time"
@@ -16,7 +17,7 @@ import (
 
 // Settings are a search as a command gives it.
 type Settings struct {
-	SLO  SLO
+	SLO  slo.SLO
 	Plan Plan
 	// Connections is the open loop's clients, each on a connection of its own.
 	Connections    int
@@ -99,8 +100,8 @@ func roundText(p Probe) string {
 	return ""
 }
 
-func verdictText(slo SLO, w Window, v Verdict) string {
-	head := fmt.Sprintf("completed %.0f/s, %s %s", w.Completed, pName(slo), ms(w.Latency))
+func verdictText(obj slo.SLO, w Window, v Verdict) string {
+	head := fmt.Sprintf("completed %.0f/s, %s %s", w.Completed, pName(obj), ms(w.Latency))
 	if v.Pass {
 		return head + ": passes"
 	}
@@ -151,8 +152,8 @@ func baseProbe(probes []Probe) int {
 }
 
 // step is one probe's figures as the results file keeps them.
-func step(p Probe, r *result.Result, slo SLO, connections int) result.CapacityStep {
-	w := WindowOf(r, slo, p.Rate, connections)
+func step(p Probe, r *result.Result, obj slo.SLO, connections int) result.CapacityStep {
+	w := WindowOf(r, obj, p.Rate, connections)
 	st := result.CapacityStep{Phase: p.Phase, Round: p.Round, OfferedPerS: p.Rate, CompletedPerS: w.Completed,
 		LatencyMS: msOf(w.Latency), P50MS: r.LatencyMS.P50, P99MS: r.LatencyMS.P99, P999MS: r.LatencyMS.P999,
 		LagStartMS: msOf(w.LagStart), LagEndMS: msOf(w.LagEnd), ServiceMS: msOf(w.Service), Busy: w.Busy,
@@ -177,8 +178,8 @@ func topWaits(w *result.Waits) string {
 }
 
 // WindowOf reads what a rate's measured window showed from its result.
-func WindowOf(r *result.Result, slo SLO, rate float64, connections int) Window {
-	w := Window{Offered: rate, Completed: r.TPS, Seconds: r.DurationS, Connections: connections, Latency: percentile(r, slo)}
+func WindowOf(r *result.Result, obj slo.SLO, rate float64, connections int) Window {
+	w := Window{Offered: rate, Completed: r.TPS, Seconds: r.DurationS, Connections: connections, Latency: percentile(r, obj)}
 	w.LagStart, w.LagEnd = lagThirds(r.Intervals)
 	if r.ScheduleLagMS != nil {
 		w.Service = time.Duration(max(0, r.LatencyMS.Avg-r.ScheduleLagMS.Avg) * float64(time.Millisecond))
@@ -195,11 +196,11 @@ func WindowOf(r *result.Result, slo SLO, rate float64, connections int) Window {
 // percentile is the objective's percentile of the window's latency, from the scheduled arrival:
 // read from the histogram (every percentile exactly), of the objective's kind of transaction
 // where it names one.
-func percentile(r *result.Result, slo SLO) time.Duration {
+func percentile(r *result.Result, obj slo.SLO) time.Duration {
 	enc := r.Histogram
-	if slo.Kind != "" {
+	if obj.Kind != "" {
 		enc = ""
-		if k := r.ByKind[slo.Kind]; k != nil {
+		if k := r.ByKind[obj.Kind]; k != nil {
 			enc = k.Histogram
 		}
 	}
@@ -207,7 +208,7 @@ func percentile(r *result.Result, slo SLO) time.Duration {
 	if err != nil || h.Count() == 0 {
 		return time.Duration(1 << 62) // nothing completed: no latency meets any limit
 	}
-	return time.Duration(h.PercentileMS(slo.Percentile) * float64(time.Millisecond))
+	return time.Duration(h.PercentileMS(obj.Percentile) * float64(time.Millisecond))
 }
 
 // lagThirds is the mean of the intervals' schedule-lag p99 over the window's first and last

@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"fmt"
+	"github.com/fairbench/fairbench/internal/slo"
 	"math"
 	"time"
 )
@@ -67,14 +68,14 @@ type Verdict struct {
 }
 
 // Judge says whether w meets the objective, and why not.
-func Judge(slo SLO, w Window) Verdict {
-	limit := float64(slo.Limit)
+func Judge(obj slo.SLO, w Window) Verdict {
+	limit := float64(obj.Limit)
 	latency := float64(w.Latency) / limit
 	throughput := shortfall(w)
 	growth := min(float64(w.LagEnd-w.LagStart)/(backlogSlack*limit), 2*float64(w.LagEnd)/limit)
 	v := Verdict{Ratios: [3]float64{latency, throughput, growth}, Stress: max(latency, throughput, growth)}
 	if latency > 1 {
-		v.Failed = append(v.Failed, fmt.Sprintf("%s was %s, over %s", pName(slo), ms(w.Latency), ms(slo.Limit)))
+		v.Failed = append(v.Failed, fmt.Sprintf("%s was %s, over %s", pName(obj), ms(w.Latency), ms(obj.Limit)))
 	}
 	if throughput > 1 {
 		v.Failed = append(v.Failed, fmt.Sprintf("completed %.0f/s of %.0f/s offered (%.0f%%, under %.0f%% and past the schedule's own variation)",
@@ -90,7 +91,7 @@ func Judge(slo SLO, w Window) Verdict {
 	}
 	v.Pass = len(v.Failed) == 0
 	if !v.Pass {
-		v.GaveWay, v.Advice = gaveWay(w, slo)
+		v.GaveWay, v.Advice = gaveWay(w, obj)
 	}
 	return v
 }
@@ -130,12 +131,12 @@ func (v Verdict) worst() int {
 // connection is busy, and whose service once started is well within the limit, wait for the pool:
 // more connections would carry more. Arrivals that fall behind while most connections are free
 // are the client's (its pacer or its CPU could not keep up), which is never the server's capacity.
-func gaveWay(w Window, slo SLO) (string, string) {
+func gaveWay(w Window, obj slo.SLO) (string, string) {
 	late := w.LagEnd > w.LagStart || w.Completed < MinCompleted*w.Offered
 	switch {
 	case w.Failed != "":
 		return ByServer, ""
-	case w.Busy >= busyConnections && w.Service > 0 && w.Service <= slo.Limit/2 && w.LagEnd*2 > w.Latency:
+	case w.Busy >= busyConnections && w.Service > 0 && w.Service <= obj.Limit/2 && w.LagEnd*2 > w.Latency:
 		return ByConnections, fmt.Sprintf("all %d connections were busy and arrivals waited for one while the server answered in %s on average: raise --max-connections", w.Connections, ms(w.Service))
 	case w.Busy < busyConnections/2 && late:
 		return ByClient, fmt.Sprintf("arrivals fell behind with %.0f%% of the connections in use: the client could not offer %.0f/s (its CPU or pacer); run the client on another machine (compare --clients) before reading this as the server's limit", 100*w.Busy, w.Offered)
@@ -143,10 +144,10 @@ func gaveWay(w Window, slo SLO) (string, string) {
 	return ByServer, ""
 }
 
-func pName(slo SLO) string {
-	s := fmt.Sprintf("p%s", trimFloat(slo.Percentile))
-	if slo.Kind != "" {
-		s += "(" + slo.Kind + ")"
+func pName(obj slo.SLO) string {
+	s := fmt.Sprintf("p%s", trimFloat(obj.Percentile))
+	if obj.Kind != "" {
+		s += "(" + obj.Kind + ")"
 	}
 	return s
 }

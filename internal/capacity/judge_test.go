@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"github.com/fairbench/fairbench/internal/slo"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ func TestStartRate(t *testing.T) {
 		slo  string
 		want float64
 	}{{"p99<=5ms", 100}, {"p99.9<=5ms", 1000}, {"p50<=5ms", 2}, {"p95<=1s", 20}} {
-		s, err := ParseSLO(c.slo)
+		s, err := slo.Parse(c.slo)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"github.com/fairbench/fairbench/internal/slo"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -8,7 +9,7 @@ import (
 	"time"
 )
 
-var slo10ms = SLO{Percentile: 99, Limit: 10 * time.Millisecond}
+var slo10ms = slo.SLO{Percentile: 99, Limit: 10 * time.Millisecond}
 
 // server is a fake: the window a rate would show in a given round.
 type server func(rate float64, rng *rand.Rand) Window

@@ -12,6 +12,7 @@ import (
 	"github.com/fairbench/fairbench/internal/capacity"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
+	"github.com/fairbench/fairbench/internal/slo"
 )
 
 // DefaultCapacityConnections is --max-connections' default: enough for thousands of arrivals a
@@ -20,7 +21,7 @@ const DefaultCapacityConnections = 32
 
 func newCapacityCmd() *cobra.Command {
 	var f jobFlags
-	var slo, out, nodeExporter, instrument string
+	var objective, out, nodeExporter, instrument string
 	var s capacity.Settings
 	cmd := &cobra.Command{
 		Use:   "capacity --target DSN --workload NAME --slo 'p99<=10ms' [--max-connections N] [--budget 10m]",
@@ -32,7 +33,7 @@ func newCapacityCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if s.SLO, err = capacity.ParseSLO(slo); err != nil {
+			if s.SLO, err = slo.Parse(objective); err != nil {
 				return badInput(err)
 			}
 			if !cmd.Flags().Changed("start-rate") {
@@ -86,7 +87,7 @@ func newCapacityCmd() *cobra.Command {
 	f.register(cmd.Flags())
 	f.showWorkloadHelp(cmd)
 	fs := cmd.Flags()
-	fs.StringVar(&slo, "slo", "", "the latency objective: a percentile from p50 to p99.9 of the transactions (or of one kind: p90(new_order)), <=, a time: 'p99<=10ms'")
+	fs.StringVar(&objective, "slo", "", "the latency objective: a percentile from p50 to p99.9 of the transactions (or of one kind: p90(new_order)), <=, a time: 'p99<=10ms'")
 	fs.IntVar(&s.Connections, "max-connections", DefaultCapacityConnections, "the open loop's clients, each with its own connection: the same for every engine, and recorded")
 	fs.DurationVar(&s.Budget, "budget", 10*time.Minute, "the whole search's time; a rate that would end past it is not started, and the result says what was reached")
 	fs.DurationVar(&s.Window, "window", 10*time.Second, "each rate's measured window")

@@ -1,11 +1,6 @@
-// Package capacity finds how much traffic a server carries within a latency objective: the
-// highest arrival rate at which, over a measured window after its own warm-up, the objective's
-// percentile (measured from each scheduled arrival) stays under its limit, the completed rate
-// keeps up with the offered one, and the backlog of arrivals not yet started does not grow.
-//
-// The search is a pure function from the observations so far to the next rate (Search.Next), so
-// it is tested against fake servers with a known knee; what measures a rate is the caller's.
-package capacity
+// Package slo is a latency objective as a user writes it (p99<=10ms, p90(new_order)<=5s): read
+// once, before any server starts, by the capacity command, compare's --slo and a suite's slo:.
+package slo
 
 import (
 	"fmt"
@@ -38,9 +33,9 @@ func (s SLO) Text() string { return strings.Replace(s.String(), "<=", " ≤ ", 1
 
 var sloForm = regexp.MustCompile(`^p([0-9]+(?:\.[0-9]+)?)(?:\(([a-z_][a-z0-9_]*)\))?\s*(<=|<|=|>=|>)\s*(.*)$`)
 
-// ParseSLO reads an objective as `pNN[(kind)]<=DURATION`; a malformed one is refused with one line
+// Parse reads an objective as `pNN[(kind)]<=DURATION`; a malformed one is refused with one line
 // that says what is wrong and shows the form.
-func ParseSLO(text string) (SLO, error) {
+func Parse(text string) (SLO, error) {
 	const form = "write it as a percentile from p50 to p99.9, <=, and a time, e.g. 'p99<=10ms' or 'p90(new_order)<=5s'"
 	m := sloForm.FindStringSubmatch(strings.ToLower(strings.TrimSpace(text)))
 	if m == nil {

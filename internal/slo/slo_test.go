@@ -1,4 +1,4 @@
-package capacity
+package slo
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func TestParseSLO(t *testing.T) {
+func TestParse(t *testing.T) {
 	good := []struct {
 		in   string
 		want SLO
@@ -17,11 +17,11 @@ func TestParseSLO(t *testing.T) {
 		{"p50<=250us", SLO{Percentile: 50, Limit: 250 * time.Microsecond}},
 	}
 	for _, c := range good {
-		got, err := ParseSLO(c.in)
+		got, err := Parse(c.in)
 		if err != nil || got != c.want {
-			t.Errorf("ParseSLO(%q) = %+v, %v; want %+v", c.in, got, err, c.want)
+			t.Errorf("Parse(%q) = %+v, %v; want %+v", c.in, got, err, c.want)
 		}
-		if again, err := ParseSLO(got.String()); err != nil || again != got {
+		if again, err := Parse(got.String()); err != nil || again != got {
 			t.Errorf("%q does not read back: %+v, %v", got.String(), again, err)
 		}
 	}
@@ -38,26 +38,26 @@ func TestParseSLO(t *testing.T) {
 		{"", "is not an objective"},
 	}
 	for _, c := range bad {
-		_, err := ParseSLO(c.in)
+		_, err := Parse(c.in)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("ParseSLO(%q) = %v, want one line with %q", c.in, err, c.want)
+			t.Errorf("Parse(%q) = %v, want one line with %q", c.in, err, c.want)
 		}
 	}
 }
 
-func FuzzParseSLO(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, s := range []string{"p99<=10ms", "p90(new_order)<=5s", "p99.9<=1h", "p100<=1ms"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		slo, err := ParseSLO(s)
+		slo, err := Parse(s)
 		if err != nil {
 			return
 		}
 		if slo.Percentile < 50 || slo.Percentile > 99.9 || slo.Limit <= 0 {
 			t.Fatalf("%q read as %+v", s, slo)
 		}
-		if again, err := ParseSLO(slo.String()); err != nil || again != slo {
+		if again, err := Parse(slo.String()); err != nil || again != slo {
 			t.Fatalf("%q read as %+v, which reads back as %+v, %v", s, slo, again, err)
 		}
 	})
