@@ -229,3 +229,38 @@ func lagThirds(ivs []result.Interval) (start, end time.Duration) {
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Line is the search's answer in one line.
+func Line(c *result.Capacity) string {
+	slo := strings.Replace(c.SLO, "<=", " ≤ ", 1)
+	var s string
+	switch {
+	case c.Reached == "no rate":
+		s = fmt.Sprintf("capacity at %s: no rate met it; the lowest tried failed (%s)", slo, firstFailure(c))
+	case c.AtLeast:
+		s = fmt.Sprintf("capacity at %s: at least %.0f/s (%s)", slo, c.PerS, map[bool]string{true: "the client gave way", false: "every rate tried passed"}[c.GaveWay == "client"])
+	default:
+		s = fmt.Sprintf("capacity at %s: %.0f/s [%.0f, %.0f] with %d connections (%s)", slo, c.PerS, c.LowPerS, c.HighPerS, c.Connections, c.Reached)
+	}
+	if c.Stopped != "" {
+		s += "; the search stopped: " + c.Stopped
+	}
+	return s + fmt.Sprintf("; %d rates in %.0f s", len(c.Steps), c.SpentS)
+}
+
+func firstFailure(c *result.Capacity) string {
+	if len(c.Steps) == 0 {
+		return "nothing measured"
+	}
+	return fmt.Sprintf("%.0f/s: %s", c.Steps[0].OfferedPerS, strings.Join(c.Steps[0].Failed, "; "))
+}
+
+// Bracket is the highest passing rate below the lowest failing one that a search measured, from
+// its record: where the next search of the same server may start (Plan's hint).
+func Bracket(c *result.Capacity) (lo, hi float64, ok bool) {
+	var probes []Probe
+	for _, st := range c.Steps {
+		probes = append(probes, Probe{Rate: st.OfferedPerS, Phase: st.Phase, Verdict: Verdict{Pass: st.Pass}})
+	}
+	return bracket(probes)
+}

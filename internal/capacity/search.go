@@ -21,6 +21,10 @@ type Plan struct {
 	Resolution float64 // bisection stops when the bracket's top is within this of its bottom (default 0.05)
 	Rounds     int     // confirmation rounds (default 5)
 	MaxRate    float64 // the climb stops here: a rate the client cannot offer (0: no limit)
+	// HintLow and HintHigh are a bracket found before (an earlier round of compare on the same
+	// engine and step): the search measures them first instead of climbing from Start, and
+	// climbs or descends from there where the server moved.
+	HintLow, HintHigh float64
 }
 
 func (p Plan) withDefaults() Plan {
@@ -52,13 +56,21 @@ type Probe struct {
 // probes, and the tests feed it fake servers.
 func (p Plan) Next(done []Probe) (next Probe, finished bool) {
 	p = p.withDefaults()
+	hinted := p.HintLow > 0 && p.HintHigh > p.HintLow
 	if len(done) == 0 {
+		if hinted {
+			return Probe{Rate: p.HintLow, Phase: Bisect}, false
+		}
 		return Probe{Rate: p.Start, Phase: Climb}, false
 	}
 	lo, hi, ok := bracket(done)
 	switch {
-	case !ok && lo == 0: // the lowest rate tried failed: no rate meets the objective
+	case !ok && lo == 0 && hi <= p.Start: // the lowest rate tried failed: no rate meets the objective
 		return Probe{}, true
+	case !ok && lo == 0: // a hint's rate failed: descend towards Start
+		return Probe{Rate: max(p.Start, hi/p.Factor), Phase: Climb}, false
+	case !ok && hinted && !measured(done, p.HintHigh):
+		return Probe{Rate: p.HintHigh, Phase: Bisect}, false
 	case !ok: // every rate passed so far: climb on
 		up := lo * p.Factor
 		if p.MaxRate > 0 && lo >= p.MaxRate {
@@ -100,6 +112,10 @@ func (p Plan) nextConfirmation(done []Probe) (Probe, bool) {
 		rates = [2]float64{hi, lo}
 	}
 	return Probe{Rate: rates[n%2], Phase: Confirm, Round: round}, false
+}
+
+func measured(done []Probe, rate float64) bool {
+	return slices.ContainsFunc(done, func(pr Probe) bool { return pr.Rate == rate })
 }
 
 func confirming(done []Probe) bool {

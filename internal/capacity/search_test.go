@@ -187,3 +187,19 @@ func TestNextIsPure(t *testing.T) {
 		}
 	}
 }
+
+// A hint from an earlier round is measured first: where the server is where it was, the bracket
+// is confirmed in four probes; where it moved, the search climbs or descends from the hint.
+func TestSearchFromAHint(t *testing.T) {
+	truth := queueKnee(5000)
+	done, e := run(t, Plan{HintLow: 4450, HintHigh: 4650, Rounds: 1}, queue(5000, 0), 1)
+	if len(done) != 4 || math.Abs(e.Capacity-truth)/truth > 0.02 {
+		t.Errorf("hinted at the knee: %d probes, capacity %.0f (truth %.0f)", len(done), e.Capacity, truth)
+	}
+	for _, hint := range [][2]float64{{9000, 9400}, {1000, 1050}} { // the server got slower; faster
+		done, e := run(t, Plan{HintLow: hint[0], HintHigh: hint[1], Rounds: 1}, queue(5000, 0), 1)
+		if math.Abs(e.Capacity-truth)/truth > 0.03 || e.Reached != Confirm {
+			t.Errorf("hint %v: %d probes, capacity %.0f reached %s (truth %.0f)", hint, len(done), e.Capacity, e.Reached, truth)
+		}
+	}
+}

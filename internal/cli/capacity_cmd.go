@@ -149,33 +149,8 @@ func printCapacity(w io.Writer, r *result.Result) {
 		}
 		fmt.Fprintf(w, "%-8s %10.0f %10.0f %10.2f %10.2f %8.0f%% %6v  %s\n", st.Phase, st.OfferedPerS, st.CompletedPerS, st.LatencyMS, st.LagEndMS, 100*st.Busy, st.Pass, why)
 	}
-	fmt.Fprintln(w, capacityLine(c))
+	fmt.Fprintln(w, capacity.Line(c))
 	if c.Advice != "" {
 		fmt.Fprintf(w, "what gave way: %s\n", c.Advice)
 	}
-}
-
-// capacityLine is the search's answer in one line.
-func capacityLine(c *result.Capacity) string {
-	slo := strings.Replace(c.SLO, "<=", " ≤ ", 1)
-	var s string
-	switch {
-	case c.Reached == "no rate":
-		s = fmt.Sprintf("capacity at %s: no rate met it; the lowest tried failed (%s)", slo, firstFailure(c))
-	case c.AtLeast:
-		s = fmt.Sprintf("capacity at %s: at least %.0f/s (%s)", slo, c.PerS, map[bool]string{true: "the client gave way", false: "every rate tried passed"}[c.GaveWay == "client"])
-	default:
-		s = fmt.Sprintf("capacity at %s: %.0f/s [%.0f, %.0f] with %d connections (%s)", slo, c.PerS, c.LowPerS, c.HighPerS, c.Connections, c.Reached)
-	}
-	if c.Stopped != "" {
-		s += "; the search stopped: " + c.Stopped
-	}
-	return s + fmt.Sprintf("; %d rates in %.0f s", len(c.Steps), c.SpentS)
-}
-
-func firstFailure(c *result.Capacity) string {
-	if len(c.Steps) == 0 {
-		return "nothing measured"
-	}
-	return fmt.Sprintf("%.0f/s: %s", c.Steps[0].OfferedPerS, strings.Join(c.Steps[0].Failed, "; "))
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/runspec"
+	"github.com/fairbench/fairbench/internal/slo"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/waits"
 	"github.com/fairbench/fairbench/internal/workload"
@@ -279,6 +280,7 @@ type runFlags struct {
 	check          bool
 	ramp           string
 	slo            string
+	objective      string // compare's --slo: a capacity objective for every step
 	stages         string
 	pool           int
 	shard          string
@@ -309,6 +311,8 @@ func (r *runFlags) registerOverrides(fs *pflag.FlagSet) {
 	fs.StringVar(&r.threads, "threads", strconv.Itoa(runspec.DefaultThreads), "client threads for every step (overrides the suite); a list runs a sweep")
 	fs.StringVar(&r.duration, "time", runspec.DefaultTime.String(), "measured time of every step, ramps included (overrides the suite)")
 	fs.StringVar(&r.warmup, "warmup", runspec.DefaultWarmup.String(), "warm-up before every step (overrides the suite)")
+	fs.StringVar(&r.objective, "slo", "", "a latency objective for every step, e.g. 'p99<=10ms': each step searches for the highest arrival rate "+
+		"that meets it (its capacity, docs/capacity.md) instead of running closed loop; --threads is then the connections")
 }
 
 // layer reads the run-setting flags the user gave, through runspec's rules.
@@ -351,6 +355,14 @@ func (r *runFlags) layer(fs *pflag.FlagSet) (runspec.Layer, error) {
 			return l, err
 		}
 		l.MaxTries = &r.maxTries
+	}
+	if fs.Changed("slo") && r.objective != "" {
+		o, err := slo.Parse(r.objective)
+		if err != nil {
+			return l, badInput(err)
+		}
+		text := o.String()
+		l.SLO = &text
 	}
 	if r.slo != "" && r.ramp == "" {
 		return l, badInputf("--slo goes with --ramp: add --ramp add=1,every=10s,max=64")

@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fairbench/fairbench/internal/capacity"
+	"github.com/fairbench/fairbench/internal/slo"
 	"io"
 	"maps"
 	"os"
@@ -230,7 +232,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer hosts.close()
-	c := &comparison{opts: o, steps: steps, resultsDir: resultsDir, started: time.Now(), hosts: hosts, env: env, othersLive: engine.OthersLive,
+	c := &comparison{opts: o, steps: steps, resultsDir: resultsDir, started: time.Now(), hosts: hosts, env: env, othersLive: engine.OthersLive, brackets: map[string][2]float64{},
 		totalSteps: (len(insts)*max(1, len(o.ServerCPUs)) + len(explainRuns(o.Explain, insts))) * o.Suite.Repeat * stepCount(steps)}
 	c.logf("== suite %s: %s", o.Suite.Name, o.Suite.Description)
 	var runErr error
@@ -386,6 +388,8 @@ type comparison struct {
 	totalSteps int
 	hosts      *clientHosts // nil: the clients run in this process
 	env        *result.Environment
+	// brackets are each engine and step's last capacity bracket, where a step has an objective.
+	brackets map[string][2]float64
 	// othersLive lists the servers of another live fairbench on this machine (engine.OthersLive).
 	othersLive func() []string
 }
@@ -561,7 +565,16 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 		clients = func(ctx context.Context, cfg runner.Config) (*result.Result, error) { return c.hosts.run(ctx, j, cfg) }
 	}
 	othersBefore := c.othersLive()
-	res, runErr := j.Measured(ctx, cfg, mon, clients)
+	measure := func(ctx context.Context, cfg runner.Config) (*result.Result, error) {
+		return j.Measured(ctx, cfg, mon, clients)
+	}
+	var res *result.Result
+	var runErr error
+	if st.SLO != "" {
+		res, runErr = c.capacity(ctx, st, engName, threads, measure)
+	} else {
+		res, runErr = measure(ctx, cfg)
+	}
 	if res == nil {
 		return runErr
 	}
@@ -583,6 +596,34 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	c.logOutcome(engName, st.Workload, res)
 	return runErr
 }
+
+// capacity runs a step with a latency objective as a capacity search on the server (its threads
+// are the open loop's connections), one confirmation round per compare round: the rounds' own
+// capacities, in rotated order, give the pick its interval as they do throughput's. A later round
+// starts from the bracket the engine's last round found (Plan's hint), so it costs a few rates.
+func (c *comparison) capacity(ctx context.Context, st suite.Resolved, engName string, threads int, measure capacity.Measure) (*result.Result, error) {
+	objective, err := slo.Parse(st.SLO)
+	if err != nil {
+		return nil, err
+	}
+	key := engName + "\x00" + st.Workload + "\x00" + st.Name
+	hint := c.brackets[key]
+	s := capacity.Settings{SLO: objective, Connections: threads, Window: st.Time, Warmup: st.Warmup,
+		Budget: capacityBudget(st), Log: c.opts.Log,
+		Plan: capacity.Plan{Start: objective.StartRate(st.Time), Rounds: 1, HintLow: hint[0], HintHigh: hint[1]}}
+	res, err := capacity.Search(ctx, s, measure)
+	if res != nil && res.Capacity != nil {
+		if lo, hi, ok := capacity.Bracket(res.Capacity); ok {
+			c.brackets[key] = [2]float64{lo, hi}
+		}
+		c.logf("   %s: %s", engName, capacity.Line(res.Capacity))
+	}
+	return res, err
+}
+
+// capacityBudget bounds one step's search: a climb of ten rates, a bisection of five and its
+// confirmation, each a warm-up and a window.
+func capacityBudget(st suite.Resolved) time.Duration { return 20 * (st.Time + st.Warmup) }
 
 // DefaultQuietWait is how long compare's steps wait for a quiet machine unless told otherwise.
 const DefaultQuietWait = 30 * time.Second

@@ -37,6 +37,9 @@ func build(in *Input) (*document.Doc, error) {
 	// The answer first: the picks and the headline chart, then the audit of the terms they
 	// were measured on.
 	d.Sections = append(d.Sections, m.decisionSection(), m.paritySection())
+	if s := m.capacitySection(); s != nil {
+		d.Sections = append(d.Sections, s)
+	}
 	if s := m.resultsSection(); s != nil {
 		d.Sections = append(d.Sections, s)
 	}
@@ -267,15 +270,16 @@ func threadsText(n int) string {
 
 func (m *model) decisionSection() *document.Section {
 	t := &document.Table{Header: []string{"Use case", "Best pick", "Why"}}
-	anyRamp, anyOLTP, anyTPCH, anyResource := false, false, false, false
+	anyRamp, anyOLTP, anyTPCH, anyResource, anyCapacity := false, false, false, false, false
 	for _, d := range m.decisions() {
+		anyCapacity = anyCapacity || d.Capacity
 		anyRamp = anyRamp || d.Ramp
 		anyTPCH = anyTPCH || d.TPCH
-		anyOLTP = anyOLTP || (!d.TPCH && !d.Resource)
+		anyOLTP = anyOLTP || (!d.TPCH && !d.Resource && !d.Capacity)
 		anyResource = anyResource || d.Resource
 		uc := d.UseCase
 		switch {
-		case d.TPCH, d.Resource:
+		case d.TPCH, d.Resource, d.Capacity:
 		case d.Ramp && uc == strings.TrimSuffix(d.Workload, " (ramp)"):
 			uc = d.Workload
 		case uc != d.Workload:
@@ -289,6 +293,9 @@ func (m *model) decisionSection() *document.Section {
 	}
 	if anyOLTP {
 		t.Foot = append(t.Foot, "Best pick is the highest median TPS at the thread count every engine ran, with the ratio of its throughput to the runner-up's and that ratio's 95% interval from the repeats (Student's t on the logs of each round's ratio). A tie is an interval within ±5% (shown equal, for any practical purpose); an interval that includes 1 but reaches further is undecided (neither faster nor equal is shown: more rounds would decide); a single run measures no noise, so its lead stays unconfirmed. Incomplete runs are never picked.")
+	}
+	if anyCapacity {
+		t.Foot = append(t.Foot, "Capacity rows pick the engine that carried the highest arrival rate within the latency objective (median of the rounds' searches), with the ratio to the runner-up's and its 95% interval from the rounds, by the same tie and undecided rules; an engine whose search found only a lower bound (every rate passed, or the client could not offer more) is named but not ranked. What gave way is the first rate past the capacity: the objective's failure and what the server was busy with there.")
 	}
 	if anyTPCH {
 		t.Foot = append(t.Foot, "Analytics rows pick the lowest TPC-H geometric mean (throughput test: the most queries per hour) among engines that answered every query correctly: an engine with a wrong answer, a timeout or an error is never picked, however fast. The speed ratio's 95% interval from the repeats decides, as for the other picks.")

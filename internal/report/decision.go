@@ -42,6 +42,9 @@ type decision struct {
 	// Resource marks a decision by memory footprint or disk writes (lower is better); UseCase
 	// then says which.
 	Resource bool
+	// Capacity marks a decision by the arrival rate carried within a latency objective; UseCase
+	// then names the objective.
+	Capacity bool
 }
 
 // outcome is what the repeats allow to be said of the best candidate against another.
@@ -255,6 +258,12 @@ func decideRamp(workload string, cands []*group) decision {
 // runs and one per TPC-H comparison.
 func (m *model) decisions() []decision {
 	var out []decision
+	for _, w := range m.CapacityWorkloads { // the answer an application's owner asks first
+		gs := m.capacityGroupsFor(w)
+		d := decideCapacity(w, gs)
+		d.Why += busyNote(gs)
+		out = append(out, d)
+	}
 	for _, w := range m.AllWorkloads {
 		if len(m.Threads[w]) > 0 {
 			t := m.Headline[w]

@@ -87,11 +87,16 @@ type model struct {
 	// section and their own decision rows show; AllWorkloads these and TPC-H, in report order.
 	Workloads     []string
 	RampWorkloads []string
-	AllWorkloads  []string
-	groups        map[groupKey]*group
+	// CapacityWorkloads are those with a capacity search (a step with an objective).
+	CapacityWorkloads []string
+	AllWorkloads      []string
+	groups            map[groupKey]*group
 	// rampGroups holds the ramp runs of one variant and workload (Threads is 0 in the key): a
 	// ramp measures many thread counts in one run, so it never shares a group with fixed runs.
 	rampGroups map[groupKey]*group
+	// capacityGroups holds the capacity searches of one variant and workload (Threads 0 in the
+	// key): their figure is the capacity, never a throughput.
+	capacityGroups map[groupKey]*group
 	// Threads lists the thread counts measured for each workload, ascending.
 	Threads map[string][]int
 	// TPCHSets are the TPC-H comparisons, one per workload, test mode and scale factor; their
@@ -191,12 +196,13 @@ func lessWorkload(a, b string) bool {
 
 func newModel(in *Input) *model {
 	m := &model{
-		Env:        in.Environment,
-		groups:     map[groupKey]*group{},
-		rampGroups: map[groupKey]*group{},
-		Threads:    map[string][]int{},
-		Headline:   map[string]int{},
-		effLabel:   map[*result.Result]string{},
+		Env:            in.Environment,
+		groups:         map[groupKey]*group{},
+		rampGroups:     map[groupKey]*group{},
+		capacityGroups: map[groupKey]*group{},
+		Threads:        map[string][]int{},
+		Headline:       map[string]int{},
+		effLabel:       map[*result.Result]string{},
 	}
 	for _, r := range in.Results {
 		switch {
@@ -223,6 +229,10 @@ func newModel(in *Input) *model {
 	for _, g := range m.rampGroups {
 		g.summariseRamp()
 	}
+	for _, g := range m.capacityGroups {
+		g.summariseCapacity()
+	}
+	m.CapacityWorkloads = sortedWorkloads(seen.capacityWorkloads)
 	for _, w := range m.Workloads {
 		m.Headline[w] = m.headline(w)
 	}
@@ -233,15 +243,15 @@ func newModel(in *Input) *model {
 // runsSeen is what groupRuns found among the results: the variants, and the workloads and
 // thread counts that fixed-thread runs, ramps and TPC-H runs measured.
 type runsSeen struct {
-	variants                               map[[2]string]*variant
-	workloads, rampWorkloads, allWorkloads map[string]bool
-	threads                                map[string]map[int]bool
+	variants                                                  map[[2]string]*variant
+	workloads, rampWorkloads, capacityWorkloads, allWorkloads map[string]bool
+	threads                                                   map[string]map[int]bool
 }
 
 // groupRuns puts each run in its variant and in its group: repeats of one variant, workload
 // and thread count; ramps by variant and workload; TPC-H runs in their sets.
 func (m *model) groupRuns() runsSeen {
-	seen := runsSeen{variants: map[[2]string]*variant{}, workloads: map[string]bool{}, rampWorkloads: map[string]bool{},
+	seen := runsSeen{variants: map[[2]string]*variant{}, workloads: map[string]bool{}, rampWorkloads: map[string]bool{}, capacityWorkloads: map[string]bool{},
 		allWorkloads: map[string]bool{}, threads: map[string]map[int]bool{}}
 	for _, r := range m.Results {
 		vk := [2]string{r.Engine.Name(), m.effLabel[r]}
@@ -258,6 +268,9 @@ func (m *model) groupRuns() runsSeen {
 		switch {
 		case r.TPCH != nil:
 			m.addTPCH(v, r)
+		case r.Capacity != nil:
+			seen.capacityWorkloads[w] = true
+			addRun(m.capacityGroups, groupKey{vk[0], vk[1], w, 0}, &group{V: v, Workload: w}, r)
 		case r.Ramp != nil:
 			seen.rampWorkloads[w] = true
 			addRun(m.rampGroups, groupKey{vk[0], vk[1], w, 0}, &group{V: v, Workload: w}, r)

@@ -109,6 +109,9 @@ type Spec struct {
 	Ramp           *Ramp
 	MaxTries       int
 	ReportInterval time.Duration
+	// SLO is a latency objective (p99<=10ms, internal/slo): the step searches for the highest
+	// arrival rate that meets it (internal/capacity) instead of running one load; "" for none.
+	SLO string
 }
 
 // Layer is run settings as one source gives them (a suite, one of its steps, the command line);
@@ -121,6 +124,7 @@ type Layer struct {
 	Ramp           *Ramp
 	MaxTries       *int
 	ReportInterval *time.Duration
+	SLO            *string
 }
 
 // Resolve lays the layers over the defaults, later layers winning, and checks the settings
@@ -145,6 +149,7 @@ func Resolve(layers ...Layer) (Spec, error) {
 		setIf(&s.Rate, l.Rate)
 		setIf(&s.MaxTries, l.MaxTries)
 		setIf(&s.ReportInterval, l.ReportInterval)
+		setIf(&s.SLO, l.SLO)
 	}
 	if s.Ramp != nil {
 		if !timeSinceRamp {
@@ -152,6 +157,9 @@ func Resolve(layers ...Layer) (Spec, error) {
 		}
 		s.Threads = []int{s.Ramp.Max}
 		s.ReportInterval = min(s.ReportInterval, s.Ramp.Every)
+	}
+	if s.SLO != "" && (s.Rate > 0 || s.Ramp != nil) {
+		return s, inputErr("slo", s.SLO, "a capacity search chooses its own arrival rates", "drop rate, ramp or stages from a step with an slo")
 	}
 	if s.Time < MinTime {
 		return s, inputErr("--time", s.Time.String(), fmt.Sprintf("shorter than %s, too short for a transaction to be measured", MinTime),

@@ -20,6 +20,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/inputfile"
 	"github.com/fairbench/fairbench/internal/runspec"
+	"github.com/fairbench/fairbench/internal/slo"
 )
 
 // Suite is a list of steps run in order on each engine.
@@ -55,6 +56,7 @@ type file struct {
 	Time        *string           `yaml:"time"`
 	Warmup      *string           `yaml:"warmup"`
 	Repeat      *int              `yaml:"repeat"`
+	SLO         *string           `yaml:"slo"`
 	RandType    string            `yaml:"rand_type"`
 	Options     map[string]string `yaml:"options"`
 	Steps       []stepFile        `yaml:"steps"`
@@ -78,6 +80,7 @@ type stepFile struct {
 	Threads  threadList        `yaml:"threads"`
 	Time     *string           `yaml:"time"`
 	Warmup   *string           `yaml:"warmup"`
+	SLO      *string           `yaml:"slo"`
 	Options  map[string]string `yaml:"options"`
 }
 
@@ -187,6 +190,9 @@ func Parse(data []byte, source string) (*Suite, error) {
 	if s.Run, err = layer(at, f.Threads, f.Time, f.Warmup, nil, ""); err != nil {
 		return nil, err
 	}
+	if s.Run.SLO, err = objective(at, f.SLO); err != nil {
+		return nil, err
+	}
 	if len(f.Steps) == 0 {
 		return nil, fmt.Errorf("suite %s has no steps: add a steps: list with at least one workload", source)
 	}
@@ -203,6 +209,9 @@ func Parse(data []byte, source string) (*Suite, error) {
 			ramp, kind = sf.Stages, "stages"
 		}
 		if st.Run, err = layer(fmt.Sprintf("%sstep %d ", at, i+1), sf.Threads, sf.Time, sf.Warmup, ramp, kind); err != nil {
+			return nil, err
+		}
+		if st.Run.SLO, err = objective(fmt.Sprintf("%sstep %d ", at, i+1), sf.SLO); err != nil {
 			return nil, err
 		}
 		s.Steps = append(s.Steps, st)
@@ -251,6 +260,19 @@ func optionsName(opts map[string]string) string {
 		parts = append(parts, k+"="+opts[k])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// objective reads an slo: key, written as its canonical text.
+func objective(at string, text *string) (*string, error) {
+	if text == nil {
+		return nil, nil
+	}
+	o, err := slo.Parse(*text)
+	if err != nil {
+		return nil, fmt.Errorf("%s%w", at, err)
+	}
+	canonical := o.String()
+	return &canonical, nil
 }
 
 // layer reads one level's run settings (the suite's or a step's) through runspec; kind says

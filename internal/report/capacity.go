@@ -1,0 +1,235 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"math"
+	"strings"
+
+	"github.com/fairbench/fairbench/internal/document"
+	"github.com/fairbench/fairbench/internal/result"
+)
+
+// Capacity: the highest arrival rate each engine carried within a latency objective (capacity,
+// compare --slo). Each round's search gives one capacity, so the pick between engines takes its
+// interval from the rounds as the throughput picks do; the report leads with these rows.
+
+// summariseCapacity summarises capacity searches by their capacity: TPS is the median capacity
+// per second, Samples each round's in start order, Rep the search nearest the median, whose
+// rates the chart draws.
+func (g *group) summariseCapacity() {
+	g.pickUsed()
+	vals := make([]float64, len(g.Used))
+	for i, r := range g.Used {
+		vals[i] = r.Capacity.PerS
+	}
+	g.TPS = median(vals)
+	g.MinTPS, g.MaxTPS = math.Inf(1), math.Inf(-1)
+	for _, r := range g.Used {
+		g.Errors += r.Errors
+		g.Retries += r.Retries
+		g.MinTPS, g.MaxTPS = math.Min(g.MinTPS, r.Capacity.PerS), math.Max(g.MaxTPS, r.Capacity.PerS)
+		if g.Rep == nil || math.Abs(r.Capacity.PerS-g.TPS) < math.Abs(g.Rep.Capacity.PerS-g.TPS) {
+			g.Rep = r
+		}
+	}
+	if g.TPS > 0 {
+		g.Spread = (g.MaxTPS - g.MinTPS) / g.TPS
+	}
+	g.Samples = inStartOrder(g.Used, func(r *result.Result) float64 { return r.Capacity.PerS })
+	g.Threads = g.Rep.Capacity.Connections
+	g.Lat = g.Rep.LatencyMS
+	g.Server = summariseServer(g.Used)
+}
+
+func (m *model) capacityGroupsFor(workload string) []*group {
+	var out []*group
+	for _, v := range m.Variants {
+		if g := m.capacityGroups[groupKey{v.Engine, v.Label, workload, 0}]; g != nil {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// objectiveOf is the objective the groups' searches were held to, as a reader writes it; the
+// searches of one step share it.
+func objectiveOf(gs []*group) string {
+	for _, g := range gs {
+		if g.Rep != nil && g.Rep.Capacity != nil {
+			return strings.Replace(g.Rep.Capacity.SLO, "<=", " ≤ ", 1)
+		}
+	}
+	return ""
+}
+
+// decideCapacity picks the engine that carries the most traffic within the objective, with the
+// same rules as every pick; a search that found only a lower bound (every rate passed, or the
+// client gave way) is never ranked above one that found its knee.
+func decideCapacity(workload string, cands []*group) decision {
+	obj := objectiveOf(cands)
+	d := decision{Workload: workload, UseCase: "Capacity at " + obj + " · " + useCase(workload), Capacity: true}
+	var known []*group
+	var bounds []string
+	for _, g := range cands {
+		if c := g.Rep.Capacity; c.AtLeast || c.Reached == "no rate" {
+			bounds = append(bounds, fmt.Sprintf("%s %s", g.V.Name, capacityText(c)))
+			continue
+		}
+		known = append(known, g)
+	}
+	rk := rank(known)
+	if len(bounds) > 0 {
+		rk.suffix += "; not ranked: " + strings.Join(bounds, ", ")
+	}
+	if len(rk.ranked) == 0 {
+		d.Pick = "none (no search found a capacity)"
+		d.Why = "no engine's search found the rate where the objective fails" + rk.suffix
+		return d
+	}
+	best := rk.ranked[0]
+	lead := fmt.Sprintf("%s/s %s", fmtRate(best.TPS), intervalText(best.Rep.Capacity))
+	if len(rk.ranked) == 1 {
+		d.Pick, d.Winner = best.V.Name, best.V
+		d.Why = "only engine with a capacity: " + lead + gaveWayText(best) + rk.suffix
+		return d
+	}
+	verdict(&d, rk, lead,
+		func(g *group) string { return fmt.Sprintf("%s/s (%s)", fmtRate(g.TPS), g.V.Name) },
+		func(best, second *group) string {
+			return strings.TrimPrefix(gaveWayText(best)+gaveWayText(second), "; ")
+		})
+	return d
+}
+
+// intervalText is one search's interval, "[3,900, 4,300]".
+func intervalText(c *result.Capacity) string {
+	return fmt.Sprintf("[%s, %s]", fmtRate(c.LowPerS), fmtRate(c.HighPerS))
+}
+
+// capacityText says what a search found, for a reader.
+func capacityText(c *result.Capacity) string {
+	switch {
+	case c.Reached == "no rate":
+		return "met it at no rate"
+	case c.AtLeast && c.GaveWay == "client":
+		return fmt.Sprintf("at least %s/s (the client gave way)", fmtRate(c.PerS))
+	case c.AtLeast:
+		return fmt.Sprintf("at least %s/s (every rate passed)", fmtRate(c.PerS))
+	}
+	return fmt.Sprintf("%s/s %s", fmtRate(c.PerS), intervalText(c))
+}
+
+// gaveWayText says what was busy at the first rate past the capacity: the objective's failure and
+// the server's figures there ("at 4,300/s postgres: 61% log_flush, CPU 96%").
+func gaveWayText(g *group) string {
+	st, ok := firstFailure(g.Rep.Capacity)
+	if !ok {
+		return ""
+	}
+	what := strings.Join(st.Failed, "; ")
+	var busy []string
+	if st.Waits != "" {
+		busy = append(busy, st.Waits)
+	}
+	if st.ServerCPUPct > 0 {
+		busy = append(busy, fmt.Sprintf("server CPU %.0f%%", st.ServerCPUPct))
+	}
+	if len(busy) > 0 {
+		what += " (" + strings.Join(busy, ", ") + ")"
+	}
+	if g.Rep.Capacity.GaveWay != "" && g.Rep.Capacity.GaveWay != "server" {
+		what += "; the " + g.Rep.Capacity.GaveWay + " gave way: " + g.Rep.Capacity.Advice
+	}
+	return fmt.Sprintf("; at %s/s %s: %s", fmtRate(st.OfferedPerS), g.V.Name, what)
+}
+
+// firstFailure is the lowest rate that failed.
+func firstFailure(c *result.Capacity) (result.CapacityStep, bool) {
+	var out result.CapacityStep
+	found := false
+	for _, st := range c.Steps {
+		if !st.Pass && (!found || st.OfferedPerS < out.OfferedPerS) {
+			out, found = st, true
+		}
+	}
+	return out, found
+}
+
+// capacitySection tables each engine's search and draws the latency against the offered rate:
+// one line per engine, the objective dashed, each capacity ringed.
+func (m *model) capacitySection() *document.Section {
+	if len(m.CapacityWorkloads) == 0 {
+		return nil
+	}
+	s := &document.Section{ID: "capacity", Heading: "Capacity at the latency objective"}
+	s.Paras = append(s.Paras, "Each engine's highest arrival rate that met the objective over a measured window (the objective's "+
+		"percentile from each scheduled arrival, at least 97% of the offered rate completed, no growing backlog), found by "+
+		"a climb, a bisection and rounds at the bracket (docs/capacity.md).")
+	t := &document.Table{Header: []string{"Workload", "Engine", "Capacity", "Rounds", "Connections", "Rates measured", "What gave way"}}
+	var fg document.FigGroup
+	for _, w := range m.CapacityWorkloads {
+		gs := m.capacityGroupsFor(w)
+		for _, g := range gs {
+			c := g.Rep.Capacity
+			capText := capacityText(c)
+			if len(g.Samples) > 1 {
+				capText = fmt.Sprintf("%s/s median of %d rounds (%s to %s)", fmtRate(g.TPS), len(g.Samples), fmtRate(g.MinTPS), fmtRate(g.MaxTPS))
+			}
+			t.Rows = append(t.Rows, []document.Cell{{Text: w, Head: true}, {Text: g.V.Name}, {Text: capText}, {Text: fmtInt(int64(len(g.Used)))},
+				{Text: fmtInt(int64(c.Connections))}, {Text: fmtInt(int64(len(c.Steps)))}, {Text: strings.TrimPrefix(gaveWayText(g), "; ")}})
+		}
+		if svg, err := capacityChart(w, gs); err == nil && svg != "" {
+			fg.Figures = append(fg.Figures, document.Figure{Title: w + ": latency against offered rate, the capacity circled", SVG: svg})
+		}
+	}
+	s.Tables = []*document.Table{t}
+	if len(fg.Figures) > 0 {
+		s.Figures = []document.FigGroup{fg}
+	}
+	return s
+}
+
+// capacityChart is the hockey stick: each engine's objective percentile at every rate its
+// representative search measured, in order of rate, the objective's limit dashed.
+func capacityChart(w string, gs []*group) (template.HTML, error) {
+	spec := document.LineChart{Title: w + ": " + objectiveOf(gs), XName: "offered per second", YName: "latency ms",
+		XFromZero: true, Dots: true, MarkerName: "capacity"}
+	xmax, limit := 0.0, 0.0
+	for _, g := range gs {
+		c := g.Rep.Capacity
+		limit = c.LimitMS
+		s := document.Series{Name: g.V.Name, Color: colorOf(g.V)}
+		steps := sortedSteps(c.Steps)
+		for _, st := range steps {
+			s.X, s.Y = append(s.X, st.OfferedPerS), append(s.Y, math.Min(st.LatencyMS, 10*c.LimitMS))
+			xmax = math.Max(xmax, st.OfferedPerS)
+		}
+		spec.Series = append(spec.Series, s)
+		if !c.AtLeast && c.Reached != "no rate" {
+			spec.Markers = append(spec.Markers, document.Marker{X: c.PerS, Y: c.LimitMS, Color: colorOf(g.V)})
+		}
+	}
+	if limit > 0 && xmax > 0 {
+		spec.Series = append(spec.Series, document.Series{Name: "objective", X: []float64{0, xmax}, Y: []float64{limit, limit}, Dashed: true})
+	}
+	return spec.SVG()
+}
+
+// sortedSteps orders a search's rates by offered rate, each rate once (its last measurement).
+func sortedSteps(steps []result.CapacityStep) []result.CapacityStep {
+	last := map[float64]result.CapacityStep{}
+	for _, st := range steps {
+		last[st.OfferedPerS] = st
+	}
+	out := make([]result.CapacityStep, 0, len(last))
+	for _, st := range last {
+		out = append(out, st)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].OfferedPerS < out[j-1].OfferedPerS; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
