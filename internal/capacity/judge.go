@@ -127,18 +127,21 @@ func (v Verdict) worst() int {
 	return k
 }
 
-// gaveWay tells the server's limit from the client's own. Arrivals that wait while every
-// connection is busy, and whose service once started is well within the limit, wait for the pool:
-// more connections would carry more. Arrivals that fall behind while most connections are free
-// are the client's (its pacer or its CPU could not keep up), which is never the server's capacity.
+// gaveWay tells the server's limit from the client's own, where the failing tail was mostly the
+// wait to start (the schedule lag at least half the objective's percentile). Arrivals that wait
+// while every connection is busy, and whose service once started is well within the limit, wait
+// for the pool: more connections would carry more. Arrivals that wait while most connections are
+// free wait for the client (its pacer or its CPU could not keep up), which is never the server's
+// capacity. A tail made of the server's answers is the server's.
 func gaveWay(w Window, obj slo.SLO) (string, string) {
-	late := w.LagEnd > w.LagStart || w.Completed < MinCompleted*w.Offered
+	// The tail was mostly the wait to start: arrivals held back, by the pool or by the client.
+	waited := w.LagEnd > 0 && w.LagEnd*2 > w.Latency
 	switch {
-	case w.Failed != "":
+	case w.Failed != "" || !waited:
 		return ByServer, ""
-	case w.Busy >= busyConnections && w.Service > 0 && w.Service <= obj.Limit/2 && w.LagEnd*2 > w.Latency:
+	case w.Busy >= busyConnections && w.Service > 0 && w.Service <= obj.Limit/2:
 		return ByConnections, fmt.Sprintf("all %d connections were busy and arrivals waited for one while the server answered in %s on average: raise --max-connections", w.Connections, ms(w.Service))
-	case w.Busy < busyConnections/2 && late:
+	case w.Busy < busyConnections/2:
 		return ByClient, fmt.Sprintf("arrivals fell behind with %.0f%% of the connections in use: the client could not offer %.0f/s (its CPU or pacer); run the client on another machine (compare --clients) before reading this as the server's limit", 100*w.Busy, w.Offered)
 	}
 	return ByServer, ""
