@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/fairbench/fairbench/internal/document"
@@ -72,8 +73,8 @@ func decideCapacity(workload string, cands []*group) decision {
 	var known []*group
 	var bounds []string
 	for _, g := range cands {
-		if c := g.Rep.Capacity; c.AtLeast || c.Reached == "no rate" {
-			bounds = append(bounds, fmt.Sprintf("%s %s", g.V.Name, capacityText(c)))
+		if open := roundsWithoutKnee(g); open != "" {
+			bounds = append(bounds, g.V.Name+" "+open)
 			continue
 		}
 		known = append(known, g)
@@ -83,12 +84,15 @@ func decideCapacity(workload string, cands []*group) decision {
 		rk.suffix += "; not ranked: " + strings.Join(bounds, ", ")
 	}
 	if len(rk.ranked) == 0 {
-		d.Pick = "none (no search found a capacity)"
-		d.Why = "no engine's search found the rate where the objective fails" + rk.suffix
+		d.Pick = "none (no capacity in every round)"
+		d.Why = "no engine's searches found the rate where the objective fails in every round" + rk.suffix
 		return d
 	}
 	best := rk.ranked[0]
 	lead := fmt.Sprintf("%s/s %s", fmtRate(best.TPS), intervalText(best.Rep.Capacity))
+	if len(best.Samples) > 1 {
+		lead = fmt.Sprintf("%s/s (median of %d rounds)", fmtRate(best.TPS), len(best.Samples))
+	}
 	if len(rk.ranked) == 1 {
 		d.Pick, d.Winner = best.V.Name, best.V
 		d.Why = "only engine with a capacity: " + lead + gaveWayText(best) + rk.suffix
@@ -100,6 +104,24 @@ func decideCapacity(workload string, cands []*group) decision {
 			return strings.TrimPrefix(gaveWayText(best)+gaveWayText(second), "; ")
 		})
 	return d
+}
+
+// roundsWithoutKnee says which of a group's rounds found no capacity to rank: a lower bound
+// (every rate passed, or the client gave way) or no rate at all; "" when every round found one.
+// A median over rounds of which some found nothing would be no capacity of the engine's.
+func roundsWithoutKnee(g *group) string {
+	var parts []string
+	runs := slices.Clone(g.Used)
+	slices.SortStableFunc(runs, func(a, b *result.Result) int { return a.StartedAt.Compare(b.StartedAt) })
+	for i, r := range runs {
+		if c := r.Capacity; c.AtLeast || c.Reached == "no rate" {
+			parts = append(parts, fmt.Sprintf("round %d %s", i+1, capacityText(c)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "(" + strings.Join(parts, "; ") + ")"
 }
 
 // intervalText is one search's interval, "[3,900, 4,300]".
