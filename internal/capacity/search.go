@@ -80,6 +80,10 @@ func (p Plan) Next(done []Probe) (next Probe, finished bool) {
 			up = min(up, p.MaxRate)
 		}
 		return Probe{Rate: up, Phase: Climb}, false
+	case clientLimited(done) && timesMeasured(done, hi) < 2:
+		// A client that could not keep up once may have been held back for a moment (a burst of
+		// the hypervisor's steal): the rate is measured once more before it counts.
+		return Probe{Rate: hi, Phase: Bisect}, false
 	case hi/lo-1 > p.Resolution && !confirming(done):
 		return Probe{Rate: math.Sqrt(lo * hi), Phase: Bisect}, false
 	case clientLimited(done):
@@ -114,6 +118,16 @@ func (p Plan) nextConfirmation(done []Probe) (Probe, bool) {
 	return Probe{Rate: rates[n%2], Phase: Confirm, Round: round}, false
 }
 
+func timesMeasured(done []Probe, rate float64) int {
+	n := 0
+	for _, pr := range done {
+		if pr.Phase != Confirm && pr.Rate == rate {
+			n++
+		}
+	}
+	return n
+}
+
 func measured(done []Probe, rate float64) bool {
 	return slices.ContainsFunc(done, func(pr Probe) bool { return pr.Rate == rate })
 }
@@ -126,18 +140,37 @@ func confirming(done []Probe) bool {
 // failed, the highest that passed (ok false); lo is 0 where the lowest rate failed. A pass above
 // a failure (noise near the knee) does not move the bracket up: the failure stands.
 func bracket(done []Probe) (lo, hi float64, ok bool) {
+	searched := latest(done)
 	hi = math.Inf(1)
-	for _, pr := range done {
-		if pr.Phase != Confirm && !pr.Verdict.Pass {
+	for _, pr := range searched {
+		if !pr.Verdict.Pass {
 			hi = min(hi, pr.Rate)
 		}
 	}
-	for _, pr := range done {
-		if pr.Phase != Confirm && pr.Verdict.Pass && pr.Rate < hi {
+	for _, pr := range searched {
+		if pr.Verdict.Pass && pr.Rate < hi {
 			lo = max(lo, pr.Rate)
 		}
 	}
 	return lo, hi, !math.IsInf(hi, 1) && lo > 0
+}
+
+// latest are the climb's and bisection's probes, each rate's last measurement only: a rate
+// measured again (after the client gave way) counts as it was measured the second time.
+func latest(done []Probe) []Probe {
+	last := map[float64]int{}
+	for i, pr := range done {
+		if pr.Phase != Confirm {
+			last[pr.Rate] = i
+		}
+	}
+	var out []Probe
+	for i, pr := range done {
+		if pr.Phase != Confirm && last[pr.Rate] == i {
+			out = append(out, pr)
+		}
+	}
+	return out
 }
 
 // clientLimited says whether the lowest rate that failed did so because the client could not
@@ -204,11 +237,14 @@ func withBracket(estimates []float64, w float64) (mean, lo, hi float64) {
 	return mean, mean - half, mean + half
 }
 
+// lowestFailure is the lowest rate that failed in the climb or the bisection: the knee's. A
+// confirmation round's failure at the bracket's bottom is noise around it, which the rounds'
+// estimates take in; it neither ends the search nor names what gave way.
 func lowestFailure(done []Probe) *Probe {
 	var out *Probe
-	for i, pr := range done {
+	for _, pr := range latest(done) {
 		if !pr.Verdict.Pass && (out == nil || pr.Rate < out.Rate) {
-			out = &done[i]
+			out = &pr
 		}
 	}
 	return out

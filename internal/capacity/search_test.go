@@ -203,3 +203,47 @@ func TestSearchFromAHint(t *testing.T) {
 		}
 	}
 }
+
+// A confirmation round that fails at the bracket's bottom (noise at the knee, a busy moment) is
+// taken into the rounds' estimates; it does not end the search as the client's limit, nor name
+// what gave way. Seen on PostgreSQL here: the first confirmation at 673/s failed with the
+// arrivals late, and the search stopped with "at least 673/s".
+func TestConfirmationFailureIsNoise(t *testing.T) {
+	calls := 0
+	srv := func(rate float64, rng *rand.Rand) Window {
+		calls++
+		w := queue(5000, 0)(rate, rng)
+		if calls == 15 { // the first confirmation probe: late arrivals with connections free
+			w.Latency, w.LagStart, w.LagEnd, w.Busy = 30*time.Millisecond, 5*time.Millisecond, 25*time.Millisecond, 0.05
+		}
+		return w
+	}
+	done, e := run(t, Plan{Rounds: 3}, srv, 1)
+	if done[14].Phase != Confirm || done[14].Verdict.GaveWay != ByClient {
+		t.Fatalf("probe 15 is %+v, want the confirmation that fails", done[14])
+	}
+	if e.Reached != Confirm || e.AtLeast || e.GaveWay != ByServer || len(e.PerRound) != 3 {
+		t.Errorf("estimate %+v after %d probes: want the three rounds, the server named", e, len(done))
+	}
+}
+
+// A client held back once (a burst of steal at 400/s, seen here right after another search) is
+// measured again: passing the second time, the climb goes on to the server's knee.
+func TestClientHiccupMeasuredAgain(t *testing.T) {
+	calls := 0
+	srv := func(rate float64, rng *rand.Rand) Window {
+		calls++
+		w := queue(5000, 0)(rate, rng)
+		if calls == 6 { // 320/s, the first time
+			w.Latency, w.LagStart, w.LagEnd, w.Busy = 30*time.Millisecond, time.Millisecond, 25*time.Millisecond, 0.01
+		}
+		return w
+	}
+	done, e := run(t, Plan{Rounds: 2}, srv, 1)
+	if done[5].Verdict.GaveWay != ByClient || done[6].Rate != done[5].Rate || !done[6].Verdict.Pass {
+		t.Fatalf("probes 6 and 7: %+v, %+v; want the client's failure and the same rate again", done[5], done[6])
+	}
+	if e.AtLeast || e.Reached != Confirm || math.Abs(e.Capacity-queueKnee(5000))/queueKnee(5000) > 0.02 {
+		t.Errorf("estimate %+v: want the server's knee", e)
+	}
+}
