@@ -120,6 +120,8 @@ func sameRun(shards []Shard) error {
 			return errorf("%s has no measured window (it was not run with --shard): merge only shard results", s.Name)
 		case r.TPCH != nil:
 			return errorf("%s is a TPC-H run: merge joins OLTP shards only", s.Name)
+		case r.Capacity != nil:
+			return errorf("%s is a capacity search: its rates are one client's, and merge joins the shards of one run", s.Name)
 		case r.Workload.Name != a.Workload.Name:
 			return errorf("%s ran %s but %s ran %s: merge only shards of one run", s.Name, r.Workload.Name, first.Name, a.Workload.Name)
 		case !maps.Equal(r.Workload.Options, a.Workload.Options):
@@ -234,6 +236,7 @@ var fieldRules = map[string]string{
 	// A ramp's steps are each shard's own client counts; merging them is not implemented.
 	"Ramp":     "per-shard",
 	"TPCH":     "per-shard", // sameRun refuses TPC-H shards
+	"Capacity": "per-shard", // sameRun refuses a capacity search's results
 	"Measured": "merged", "Shard": "per-shard", "Shards": "own", "Network": "first", "LagHistogram": "merged",
 	"Wire": "sum", "Prepared": "first", "StartState": "first", "DataCheck": "merged", "Availability": "merged",
 	"Routing": "first", "Machine": "merged", "Waits": "merged", "Statements": "merged", "ClientStatements": "merged",
@@ -247,7 +250,7 @@ func base(r *result.Result) *result.Result {
 	m.Threads, m.Rate, m.Transactions, m.TPS, m.QPS = 0, 0, 0, 0, 0
 	m.Errors, m.Retries, m.Rollbacks, m.ClientCPUS, m.DurationS = 0, 0, 0, 0, 0
 	m.Queries, m.Metrics, m.ByKind, m.Wire = result.Queries{}, nil, nil, nil
-	m.Ramp, m.TPCH, m.Shard, m.Shards = nil, nil, nil, nil
+	m.Ramp, m.TPCH, m.Shard, m.Shards, m.Capacity = nil, nil, nil, nil, nil
 	// Built up from every shard by mergeAvailability (never into the first shard's own record).
 	m.Availability = nil
 	m.Measured = &result.Window{From: r.Measured.From, To: r.Measured.To}
