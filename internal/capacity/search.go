@@ -199,8 +199,7 @@ type Estimate struct {
 }
 
 // Estimate reads the capacity from the probes of a finished or interrupted search.
-func (p Plan) Estimate(done []Probe) Estimate {
-	p = p.withDefaults()
+func (Plan) Estimate(done []Probe) Estimate {
 	lo, hi, ok := bracket(done)
 	e := Estimate{Capacity: lo, Low: lo, High: lo}
 	if lowest := lowestFailure(done); lowest != nil {
@@ -232,7 +231,7 @@ func (p Plan) Estimate(done []Probe) Estimate {
 // points of a curved approach can miss it by up to about half of that, which no number of rounds
 // removes. The two are added in quadrature, as independent errors.
 func withBracket(estimates []float64, w float64) (mean, lo, hi float64) {
-	mean, lo, hi = interval.Mean(estimates)
+	mean, _, hi = interval.Mean(estimates)
 	half := math.Hypot(hi-mean, w/2)
 	return mean, mean - half, mean + half
 }
