@@ -15,32 +15,12 @@ import (
 // compare --slo). Each round's search gives one capacity, so the pick between engines takes its
 // interval from the rounds as the throughput picks do; the report leads with these rows.
 
-// summariseCapacity summarises capacity searches by their capacity: TPS is the median capacity
-// per second, Samples each round's in start order, Rep the search nearest the median, whose
-// rates the chart draws.
+// summariseCapacity summarises capacity searches by their capacity (summariseBy); Rep, the
+// search nearest the median, is the one whose rates the chart draws.
 func (g *group) summariseCapacity() {
-	g.pickUsed()
-	vals := make([]float64, len(g.Used))
-	for i, r := range g.Used {
-		vals[i] = r.Capacity.PerS
-	}
-	g.TPS = median(vals)
-	g.MinTPS, g.MaxTPS = math.Inf(1), math.Inf(-1)
-	for _, r := range g.Used {
-		g.Errors += r.Errors
-		g.Retries += r.Retries
-		g.MinTPS, g.MaxTPS = math.Min(g.MinTPS, r.Capacity.PerS), math.Max(g.MaxTPS, r.Capacity.PerS)
-		if g.Rep == nil || math.Abs(r.Capacity.PerS-g.TPS) < math.Abs(g.Rep.Capacity.PerS-g.TPS) {
-			g.Rep = r
-		}
-	}
-	if g.TPS > 0 {
-		g.Spread = (g.MaxTPS - g.MinTPS) / g.TPS
-	}
-	g.Samples = inStartOrder(g.Used, func(r *result.Result) float64 { return r.Capacity.PerS })
+	g.summariseBy(func(r *result.Result) float64 { return r.Capacity.PerS })
 	g.Threads = g.Rep.Capacity.Connections
 	g.Lat = g.Rep.LatencyMS
-	g.Server = summariseServer(g.Used)
 }
 
 func (m *model) capacityGroupsFor(workload string) []*group {

@@ -561,31 +561,38 @@ func inStartOrder(runs []*result.Result, f func(*result.Result) float64) []float
 // ramp nearest that median, whose steps the tables and charts show; Threads and Lat are those of
 // Rep's saturation step.
 func (g *group) summariseRamp() {
+	g.summariseBy(func(r *result.Result) float64 { return r.Ramp.SaturationTPS })
+	g.Ramp = g.Rep.Ramp
+	g.Threads = g.Ramp.SaturationThreads
+	if st, ok := rampStep(g.Ramp, g.Threads); ok {
+		g.Lat = result.Latency{P95: st.P95MS, P99: st.P99MS}
+	}
+}
+
+// summariseBy summarises runs ranked by one figure of each other than its TPS (a ramp's
+// saturation throughput, a search's capacity): TPS is the figure's median, so the decision's tie
+// and noise rules apply as for fixed runs; Samples each run's in start order; Rep the run nearest
+// the median.
+func (g *group) summariseBy(figure func(*result.Result) float64) {
 	g.pickUsed()
 	vals := make([]float64, len(g.Used))
 	for i, r := range g.Used {
-		vals[i] = r.Ramp.SaturationTPS
+		vals[i] = figure(r)
 	}
 	g.TPS = median(vals)
 	g.MinTPS, g.MaxTPS = math.Inf(1), math.Inf(-1)
 	for _, r := range g.Used {
 		g.Errors += r.Errors
 		g.Retries += r.Retries
-		g.MinTPS = math.Min(g.MinTPS, r.Ramp.SaturationTPS)
-		g.MaxTPS = math.Max(g.MaxTPS, r.Ramp.SaturationTPS)
-		if g.Rep == nil || math.Abs(r.Ramp.SaturationTPS-g.TPS) < math.Abs(g.Rep.Ramp.SaturationTPS-g.TPS) {
+		g.MinTPS, g.MaxTPS = math.Min(g.MinTPS, figure(r)), math.Max(g.MaxTPS, figure(r))
+		if g.Rep == nil || math.Abs(figure(r)-g.TPS) < math.Abs(figure(g.Rep)-g.TPS) {
 			g.Rep = r
 		}
 	}
 	if g.TPS > 0 {
 		g.Spread = (g.MaxTPS - g.MinTPS) / g.TPS
 	}
-	g.Samples = inStartOrder(g.Used, func(r *result.Result) float64 { return r.Ramp.SaturationTPS })
-	g.Ramp = g.Rep.Ramp
-	g.Threads = g.Ramp.SaturationThreads
-	if st, ok := rampStep(g.Ramp, g.Threads); ok {
-		g.Lat = result.Latency{P95: st.P95MS, P99: st.P99MS}
-	}
+	g.Samples = inStartOrder(g.Used, figure)
 	g.Server = summariseServer(g.Used)
 }
 
