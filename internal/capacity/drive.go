@@ -117,7 +117,7 @@ func (s Settings) record(probes []Probe, results []*result.Result, stopped strin
 		Connections: s.Connections, WindowS: s.Window.Seconds(), WarmupS: s.Warmup.Seconds(), Resolution: plan.Resolution,
 		Rounds: plan.Rounds, BudgetS: s.Budget.Seconds(), SpentS: spent.Seconds(),
 		PerS: e.Capacity, LowPerS: e.Low, HighPerS: e.High, Reached: e.Reached, AtLeast: e.AtLeast,
-		GaveWay: e.GaveWay, Advice: e.Advice, Stopped: stopped}
+		GaveWay: e.GaveWay, Advice: e.Advice, Stopped: stopped, Contradicted: e.Contradicted}
 	for i, p := range probes {
 		c.Steps = append(c.Steps, step(p, results[i], s.SLO, s.Connections))
 	}
@@ -182,6 +182,7 @@ func WindowOf(r *result.Result, obj slo.SLO, rate float64, connections int) Wind
 	w := Window{Offered: rate, Completed: r.TPS, Seconds: r.DurationS, Connections: connections, Latency: percentile(r, obj)}
 	w.LagStart, w.LagEnd = lagThirds(r.Intervals)
 	if r.ScheduleLagMS != nil {
+		w.LagP99 = time.Duration(r.ScheduleLagMS.P99 * float64(time.Millisecond))
 		w.Service = time.Duration(max(0, r.LatencyMS.Avg-r.ScheduleLagMS.Avg) * float64(time.Millisecond))
 	}
 	if connections > 0 {
@@ -211,8 +212,8 @@ func percentile(r *result.Result, obj slo.SLO) time.Duration {
 	return time.Duration(h.PercentileMS(obj.Percentile) * float64(time.Millisecond))
 }
 
-// lagThirds is the mean of the intervals' schedule-lag p99 over the window's first and last
-// thirds: how far behind the arrivals were as it began and as it ended.
+// lagThirds is the intervals' mean schedule lag over the window's first and last thirds: how far
+// behind the arrivals were as it began and as it ended.
 func lagThirds(ivs []result.Interval) (start, end time.Duration) {
 	n := len(ivs) / 3
 	if n == 0 {
@@ -221,7 +222,7 @@ func lagThirds(ivs []result.Interval) (start, end time.Duration) {
 	mean := func(part []result.Interval) time.Duration {
 		sum := 0.0
 		for _, iv := range part {
-			sum += iv.LagP99MS
+			sum += iv.LagMeanMS
 		}
 		return time.Duration(sum / float64(len(part)) * float64(time.Millisecond))
 	}
@@ -241,6 +242,9 @@ func Line(c *result.Capacity) string {
 		s = fmt.Sprintf("capacity at %s: at least %.0f/s (%s)", slo, c.PerS, map[bool]string{true: "the client gave way", false: "every rate tried passed"}[c.GaveWay == "client"])
 	default:
 		s = fmt.Sprintf("capacity at %s: %.0f/s [%.0f, %.0f] with %d connections (%s)", slo, c.PerS, c.LowPerS, c.HighPerS, c.Connections, c.Reached)
+	}
+	if c.Contradicted > 0 {
+		s += fmt.Sprintf("; the lower rate failed in %d of %d rounds: one rate's windows vary more than the resolution", c.Contradicted, c.Rounds)
 	}
 	if c.Stopped != "" {
 		s += "; the search stopped: " + c.Stopped

@@ -13,9 +13,12 @@ type Window struct {
 	Completed float64       // transactions completed per second
 	Seconds   float64       // the window's length
 	Latency   time.Duration // the objective's percentile, from each scheduled arrival
-	// LagStart and LagEnd are how late arrivals started (p99) over the window's first and last
-	// thirds: the backlog of arrivals waiting for a free connection, as it began and ended.
+	// LagStart and LagEnd are how late arrivals started, on average, over the window's first and
+	// last thirds: the backlog of arrivals waiting for a free client, as it began and ended.
 	LagStart, LagEnd time.Duration
+	// LagP99 is the whole window's schedule lag at its p99: how much of the latency's tail was
+	// the wait to start.
+	LagP99 time.Duration
 	// Busy is the share of the connections in use on average: completed rate × mean time from
 	// a transaction's start to its end, over the connections (Little's law).
 	Busy        float64
@@ -135,7 +138,8 @@ func (v Verdict) worst() int {
 // capacity. A tail made of the server's answers is the server's.
 func gaveWay(w Window, obj slo.SLO) (string, string) {
 	// The tail was mostly the wait to start: arrivals held back, by the pool or by the client.
-	waited := w.LagEnd > 0 && w.LagEnd*2 > w.Latency
+	lag := max(w.LagP99, w.LagEnd)
+	waited := lag > 0 && lag*2 > w.Latency
 	switch {
 	case w.Failed != "" || !waited:
 		return ByServer, ""

@@ -64,6 +64,11 @@ func (p Plan) Next(done []Probe) (next Probe, finished bool) {
 		return Probe{Rate: p.Start, Phase: Climb}, false
 	}
 	lo, hi, ok := bracket(done)
+	if f := lowestFailure(done); f != nil && f.Verdict.GaveWay == ByClient && timesMeasured(done, f.Rate) < 2 {
+		// A client that could not keep up once may have been held back for a moment (a burst of
+		// the hypervisor's steal): the rate is measured once more before it counts.
+		return Probe{Rate: f.Rate, Phase: f.Phase}, false
+	}
 	switch {
 	case !ok && lo == 0 && hi <= p.Start: // the lowest rate tried failed: no rate meets the objective
 		return Probe{}, true
@@ -80,10 +85,6 @@ func (p Plan) Next(done []Probe) (next Probe, finished bool) {
 			up = min(up, p.MaxRate)
 		}
 		return Probe{Rate: up, Phase: Climb}, false
-	case clientLimited(done) && timesMeasured(done, hi) < 2:
-		// A client that could not keep up once may have been held back for a moment (a burst of
-		// the hypervisor's steal): the rate is measured once more before it counts.
-		return Probe{Rate: hi, Phase: Bisect}, false
 	case hi/lo-1 > p.Resolution && !confirming(done):
 		return Probe{Rate: math.Sqrt(lo * hi), Phase: Bisect}, false
 	case clientLimited(done):
@@ -196,6 +197,9 @@ type Estimate struct {
 	// GaveWay is what limited the lowest failing rate, and Advice what to raise (empty for the
 	// server).
 	GaveWay, Advice string
+	// Contradicted counts the confirmation rounds in which the bracket's bottom failed: the
+	// rate's own windows then vary more than the resolution, and the capacity is that uncertain.
+	Contradicted int
 }
 
 // Estimate reads the capacity from the probes of a finished or interrupted search.
@@ -221,6 +225,7 @@ func (Plan) Estimate(done []Probe) Estimate {
 	if confirming(done) {
 		e.Reached = Confirm
 		e.PerRound = roundEstimates(done)
+		e.Contradicted = contradicted(done, lo)
 		e.Capacity, e.Low, e.High = withBracket(e.PerRound, hi-lo)
 	}
 	return e
@@ -247,6 +252,16 @@ func lowestFailure(done []Probe) *Probe {
 		}
 	}
 	return out
+}
+
+func contradicted(done []Probe, lo float64) int {
+	n := 0
+	for _, pr := range done {
+		if pr.Phase == Confirm && pr.Rate == lo && !pr.Verdict.Pass {
+			n++
+		}
+	}
+	return n
 }
 
 // roundEstimates gives each complete confirmation round's crossing: where the stress reaches 1

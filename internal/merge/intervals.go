@@ -51,7 +51,7 @@ func addInterval(m *result.Interval, iv result.Interval) {
 	m.Reconnects += iv.Reconnects
 	m.P95MS = max(m.P95MS, iv.P95MS)
 	m.P99MS = max(m.P99MS, iv.P99MS)
-	m.LagP99MS = max(m.LagP99MS, iv.LagP99MS)
+	m.LagMeanMS = max(m.LagMeanMS, iv.LagMeanMS)
 	// The server is one for all shards: its figures are the same load seen from each.
 	m.ServerCPUPct = max(m.ServerCPUPct, iv.ServerCPUPct)
 	m.ServerRSSMB = max(m.ServerRSSMB, iv.ServerRSSMB)

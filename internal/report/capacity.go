@@ -119,7 +119,11 @@ func capacityText(c *result.Capacity) string {
 	case c.AtLeast:
 		return fmt.Sprintf("at least %s/s (every rate passed)", fmtRate(c.PerS))
 	}
-	return fmt.Sprintf("%s/s %s", fmtRate(c.PerS), intervalText(c))
+	text := fmt.Sprintf("%s/s %s", fmtRate(c.PerS), intervalText(c))
+	if c.Contradicted > 0 {
+		text += fmt.Sprintf(" (its lower rate failed in %d of %d rounds: one rate's windows vary more than the resolution)", c.Contradicted, c.Rounds)
+	}
+	return text
 }
 
 // gaveWayText says what was busy at the first rate past the capacity: the objective's failure and

@@ -382,6 +382,9 @@ type Capacity struct {
 	// Stopped says why the search ended before it finished: "budget", "interrupted", or the
 	// failure of the server.
 	Stopped string `json:"stopped,omitempty"`
+	// Contradicted counts the confirmation rounds whose lower rate failed: where it is above
+	// zero, one rate's windows vary more than the resolution.
+	Contradicted int `json:"contradicted,omitempty"`
 }
 
 // CapacityStep is one rate measured by a capacity search.
@@ -416,11 +419,12 @@ type Interval struct {
 	QPS     float64 `json:"qps"`
 	P95MS   float64 `json:"p95_ms"`
 	P99MS   float64 `json:"p99_ms"`
-	// LagP99MS is, in an open loop (--rate), the p99 of how late the interval's transactions
-	// started after their scheduled arrival: the backlog of arrivals waiting for a client.
-	LagP99MS float64 `json:"lag_p99_ms,omitempty"`
-	Errors   int64   `json:"errors"`
-	Retries  int64   `json:"retries"`
+	// LagMeanMS is, in an open loop (--rate), how late the interval's transactions started
+	// after their scheduled arrival, on average: the backlog of arrivals waiting for a client. The
+	// mean, not a tail: a backlog delays every arrival after it, a hiccup only a few.
+	LagMeanMS float64 `json:"lag_mean_ms,omitempty"`
+	Errors    int64   `json:"errors"`
+	Retries   int64   `json:"retries"`
 	// ConnsInUse is, in a stage ramp, how many of the pool's connections clients held at the
 	// interval's end (0 elsewhere: each client then holds its own connection all the time).
 	ConnsInUse int `json:"conns_in_use,omitempty"`

@@ -295,7 +295,7 @@ func (s *intervals) record(active int) result.Interval {
 	iv := result.Interval{T: math.Round(s.last.Sub(s.start).Seconds()*1000) / 1000, Threads: active,
 		Errors: sum.errors, Retries: sum.retries, Reconnects: sum.reconnects, P95MS: s.merged.PercentileMS(95), P99MS: s.merged.PercentileMS(99)}
 	if s.lag.Count() > 0 {
-		iv.LagP99MS = s.lag.PercentileMS(99)
+		iv.LagMeanMS = s.lag.SumMicros() / float64(s.lag.Count()) / 1000
 	}
 	if sec := s.lastLen.Seconds(); sec > 0 {
 		iv.TPS = float64(sum.txns) / sec
@@ -330,7 +330,7 @@ func (s *intervals) cutLast(active int, end time.Time, sliver time.Duration) (co
 	iv := s.record(active)
 	prev.T, prev.Threads, prev.TPS, prev.QPS = iv.T, iv.Threads, iv.TPS, iv.QPS
 	prev.P95MS, prev.P99MS, prev.Errors, prev.Retries = iv.P95MS, iv.P99MS, iv.Errors, iv.Retries
-	prev.LagP99MS = max(prev.LagP99MS, iv.LagP99MS)
+	prev.LagMeanMS = max(prev.LagMeanMS, iv.LagMeanMS)
 	prev.Reconnects = iv.Reconnects
 	s.detail(prev, tail, tailHist) // the live totals get the tail too
 	return tail, tailHist

@@ -66,10 +66,14 @@ func TestWaitsOnRealServers(t *testing.T) {
 					if total < 0.999 || total > 1.001 {
 						t.Errorf("shares add up to %.3f", total)
 					}
-					// 2 s at 25 ms is 80 rounds, and one at the start; a loaded machine delays ticks,
-					// it does not add any, but the window closes only when the clients are through
-					// their last transactions, which took 3 ticks more once in CI (83 rounds): 10%.
-					if w.Rounds < 20 || w.Rounds > 89 || w.Sessions > 4*w.Rounds {
+					// What the sampler guarantees: one round as the window opens, then one per tick
+					// of a ticker that drops ticks and never adds them. So 2 s at 25 ms is at most
+					// 80 rounds and the first, plus the ticks while the clients finish their last
+					// transactions after the window (3 once in CI: 83): at most 10% over. It
+					// guarantees no least number beyond the first round and one more: on a loaded
+					// 2-core machine its goroutine may wait through many ticks, so the lower bound
+					// is what the mechanism promises, and the shares are checked on what it took.
+					if w.Rounds < 2 || w.Rounds > 89 || w.Sessions > 4*w.Rounds {
 						t.Errorf("%d rounds and %d session samples of 4 clients over 2 s", w.Rounds, w.Sessions)
 					}
 					tc.check(t, w.Share)
