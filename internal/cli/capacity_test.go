@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,7 +36,8 @@ func TestCapacityOnRealServer(t *testing.T) {
 		t.Fatalf("capacity record %+v (result at %.0f/s)", c, r.Rate)
 	}
 	for i, st := range c.Steps {
-		if want := 50.0 * float64(int(1)<<i); st.OfferedPerS != want || !st.Pass || st.CompletedPerS < 0.8*want || st.LatencyMS <= 0 || st.Busy <= 0 {
+		// A 1 s window's arrivals are Poisson: want ± 3√want completed by chance alone.
+		if want := 50.0 * float64(int(1)<<i); st.OfferedPerS != want || !st.Pass || st.CompletedPerS < want-3*math.Sqrt(want) || st.LatencyMS <= 0 || st.Busy <= 0 {
 			t.Errorf("step %d: %+v, want %.0f/s offered and passed, with its figures", i, st, want)
 		}
 	}
