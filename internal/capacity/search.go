@@ -292,20 +292,30 @@ func roundEstimates(done []Probe) []float64 {
 
 // crossing interpolates the condition that gave way at the upper rate (the largest of its
 // ratios there) between the two rates: the overall stress would hide the latency's approach to
-// its limit behind the throughput's constant 0.97 below the knee.
+// its limit behind the throughput's constant 0.97 below the knee. A capacity is a promise, so
+// where a round is out of line it errs low: both rates passing say "at least the upper" and count
+// as it; both failing extrapolate the line below the lower rate (by at most two brackets), or,
+// where the upper rate was no worse, count one bracket below it. Taking the lower rate itself for
+// a round that failed there reported PostgreSQL's capacity at a rate that failed in every round.
 func crossing(a, b Probe) float64 {
-	if a.Verdict.Pass == b.Verdict.Pass {
-		if a.Verdict.Pass {
-			return b.Rate
-		}
-		return a.Rate
+	w := b.Rate - a.Rate
+	switch {
+	case !a.Verdict.Pass && b.Verdict.Pass:
+		return a.Rate // inverted by noise: the bracket's bottom is all it says
+	case a.Verdict.Pass && b.Verdict.Pass:
+		return b.Rate
 	}
 	k := b.Verdict.worst()
 	sa, sb := logRatio(a.Verdict.Ratios[k]), logRatio(b.Verdict.Ratios[k])
-	if sb <= sa || sa > 0 || sb <= 0 {
-		return a.Rate // no approach to interpolate: the last passing rate
+	switch {
+	case !a.Verdict.Pass && sb <= sa:
+		return a.Rate - w
+	case !a.Verdict.Pass:
+		return max(a.Rate-2*w, a.Rate-w*sa/(sb-sa))
+	case sb <= sa:
+		return a.Rate
 	}
-	return a.Rate + (b.Rate-a.Rate)*(0-sa)/(sb-sa)
+	return a.Rate + w*(0-sa)/(sb-sa)
 }
 
 func logRatio(x float64) float64 {

@@ -269,3 +269,23 @@ func TestClientHiccupAtTheStart(t *testing.T) {
 		t.Errorf("estimate %+v: want a confirmed capacity with one contradicted round", e)
 	}
 }
+
+// A bracket whose bottom passed once by luck and fails in every confirmation round: the rounds
+// extrapolate below it instead of taking it (PostgreSQL's point selects here failed at the
+// bracket's bottom in 3 of 3 rounds, and the capacity was that rate).
+func TestRoundsFailingAtTheBottom(t *testing.T) {
+	seen := map[float64]int{}
+	srv := func(rate float64, rng *rand.Rand) Window {
+		seen[rate]++
+		w := queue(5000, 0)(rate, rng)
+		if rate > 4000 && rate < 4539 && seen[rate] > 1 { // only the first window at the bottom passes
+			w.Latency = 15 * time.Millisecond
+		}
+		return w
+	}
+	done, e := run(t, Plan{Rounds: 3}, srv, 1)
+	lo, _, _ := bracket(done)
+	if e.Contradicted != 3 || e.Capacity >= lo {
+		t.Errorf("capacity %.0f with %d contradicted rounds, bracket bottom %.0f: want an estimate below it", e.Capacity, e.Contradicted, lo)
+	}
+}
