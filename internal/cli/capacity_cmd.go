@@ -49,13 +49,7 @@ func newCapacityCmd() *cobra.Command {
 			if err := checkKind(j.Workload, s.SLO.Kind); err != nil {
 				return err
 			}
-			if err := checkWritable(out); err != nil {
-				return err
-			}
-			if _, err := connectCheck(cmd, j); err != nil {
-				return err
-			}
-			hosts, err := findHostSource(cmd.Context(), j.Target, nodeExporter)
+			hosts, err := measuredTarget(cmd, j, out, nodeExporter)
 			if err != nil {
 				return err
 			}

@@ -464,13 +464,7 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := checkWritable(r.out); err != nil {
-				return err
-			}
-			if _, err := connectCheck(cmd, j); err != nil {
-				return err
-			}
-			hosts, err := findHostSource(cmd.Context(), j.Target, nodeExporter)
+			hosts, err := measuredTarget(cmd, j, r.out, nodeExporter)
 			if err != nil {
 				return err
 			}
@@ -522,6 +516,18 @@ func newRunCmd() *cobra.Command {
 		"InnoDB's dirty pages to about zero) so every step starts from the same state; --flush=false skips it")
 	addInstrumentFlag(cmd.Flags(), &instrument)
 	return cmd
+}
+
+// measuredTarget is what a command that measures a target checks before it starts: its output
+// file may be written, the server answers, and where its host figures come from.
+func measuredTarget(cmd *cobra.Command, j *job.Job, out, nodeExporter string) (hostSource, error) {
+	if err := checkWritable(out); err != nil {
+		return hostSource{}, err
+	}
+	if _, err := connectCheck(cmd, j); err != nil {
+		return hostSource{}, err
+	}
+	return findHostSource(cmd.Context(), j.Target, nodeExporter)
 }
 
 // addInstrumentFlag declares --instrument, which turns the server-side wait sampling on or off.
