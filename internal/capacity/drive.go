@@ -37,6 +37,7 @@ type Measure func(ctx context.Context, cfg runner.Config) (*result.Result, error
 func Search(ctx context.Context, s Settings, measure Measure) (*result.Result, error) {
 	began := time.Now()
 	var probes []Probe
+	var windows []Window
 	var results []*result.Result
 	var stopped string
 	var lastTook time.Duration
@@ -69,7 +70,7 @@ func Search(ctx context.Context, s Settings, measure Measure) (*result.Result, e
 			w.Failed = err.Error()
 		}
 		next.Verdict = Judge(s.SLO, w)
-		probes, results = append(probes, next), append(results, res)
+		probes, windows, results = append(probes, next), append(windows, w), append(results, res)
 		s.logf("     %s", verdictText(s.SLO, w, next.Verdict))
 		if w.Failed != "" {
 			stopped = "the server failed at " + fmt.Sprintf("%.0f/s", next.Rate) + ": " + w.Failed
@@ -79,7 +80,7 @@ func Search(ctx context.Context, s Settings, measure Measure) (*result.Result, e
 	if len(results) == 0 {
 		return nil, errors.New("the capacity search measured no rate: " + stopped)
 	}
-	return s.record(probes, results, stopped, time.Since(began)), nil
+	return s.record(probes, windows, results, stopped, time.Since(began)), nil
 }
 
 func (s Settings) config(rate float64) runner.Config {
@@ -110,7 +111,7 @@ func verdictText(obj slo.SLO, w Window, v Verdict) string {
 
 // record is the search's result: the last window at the capacity's passing rate, with every
 // probe's figures and the estimate.
-func (s Settings) record(probes []Probe, results []*result.Result, stopped string, spent time.Duration) *result.Result {
+func (s Settings) record(probes []Probe, windows []Window, results []*result.Result, stopped string, spent time.Duration) *result.Result {
 	e := s.Plan.Estimate(probes)
 	plan := s.Plan.withDefaults()
 	c := &result.Capacity{SLO: s.SLO.String(), Percentile: s.SLO.Percentile, Kind: s.SLO.Kind, LimitMS: msOf(s.SLO.Limit),
@@ -119,7 +120,7 @@ func (s Settings) record(probes []Probe, results []*result.Result, stopped strin
 		PerS: e.Capacity, LowPerS: e.Low, HighPerS: e.High, Reached: e.Reached, AtLeast: e.AtLeast,
 		GaveWay: e.GaveWay, Advice: e.Advice, Stopped: stopped, Contradicted: e.Contradicted}
 	for i, p := range probes {
-		c.Steps = append(c.Steps, step(p, results[i], s.SLO, s.Connections))
+		c.Steps = append(c.Steps, step(p, windows[i], results[i]))
 	}
 	base := baseProbe(probes)
 	res := results[base]
@@ -151,9 +152,9 @@ func baseProbe(probes []Probe) int {
 	return len(probes) - 1
 }
 
-// step is one probe's figures as the results file keeps them.
-func step(p Probe, r *result.Result, obj slo.SLO, connections int) result.CapacityStep {
-	w := WindowOf(r, obj, p.Rate, connections)
+// step is one probe's figures as the results file keeps them: the window it was judged on, and
+// its result's percentiles and server figures.
+func step(p Probe, w Window, r *result.Result) result.CapacityStep {
 	st := result.CapacityStep{Phase: p.Phase, Round: p.Round, OfferedPerS: p.Rate, CompletedPerS: w.Completed,
 		LatencyMS: msOf(w.Latency), P50MS: r.LatencyMS.P50, P99MS: r.LatencyMS.P99, P999MS: r.LatencyMS.P999,
 		LagStartMS: msOf(w.LagStart), LagEndMS: msOf(w.LagEnd), ServiceMS: msOf(w.Service), Busy: w.Busy,
