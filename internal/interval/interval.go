@@ -32,12 +32,19 @@ type Ratio struct {
 	Lo, Hi   float64
 	Rounds   int  // pairs when Paired, else the smaller sample's size
 	Paired   bool // by rounds, both sides measured in each
+	// Level is the interval's two-sided confidence (Confidence, or a sequential look's), and
+	// Look that look's number from 1 (0: a fixed count of rounds, one look).
+	Level float64
+	Look  int
 }
 
 // Of gives the ratio a/b with its interval: paired by index when paired is set and both samples
 // have the same length, unpaired otherwise. ok is false when either side has fewer than two
 // positive figures: one run carries no measure of its own noise.
-func Of(a, b []float64, paired bool) (r Ratio, ok bool) {
+func Of(a, b []float64, paired bool) (r Ratio, ok bool) { return of(a, b, paired, Confidence) }
+
+// of is Of at the given two-sided level.
+func of(a, b []float64, paired bool, level float64) (r Ratio, ok bool) {
 	la, lb := logs(a), logs(b)
 	if len(la) < 2 || len(lb) < 2 {
 		return Ratio{}, false
@@ -48,16 +55,16 @@ func Of(a, b []float64, paired bool) (r Ratio, ok bool) {
 			d[i] = la[i] - lb[i]
 		}
 		m, v := meanVar(d)
-		half := quantile(float64(len(d)-1)) * math.Sqrt(v/float64(len(d)))
-		return expRatio(m, half, len(d), true), true
+		half := quantile(float64(len(d)-1), level) * math.Sqrt(v/float64(len(d)))
+		return expRatio(m, half, len(d), true, level), true
 	}
 	ma, va := meanVar(la)
 	mb, vb := meanVar(lb)
 	na, nb := float64(len(la)), float64(len(lb))
 	se2 := va/na + vb/nb
 	df := welchDF(va/na, vb/nb, na, nb)
-	half := quantile(df) * math.Sqrt(se2)
-	return expRatio(ma-mb, half, min(len(la), len(lb)), false), true
+	half := quantile(df, level) * math.Sqrt(se2)
+	return expRatio(ma-mb, half, min(len(la), len(lb)), false, level), true
 }
 
 // Margin is how close two engines must be shown to be to count as a tie: the whole interval of
@@ -92,9 +99,9 @@ func fmtRatio(x float64) string {
 	return fmt.Sprintf("%.2f", x)
 }
 
-func expRatio(meanLog, half float64, rounds int, paired bool) Ratio {
+func expRatio(meanLog, half float64, rounds int, paired bool, level float64) Ratio {
 	return Ratio{Estimate: math.Exp(meanLog), Lo: math.Exp(meanLog - half), Hi: math.Exp(meanLog + half),
-		Rounds: rounds, Paired: paired}
+		Rounds: rounds, Paired: paired, Level: level}
 }
 
 // logs gives the logarithms of the positive figures; a zero (a run that did nothing) has no
@@ -131,9 +138,9 @@ func welchDF(sa, sb, na, nb float64) float64 {
 	return (sa + sb) * (sa + sb) / den
 }
 
-// quantile is the two-sided Confidence quantile of Student's t with df degrees of freedom.
-func quantile(df float64) float64 {
-	return stats.InvCDF(stats.TDist{V: df})(1 - (1-Confidence)/2)
+// quantile is the two-sided level quantile of Student's t with df degrees of freedom.
+func quantile(df, level float64) float64 {
+	return stats.InvCDF(stats.TDist{V: df})(1 - (1-level)/2)
 }
 
 // Effect is what changing one thing did to a figure: flipped over base, with its interval, and
@@ -209,6 +216,6 @@ func Mean(xs []float64) (mean, lo, hi float64) {
 		return xs[0], xs[0], xs[0]
 	}
 	mean, variance := meanVar(xs)
-	half := quantile(float64(len(xs)-1)) * math.Sqrt(variance/float64(len(xs)))
+	half := quantile(float64(len(xs)-1), Confidence) * math.Sqrt(variance/float64(len(xs)))
 	return mean, mean - half, mean + half
 }

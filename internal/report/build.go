@@ -292,7 +292,10 @@ func (m *model) decisionSection() *document.Section {
 		t.Rows = append(t.Rows, []document.Cell{{Text: uc, Head: true}, {Text: pick, Best: d.Winner != nil}, {Text: d.Why}})
 	}
 	if anyOLTP {
-		t.Foot = append(t.Foot, "Best pick is the highest median TPS at the thread count every engine ran, with the ratio of its throughput to the runner-up's and that ratio's 95% interval from the repeats (Student's t on the logs of each round's ratio). A tie is an interval within ±5% (shown equal, for any practical purpose); an interval that includes 1 but reaches further is undecided (neither faster nor equal is shown: more rounds would decide); a single run measures no noise, so its lead stays unconfirmed. Incomplete runs are never picked.")
+		t.Foot = append(t.Foot, "Best pick is the highest throughput at the thread count every engine ran (ranked by the geometric mean over the rounds, the estimator of the ratio, so the engine named leads by a ratio of at least 1; the tables show medians), with the ratio of its throughput to the runner-up's and that ratio's interval from the repeats (Student's t on the logs of each round's ratio). A tie is an interval within ±5% (shown equal, for any practical purpose); an interval that includes 1 but reaches further is undecided (neither faster nor equal is shown: more rounds would decide); a single run measures no noise, so its lead stays unconfirmed. Incomplete runs are never picked.")
+	}
+	if r := m.roundsText(); r != "" {
+		t.Foot = append(t.Foot, r)
 	}
 	if anyCapacity {
 		t.Foot = append(t.Foot, "Capacity rows pick the engine that carried the highest arrival rate within the latency objective (median of the rounds' searches), with the ratio to the runner-up's and its 95% interval from the rounds, by the same tie and undecided rules; an engine whose search found only a lower bound (every rate passed, or the client could not offer more) is named but not ranked. What gave way is the first rate past the capacity: the objective's failure and what the server was busy with there.")

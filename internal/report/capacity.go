@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fairbench/fairbench/internal/document"
+	"github.com/fairbench/fairbench/internal/interval"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -47,7 +48,7 @@ func objectiveOf(gs []*group) string {
 // decideCapacity picks the engine that carries the most traffic within the objective, with the
 // same rules as every pick; a search that found only a lower bound (every rate passed, or the
 // client gave way) is never ranked above one that found its knee.
-func decideCapacity(workload string, cands []*group) decision {
+func decideCapacity(rule interval.Rule, workload string, cands []*group) decision {
 	obj := objectiveOf(cands)
 	d := decision{Workload: workload, UseCase: "Capacity at " + obj + " · " + useCase(workload), Capacity: true}
 	var known []*group
@@ -59,7 +60,7 @@ func decideCapacity(workload string, cands []*group) decision {
 		}
 		known = append(known, g)
 	}
-	rk := rank(known)
+	rk := rank(rule, known)
 	if len(bounds) > 0 {
 		rk.suffix += "; not ranked: " + strings.Join(bounds, ", ")
 	}

@@ -9,7 +9,6 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/fairbench/fairbench/internal/document"
-	"github.com/fairbench/fairbench/internal/interval"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -223,7 +222,7 @@ func (m *model) headlineChart() (template.HTML, error) {
 		if len(m.Threads[w]) == 0 {
 			continue
 		}
-		rk := rank(slices.DeleteFunc(m.headlineGroups(w), func(g *group) bool { return g == nil }))
+		rk := rank(m.rule, slices.DeleteFunc(m.headlineGroups(w), func(g *group) bool { return g == nil }))
 		if len(rk.ranked) < 2 {
 			continue
 		}
@@ -233,7 +232,7 @@ func (m *model) headlineChart() (template.HTML, error) {
 			val, lo, hi := math.NaN(), math.NaN(), math.NaN()
 			if g := m.group(v, w, m.Headline[w]); g != nil && !g.Incomplete && best.TPS > 0 {
 				val = g.TPS / best.TPS
-				if r, ok := interval.Of(g.Samples, best.Samples, true); ok && g != best {
+				if r, ok := m.rule.Of(g.Samples, best.Samples, true); ok && g != best {
 					lo, hi = r.Lo, r.Hi
 				}
 			}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fairbench/fairbench/internal/interval"
 )
@@ -71,8 +73,8 @@ func withinMargin(r interval.Ratio) bool { return r.WithinMargin() }
 
 // judge compares the best candidate's figures with another's, higher being better: the ratio
 // best/other with its interval, paired by round (runs in the order they started).
-func judge(best, other []float64) (interval.Ratio, outcome) {
-	r, ok := interval.Of(best, other, true)
+func judge(rule interval.Rule, best, other []float64) (interval.Ratio, outcome) {
+	r, ok := rule.Of(best, other, true)
 	switch {
 	case !ok:
 		return r, unconfirmed
@@ -94,12 +96,13 @@ type ranking struct {
 	tied             []*group
 	lone             bool           // a ranked group has one run: no interval, no verdict
 	open             *group         // the first group the repeats cannot place against the best
+	opens            []*group       // every such group
 	openVs           interval.Ratio // best over open
 	vs               interval.Ratio // best over the runner-up, or over the last tied group
 	suffix           string         // names the excluded groups
 }
 
-func rank(cands []*group) ranking {
+func rank(rule interval.Rule, cands []*group) ranking {
 	var rk ranking
 	for _, g := range cands {
 		if g.Incomplete {
@@ -108,9 +111,11 @@ func rank(cands []*group) ranking {
 			rk.ranked = append(rk.ranked, g)
 		}
 	}
+	// Ranked by the estimator of the ratio (the geometric mean of the rounds), so that the leader
+	// named and the ratio given never disagree: by medians, a leader could trail by 0.97×.
 	sort.SliceStable(rk.ranked, func(i, j int) bool {
-		if rk.ranked[i].TPS != rk.ranked[j].TPS {
-			return rk.ranked[i].TPS > rk.ranked[j].TPS
+		if a, b := rankFigure(rk.ranked[i]), rankFigure(rk.ranked[j]); a != b {
+			return a > b
 		}
 		return rk.ranked[i].V.Index < rk.ranked[j].V.Index
 	})
@@ -127,7 +132,7 @@ func rank(cands []*group) ranking {
 	best := rk.ranked[0]
 	rk.tied = []*group{best}
 	for i, g := range rk.ranked[1:] {
-		r, out := judge(best.Samples, g.Samples)
+		r, out := judge(rule, best.Samples, g.Samples)
 		switch out {
 		case unconfirmed:
 			rk.lone = true
@@ -135,6 +140,7 @@ func rank(cands []*group) ranking {
 			if rk.open == nil {
 				rk.open, rk.openVs = g, r
 			}
+			rk.opens = append(rk.opens, g)
 		case tied:
 			rk.tied = append(rk.tied, g)
 			rk.vs = r
@@ -172,7 +178,7 @@ func verdict(d *decision, rk ranking, lead string, other func(*group) string, de
 	case rk.open != nil:
 		d.Pick, d.Lead = "undecided: "+best.V.Name+" leads", best.V
 		d.Why = fmt.Sprintf("%s vs %s: ratio %s (%s, %s) includes 1 and reaches beyond ±%s: neither faster nor equal is shown; more rounds would decide",
-			lead, other(rk.open), rk.openVs, confidenceText(), rk.openVs.Basis(), fmtPct(equivalenceMargin)) + rk.suffix
+			lead, other(rk.open), rk.openVs, rk.openVs.LevelText(), rk.openVs.Basis(), fmtPct(equivalenceMargin)) + rk.suffix
 	case len(rk.tied) > 1:
 		tiePick(d, rk.tied)
 		others := make([]string, 0, len(rk.tied)-1)
@@ -180,19 +186,17 @@ func verdict(d *decision, rk ranking, lead string, other func(*group) string, de
 			others = append(others, other(g))
 		}
 		d.Why = fmt.Sprintf("%s vs %s: ratio %s lies within ±%s (%s, %s)", lead, strings.Join(others, ", "),
-			rk.vs, fmtPct(equivalenceMargin), confidenceText(), rk.vs.Basis()) + rk.suffix
+			rk.vs, fmtPct(equivalenceMargin), rk.vs.LevelText(), rk.vs.Basis()) + rk.suffix
 	default:
 		d.Pick, d.Winner = fmt.Sprintf("%s, %s, %s", best.V.Name, rk.vs, rk.vs.Basis()), best.V
 		d.Why = fmt.Sprintf("%s vs %s, %s", lead, other(second), detail(best, second)) + rk.suffix
 	}
 }
 
-func confidenceText() string { return fmt.Sprintf("%.0f%% interval", 100*interval.Confidence) }
-
 // decide picks the engine for one workload from the groups measured at the same thread count.
-func decide(workload string, threads int, cands []*group) decision {
+func decide(rule interval.Rule, workload string, threads int, cands []*group) decision {
 	d := decision{Workload: workload, UseCase: useCase(workload), Threads: threads}
-	rk := rank(cands)
+	rk := rank(rule, cands)
 	if len(rk.ranked) == 0 {
 		d.Pick = "none (no complete result)"
 		d.Why = "every run of this workload is incomplete" + rk.suffix
@@ -215,7 +219,7 @@ func decide(workload string, threads int, cands []*group) decision {
 // decideRamp picks the engine for one workload from its ramp runs. Each engine saturates at its
 // own thread count, so the ramps are ranked by throughput at the saturation point, and never
 // against fixed-thread runs, which measured something else.
-func decideRamp(workload string, cands []*group) decision {
+func decideRamp(rule interval.Rule, workload string, cands []*group) decision {
 	d := decision{Workload: workload + " (ramp)", UseCase: useCase(workload), Ramp: true}
 	// A ramp that recorded no saturation point has no figure to rank.
 	var withPoint []*group
@@ -227,7 +231,7 @@ func decideRamp(workload string, cands []*group) decision {
 			noPoint = append(noPoint, g.V.Name)
 		}
 	}
-	rk := rank(withPoint)
+	rk := rank(rule, withPoint)
 	if len(noPoint) > 0 {
 		rk.suffix += "; " + joinAnd(noPoint) + " not ranked (no saturation point)"
 	}
@@ -260,7 +264,7 @@ func (m *model) decisions() []decision {
 	var out []decision
 	for _, w := range m.CapacityWorkloads { // the answer an application's owner asks first
 		gs := m.capacityGroupsFor(w)
-		d := decideCapacity(w, gs)
+		d := decideCapacity(m.rule, w, gs)
 		d.Why += busyNote(gs)
 		out = append(out, d)
 	}
@@ -273,18 +277,18 @@ func (m *model) decisions() []decision {
 					cands = append(cands, g)
 				}
 			}
-			d := decide(w, t, cands)
+			d := decide(m.rule, w, t, cands)
 			d.Why += busyNote(cands)
 			out = append(out, d)
-			out = append(out, upgrades(w, t, cands)...)
+			out = append(out, upgrades(m.rule, w, t, cands)...)
 		}
 		if gs := m.rampGroupsFor(w); len(gs) > 0 {
-			d := decideRamp(w, gs)
+			d := decideRamp(m.rule, w, gs)
 			d.Why += busyNote(gs)
 			out = append(out, d)
 		}
 		for _, s := range m.tpchSetsFor(w) {
-			out = append(out, decideTPCH(s))
+			out = append(out, decideTPCH(m.rule, s))
 		}
 	}
 	return append(out, m.resourceDecisions()...)
@@ -326,21 +330,21 @@ func busyNote(cands []*group) string {
 // upgrades gives, for every engine with two or more releases in the comparison, one row per
 // step from an older release to the next newer one: what the upgrade changed on this workload,
 // judged by the interval of the ratio newer/older, as the engine picks are.
-func upgrades(workload string, threads int, cands []*group) []decision {
+func upgrades(rule interval.Rule, workload string, threads int, cands []*group) []decision {
 	var out []decision
 	for i, older := range cands {
 		for _, newer := range cands[i+1:] {
 			if newer.V.Kind != older.V.Kind || newer.V.Label != older.V.Label || newer.V.Engine == older.V.Engine {
 				continue
 			}
-			out = append(out, upgrade(workload, threads, older, newer))
+			out = append(out, upgrade(rule, workload, threads, older, newer))
 			break // the next step starts from newer
 		}
 	}
 	return out
 }
 
-func upgrade(workload string, threads int, older, newer *group) decision {
+func upgrade(rule interval.Rule, workload string, threads int, older, newer *group) decision {
 	d := decision{Workload: workload, Threads: threads,
 		UseCase: "Upgrade " + older.V.Name + " → " + newer.V.Name}
 	if older.Incomplete || newer.Incomplete || older.TPS <= 0 {
@@ -356,21 +360,105 @@ func upgrade(workload string, threads int, older, newer *group) decision {
 		sign, word = "−", "slower"
 	}
 	moved := sign + fmtPct(math.Abs(change))
-	r, ok := interval.Of(newer.Samples, older.Samples, true)
+	r, ok := rule.Of(newer.Samples, older.Samples, true)
 	switch {
 	case !ok:
 		d.Pick = "unconfirmed: " + moved + " TPS"
 		d.Why = figures + "; a single run measures no noise, so no verdict: run with --repeat 3 or more for an interval"
 	case withinMargin(r):
 		d.Pick = "no change"
-		d.Why = fmt.Sprintf("%s: ratio %s lies within ±%s (%s, %s)", figures, r, fmtPct(equivalenceMargin), confidenceText(), r.Basis())
+		d.Why = fmt.Sprintf("%s: ratio %s lies within ±%s (%s, %s)", figures, r, fmtPct(equivalenceMargin), r.LevelText(), r.Basis())
 	case !r.Excludes(1):
 		d.Pick = "undecided: " + moved + " TPS"
 		d.Why = fmt.Sprintf("%s: ratio %s (%s, %s) includes 1 and reaches beyond ±%s; more rounds would decide", figures, r,
-			confidenceText(), r.Basis(), fmtPct(equivalenceMargin))
+			r.LevelText(), r.Basis(), fmtPct(equivalenceMargin))
 	default:
 		d.Pick = fmt.Sprintf("%s TPS (%s), %s, %s", moved, word, r, r.Basis())
 		d.Why = figures
 	}
 	return d
+}
+
+// Open is a throughput pick that its rounds leave undecided, for compare's rounds until
+// decided: the workload as the results name it (result.WorkloadID), the thread count the pick is
+// made at, and the engines in question (the leader and each engine it is not yet placed
+// against, as result.Engine.Name gives them). An engine already shown slower, or equal, needs
+// no more rounds.
+type Open struct {
+	Workload string
+	Threads  int
+	Engines  []string
+}
+
+// OpenPicks lists the fixed-thread picks of in that more rounds could decide. Variants with a
+// label (a flipped knob, a core count) are left out: their runs are not compare's plain rounds.
+func OpenPicks(in *Input) []Open {
+	m := newModel(in)
+	var out []Open
+	for _, w := range m.Workloads {
+		var cands []*group
+		for _, v := range m.variantsFor(w) {
+			if g := m.group(v, w, m.Headline[w]); g != nil && v.Label == "" {
+				cands = append(cands, g)
+			}
+		}
+		rk := rank(m.rule, cands)
+		if len(rk.opens) == 0 || rk.lone {
+			continue
+		}
+		o := Open{Workload: w, Threads: m.Headline[w], Engines: []string{rk.ranked[0].V.Engine}}
+		for _, g := range rk.opens {
+			o.Engines = append(o.Engines, g.V.Engine)
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// rankFigure orders candidates: the geometric mean of the rounds' figures, which is what the
+// ratio's estimate compares, or the median where there are no positive figures.
+func rankFigure(g *group) float64 {
+	sum, n := 0.0, 0
+	for _, x := range g.Samples {
+		if x > 0 {
+			sum += math.Log(x)
+			n++
+		}
+	}
+	if n == 0 {
+		return g.TPS
+	}
+	return math.Exp(sum / float64(n))
+}
+
+// roundsText says how the comparison chose its rounds, where it ran rounds until decided: the
+// minimum, the plan's looks, the budget and what stopped it, and what each added round ran.
+func (m *model) roundsText() string {
+	if m.Env == nil || m.Env.Rounds == nil {
+		return ""
+	}
+	r := m.Env.Rounds
+	looks := []string{}
+	for n, k := r.MinRounds, 0; k < 4; n, k = m.rule.NextLook(n), k+1 {
+		looks = append(looks, strconv.Itoa(n))
+	}
+	text := fmt.Sprintf("Rounds until decided: every step ran %d rounds; a pick still open then got more rounds, only its step and the engines in question, judged at looks after %s, … rounds, look k at a %s level, so that the chance of any false pick over every look stays within %.0f%% (docs/decisions.md). Budget %s, spent %s; ",
+		r.MinRounds, strings.Join(looks, ", "), "1 − 5%/2^k", 100*(1-interval.Confidence),
+		time.Duration(r.BudgetS*float64(time.Second)).Round(time.Second), time.Duration(r.SpentS*float64(time.Second)).Round(time.Second))
+	switch {
+	case r.Stopped == "decided":
+		text += "every pick was decided."
+	case r.Stopped == "budget":
+		text += "stopped by the budget: the next look's rounds would not have fitted."
+	default:
+		text += "stopped: " + r.Stopped + "."
+	}
+	if len(r.Added) > 0 {
+		byRound := make([]string, len(r.Added))
+		for i, a := range r.Added {
+			byRound[i] = fmt.Sprintf("round %d: %s on %s", a.Round, strings.Join(a.Workloads, ", "), strings.Join(a.Engines, ", "))
+		}
+		text += " Added: " + strings.Join(byRound, "; ") + "."
+	}
+	return text
 }

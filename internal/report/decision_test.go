@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/interval"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -262,7 +263,7 @@ func TestUpgradeRows(t *testing.T) {
 			[]string{"unconfirmed: +50.0% TPS"}, []string{"Upgrade postgres@15 → postgres@18"}},
 		{"one release each", []*group{mk("postgres", "18", 1000), mk("mysql", "9.7", 800)}, nil, nil},
 	} {
-		ds := upgrades("oltp_read_write", 8, c.cands)
+		ds := upgrades(interval.Fixed, "oltp_read_write", 8, c.cands)
 		var picks, ucs []string
 		for _, d := range ds {
 			picks = append(picks, d.Pick)
@@ -335,5 +336,61 @@ func TestBusyMachineSaidBesidePick(t *testing.T) {
 	ds = newModel(&Input{Results: []*result.Result{quiet, run("mysql", rw, 8, 1100, true)}}).decisions()
 	if strings.Contains(ds[0].Why, "other processes") {
 		t.Errorf("a quiet comparison was said busy: %s", ds[0].Why)
+	}
+}
+
+// A compare that ran rounds until decided is judged at the look its rounds reached, and a pick
+// its rounds leave open is listed for more, with only the engines in question.
+func TestRoundsUntilDecided(t *testing.T) {
+	const rw, ro = "oltp_read_write", "oltp_read_only"
+	// Eight rounds: postgres leads mariadb on rw by about 12% with noise; mysql is far behind.
+	// On ro the two lead engines are equal within 1%.
+	results := slices.Concat(
+		reps("postgres", rw, 1120, 1010, 1150, 1000, 1190, 1090, 1230, 980),
+		reps("mariadb", rw, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000),
+		reps("mysql", rw, 500, 510, 490, 505, 495, 500, 502, 498),
+		reps("postgres", ro, 2000, 2010, 1990, 2005, 1995, 2000, 2002, 1998),
+		reps("mariadb", ro, 2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000),
+	)
+	seq := &result.Environment{Rounds: &result.Rounds{Rule: "sequential", MinRounds: 5, BudgetS: 600, SpentS: 420, Stopped: "budget"}}
+	m := newModel(&Input{Results: results, Environment: seq})
+	var rwPick decision
+	for _, d := range m.decisions() {
+		if d.Workload == rw {
+			rwPick = d
+		}
+	}
+	if !strings.HasPrefix(rwPick.Pick, "undecided: postgres leads") || !strings.Contains(rwPick.Why, "look 2 of rounds until decided") ||
+		!strings.Contains(rwPick.Why, "8 rounds") {
+		t.Errorf("rw under the sequential rule: %q / %q; want undecided at look 2 from 8 rounds", rwPick.Pick, rwPick.Why)
+	}
+	// The same rounds judged once at 95% decide: the rule is what keeps them open.
+	fixed := decide(interval.Fixed, rw, 8, newModel(&Input{Results: results}).headlineGroups(rw))
+	if fixed.Winner == nil {
+		t.Errorf("the fixed rule should pick from these rounds: %q", fixed.Pick)
+	}
+	open := OpenPicks(&Input{Results: results, Environment: seq})
+	if len(open) != 1 || open[0].Workload != rw || !slices.Equal(open[0].Engines, []string{"postgres", "mariadb"}) || open[0].Threads != 8 {
+		t.Errorf("open picks %+v, want rw on postgres and mariadb at 8 threads (mysql is decided slower, ro is a tie)", open)
+	}
+	if text := m.roundsText(); !strings.Contains(text, "looks after 5, 8, 12, 18") || !strings.Contains(text, "Budget 10m0s, spent 7m0s; stopped by the budget") {
+		t.Errorf("rounds text %q", text)
+	}
+}
+
+// The leader named and the ratio given come from one estimator: rounds whose median favours one
+// engine and whose ratios favour the other name the other.
+func TestLeaderAgreesWithRatio(t *testing.T) {
+	const ins = "oltp_insert"
+	results := slices.Concat(
+		reps("postgres", ins, 1010, 1010, 1010, 600, 1010),
+		reps("mariadb", ins, 1000, 1000, 1000, 1000, 1000),
+	)
+	d := decide(interval.Fixed, ins, 8, newModel(&Input{Results: results}).headlineGroups(ins))
+	if !strings.Contains(d.Pick, "mariadb leads") {
+		t.Errorf("pick %q; the rounds' ratio favours mariadb (postgres's median is higher, its geometric mean lower)", d.Pick)
+	}
+	if strings.Contains(d.Why, "0.9") && strings.Contains(d.Why, "ratio 0.") {
+		t.Errorf("the leader is given a ratio below 1: %q", d.Why)
 	}
 }

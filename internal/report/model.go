@@ -82,6 +82,9 @@ type model struct {
 	Results  []*result.Result
 	Env      *result.Environment
 	Variants []*variant
+	// rule is how every pick's interval is drawn: at a fixed count of rounds, or at the look of
+	// the sequential plan that compare's rounds until decided reached (environment.json).
+	rule interval.Rule
 	// Workloads are those with fixed-thread runs, which the Results, Charts, Scalability and
 	// Server sections compare; RampWorkloads those with ramp runs, which only the Saturation
 	// section and their own decision rows show; AllWorkloads these and TPC-H, in report order.
@@ -194,9 +197,19 @@ func lessWorkload(a, b string) bool {
 	return ba < bb
 }
 
+// ruleOf is the rule the comparison's rounds followed: sequential where compare added rounds
+// until decided (whether or not it needed any), fixed otherwise.
+func ruleOf(env *result.Environment) interval.Rule {
+	if env != nil && env.Rounds != nil && env.Rounds.Rule == "sequential" {
+		return interval.Sequential(env.Rounds.MinRounds)
+	}
+	return interval.Fixed
+}
+
 func newModel(in *Input) *model {
 	m := &model{
 		Env:            in.Environment,
+		rule:           ruleOf(in.Environment),
 		groups:         map[groupKey]*group{},
 		rampGroups:     map[groupKey]*group{},
 		capacityGroups: map[groupKey]*group{},

@@ -17,12 +17,12 @@ func (m *model) resourceDecisions() []decision {
 	var out []decision
 	idle := m.perVariant(func(a *serverAgg) optFloat { return a.MemIdleMB }, median)
 	idleRounds := m.roundFigures(m.Workloads, serverFig(func(s *result.Server) float64 { return s.MemIdleMB }), median)
-	if d, ok := lowest("Lowest memory footprint, idle", idle, idleRounds, "MB", "median over the workloads, before each run"); ok {
+	if d, ok := m.lowest("Lowest memory footprint, idle", idle, idleRounds, "MB", "median over the workloads, before each run"); ok {
 		out = append(out, d)
 	}
 	load := m.perVariant(func(a *serverAgg) optFloat { return a.MemLoadMB }, maxOf)
 	loadRounds := m.roundFigures(m.Workloads, serverFig(memLoadMB), maxOf)
-	if d, ok := lowest("Lowest memory footprint, under load", load, loadRounds, "MB", "the most charged in any workload"); ok {
+	if d, ok := m.lowest("Lowest memory footprint, under load", load, loadRounds, "MB", "the most charged in any workload"); ok {
 		out = append(out, d)
 	}
 	for _, w := range m.Workloads {
@@ -38,7 +38,7 @@ func (m *model) resourceDecisions() []decision {
 			continue // a read-only workload: nothing to tell apart
 		}
 		rounds := m.roundFigures([]string{w}, deviceFig(func(s *result.Server) float64 { return s.HostPerTxn["disk_write_ops"] }), median)
-		if d, ok := lowest("Fewest disk writes per txn · "+w, vals, rounds, "writes/txn", "block-device write operations per transaction"); ok {
+		if d, ok := m.lowest("Fewest disk writes per txn · "+w, vals, rounds, "writes/txn", "block-device write operations per transaction"); ok {
 			d.Workload = w
 			out = append(out, d)
 		}
@@ -83,7 +83,7 @@ const resourceTie = 0.05
 // round) each other engine is judged by the interval of its ratio to the lowest, as the
 // throughput picks are: a tie within ±5%, a pick when it excludes 1, undecided otherwise.
 // Without rounds, values within resourceTie of the lowest tie. It needs two engines.
-func lowest(useCase string, vals map[*variant]float64, rounds map[*variant][]float64, unit, basis string) (decision, bool) {
+func (m *model) lowest(useCase string, vals map[*variant]float64, rounds map[*variant][]float64, unit, basis string) (decision, bool) {
 	d := decision{UseCase: useCase, Workload: useCase, Resource: true}
 	if len(vals) < 2 {
 		return d, false
@@ -107,7 +107,7 @@ func lowest(useCase string, vals map[*variant]float64, rounds map[*variant][]flo
 	for _, v := range vs[1:] {
 		// Less is better: judged on the inverses, higher being better, so the ratio of the best's
 		// inverse to v's reads "v uses 1.2× what the best does".
-		r, out := judge(inverse(rounds[vs[0]]), inverse(rounds[v]))
+		r, out := judge(m.rule, inverse(rounds[vs[0]]), inverse(rounds[v]))
 		switch out {
 		case unconfirmed:
 			byRounds = false
@@ -119,7 +119,7 @@ func lowest(useCase string, vals map[*variant]float64, rounds map[*variant][]flo
 		case undecided:
 			if open == nil {
 				open = v
-				d.Why += fmt.Sprintf("; %s over %s: %s (%s, %s)", v.Name, vs[0].Name, r, confidenceText(), r.Basis())
+				d.Why += fmt.Sprintf("; %s over %s: %s (%s, %s)", v.Name, vs[0].Name, r, r.LevelText(), r.Basis())
 			}
 		}
 	}

@@ -27,7 +27,7 @@ func TestLowest(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, ok := lowest("Lowest memory footprint, idle", tc.vals, tc.rounds, "MB", "basis")
+			d, ok := (&model{}).lowest("Lowest memory footprint, idle", tc.vals, tc.rounds, "MB", "basis")
 			if ok != tc.ok {
 				t.Fatalf("ok = %v, want %v", ok, tc.ok)
 			}

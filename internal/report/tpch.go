@@ -532,7 +532,7 @@ func (s *tpchSet) throughputTable() *document.Table {
 
 // decideTPCH picks the engine for analytics: the lowest geometric mean (power) or the most
 // queries per hour (throughput) among engines that answered every query correctly.
-func decideTPCH(s *tpchSet) decision {
+func decideTPCH(rule interval.Rule, s *tpchSet) decision {
 	d := decision{Workload: s.Workload, UseCase: "Analytics (" + s.name() + ")", TPCH: true}
 	var ranked []*tpchGroup
 	var excluded []string
@@ -592,7 +592,7 @@ func decideTPCH(s *tpchSet) decision {
 	var open *tpchGroup
 	var vs, openVs interval.Ratio
 	for i, g := range ranked[1:] {
-		r, out := judge(speed(best), speed(g))
+		r, out := judge(rule, speed(best), speed(g))
 		switch {
 		case out == unconfirmed:
 			lone = true
@@ -616,7 +616,7 @@ func decideTPCH(s *tpchSet) decision {
 	case open != nil:
 		d.Pick, d.Lead = "undecided: "+best.V.Name+" leads", best.V
 		d.Why = fmt.Sprintf("%s vs %s (%s): speed ratio %s (%s, %s) includes 1 and reaches beyond ±%s; more rounds would decide",
-			figText(best), other(open), open.V.Name, openVs, confidenceText(), openVs.Basis(), fmtPct(equivalenceMargin)) + fastest + suffix
+			figText(best), other(open), open.V.Name, openVs, openVs.LevelText(), openVs.Basis(), fmtPct(equivalenceMargin)) + fastest + suffix
 	case len(tiedGroups) > 1:
 		names := make([]string, len(tiedGroups))
 		others := make([]string, 0, len(tiedGroups)-1)
@@ -629,7 +629,7 @@ func decideTPCH(s *tpchSet) decision {
 		}
 		d.Pick = "tie: " + strings.Join(names, " ≈ ")
 		d.Why = fmt.Sprintf("%s vs %s: speed ratio %s lies within ±%s (%s, %s)", figText(best), strings.Join(others, ", "),
-			vs, fmtPct(equivalenceMargin), confidenceText(), vs.Basis()) + fastest + suffix
+			vs, fmtPct(equivalenceMargin), vs.LevelText(), vs.Basis()) + fastest + suffix
 	default:
 		d.Pick, d.Winner = fmt.Sprintf("%s, %s as fast, %s", best.V.Name, vs, vs.Basis()), best.V
 		d.Why = fmt.Sprintf("%s vs %s (%s)", figText(best), other(second), second.V.Name) + fastest + suffix

@@ -19,4 +19,28 @@ type Environment struct {
 	Fairness map[string]string `json:"fairness,omitempty"`
 	// Notes are facts the reader must know (e.g. "binary log off on MySQL and MariaDB").
 	Notes []string `json:"notes,omitempty"`
+	// Rounds is how compare chose its rounds; absent for a fixed count (and in older files).
+	Rounds *Rounds `json:"rounds,omitempty"`
+}
+
+// Rounds records compare's rounds until decided: the minimum every step ran, the budget, and
+// the rounds it added to the picks that were still open, so that the report judges each pick at
+// the look of the sequential plan that its rounds reached (interval.Sequential).
+type Rounds struct {
+	Rule      string  `json:"rule"` // "sequential"
+	MinRounds int     `json:"min_rounds"`
+	BudgetS   float64 `json:"budget_s"`
+	SpentS    float64 `json:"spent_s"`
+	// Stopped says why no more rounds ran: "decided" (no pick open), "budget" (the next look's
+	// rounds would not fit), "interrupted", or a failure.
+	Stopped string       `json:"stopped"`
+	Added   []AddedRound `json:"added,omitempty"`
+}
+
+// AddedRound is one round added after the minimum: its number, and the steps and engines that
+// ran in it (only the picks still open, only the engines in question).
+type AddedRound struct {
+	Round     int      `json:"round"`
+	Workloads []string `json:"workloads"`
+	Engines   []string `json:"engines"`
 }
