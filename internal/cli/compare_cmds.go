@@ -42,7 +42,7 @@ type compareFlags struct {
 	quietWait                                               time.Duration
 	instrument                                              string
 	engines, suiteName, out, mysqlRoot, workDir, bufferPool string
-	profileName, explain, metricsAddr, serverCPUs           string
+	profileName, explain, metricsAddr, serverCPUs, budget   string
 	device                                                  string
 	faults                                                  []string
 	run                                                     runFlags
@@ -90,6 +90,8 @@ func (c *compareFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&c.suiteName, "suite", "quick", "suite: "+strings.Join(suite.Builtin(), ", ")+", or a YAML file (docs/suites.md)")
 	c.run.registerOverrides(f)
 	f.IntVar(&c.repeat, "repeat", runspec.DefaultRepeat, "rounds of the suite (default: the suite's own; quick has 5), the engine order rotated each round; picks carry intervals from them")
+	f.StringVar(&c.budget, "budget", "auto", "time for the whole comparison: after the --repeat rounds, the picks still undecided get more rounds (only their steps and engines) until decided or this is spent; "+
+		"auto = the suite's budget (quick: 10m), else twice the rounds' measured time; 0 = the --repeat rounds only")
 	addInstrumentFlag(f, &c.instrument)
 	f.DurationVar(&c.quietWait, "quiet-wait", compare.DefaultQuietWait, "before each step, wait up to this long for other processes to leave the CPU (0: do not wait); a step measured on a busy machine is marked either way")
 	f.StringVar(&c.out, "out", "", "output directory (default out/compare-TIMESTAMP)")
@@ -166,10 +168,44 @@ func (c *compareFlags) options(cmd *cobra.Command) (*compare.Options, error) {
 	if err := c.clients.apply(opts); err != nil {
 		return nil, err
 	}
-	if _, err := compare.Plan(opts); err != nil {
+	insts, err := compare.Plan(opts)
+	if err != nil {
 		return nil, badInput(err)
 	}
+	if opts.Budget, err = c.resolveBudget(cmd.Flags(), opts, insts); err != nil {
+		return nil, err
+	}
 	return opts, nil
+}
+
+// resolveBudget is the time for rounds until decided: --budget, else the suite's budget:, else
+// the default; "auto" never asks for what the comparison cannot do (one round, a core sweep),
+// where a budget given outright is refused.
+func (c *compareFlags) resolveBudget(fs *pflag.FlagSet, opts *compare.Options, insts []engine.Installation) (time.Duration, error) {
+	given := fs.Changed("budget") && c.budget != "auto"
+	var b time.Duration
+	switch {
+	case given:
+		var err error
+		if b, err = runspec.ParseBudget("--budget", c.budget); err != nil {
+			return 0, err
+		}
+	case opts.Suite.Budget != nil:
+		b = *opts.Suite.Budget
+	case opts.Suite.Repeat < 2 || len(opts.ServerCPUs) > 1:
+		return 0, nil
+	default:
+		b = compare.DefaultBudget(opts, insts)
+	}
+	check := *opts
+	check.Budget = b
+	if err := compare.CheckBudget(&check, insts); err != nil {
+		if !given {
+			return 0, nil
+		}
+		return 0, badInput(err)
+	}
+	return b, nil
 }
 
 // suite loads --suite with the run settings the command line overrides laid over it.

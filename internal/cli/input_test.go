@@ -62,6 +62,9 @@ func TestRunSettingErrors(t *testing.T) {
 		{"suite repeat -1", []string{"compare", "--suite", suiteFile("rep.yaml", "repeat: -1\nsteps: [{workload: oltp_read_write}]\n")}, []string{"repeat", "from 1 to"}},
 		{"suite option of no step", []string{"compare", "--engines", "postgres", "--suite", suiteFile("opt.yaml", "options: {table_size: \"1000\"}\nsteps: [{workload: oltp_read_write}]\n")},
 			[]string{"table_size", "table-size"}},
+		{"compare budget negative", []string{"compare", "--engines", "postgres", "--budget", "-5m"}, []string{"--budget", "from 0"}},
+		{"compare budget below the rounds", []string{"compare", "--engines", "postgres,mariadb", "--budget", "10s"}, []string{"--budget 10s is less than", "or --budget 0"}},
+		{"compare budget with one round", []string{"compare", "--engines", "postgres", "--repeat", "1", "--budget", "10m"}, []string{"needs at least 2 rounds", "--repeat 3"}},
 		{"study threads huge", []string{"study", "mvcc", "--engines", "postgres", "--threads", "99999999999"}, []string{"--threads"}},
 		{"study buffer pool", []string{"study", "mvcc", "--engines", "postgres", "--buffer-pool", "64Q"}, []string{"--buffer-pool", "not a size"}},
 	}

@@ -50,8 +50,12 @@ type Options struct {
 	WaitEvery time.Duration
 	Engines   []string
 	Suite     *suite.Suite
-	OutDir    string
-	Profile   engine.Profile
+	// Budget, above 0, runs rounds until decided (rounds.go): the suite's rounds are the
+	// minimum, and the open picks get more within this time for the whole comparison. 0 runs the
+	// suite's rounds, judged once.
+	Budget  time.Duration
+	OutDir  string
+	Profile engine.Profile
 	// Explain lists knobs (engine.Knobs) to flip one at a time: each engine a knob applies to runs
 	// the suite again with that knob flipped, and the report shows each knob's effect.
 	Explain   []string
@@ -233,6 +237,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	defer hosts.close()
 	c := &comparison{opts: o, steps: steps, resultsDir: resultsDir, started: time.Now(), hosts: hosts, env: env, othersLive: engine.OthersLive, brackets: map[string][2]float64{},
+		stepOf: map[string]string{}, costs: costs{overhead: map[string]time.Duration{}, step: map[string]time.Duration{}},
 		totalSteps: (len(insts)*max(1, len(o.ServerCPUs)) + len(explainRuns(o.Explain, insts))) * o.Suite.Repeat * stepCount(steps)}
 	c.logf("== suite %s: %s", o.Suite.Name, o.Suite.Description)
 	var runErr error
@@ -247,6 +252,9 @@ func Run(ctx context.Context, o *Options) error {
 				break
 			}
 		}
+	}
+	if runErr == nil && o.UntilDecided() {
+		runErr = c.untilDecided(ctx, insts)
 	}
 	if err := writeEnvironment(o.OutDir, env); err != nil && runErr == nil {
 		runErr = err
@@ -392,6 +400,12 @@ type comparison struct {
 	brackets map[string][2]float64
 	// othersLive lists the servers of another live fairbench on this machine (engine.OthersLive).
 	othersLive func() []string
+	// only, during an added round, is the open steps (by stepKey) this engine runs, each at the
+	// pick's thread count; nil runs every step.
+	only map[string]int
+	// stepOf maps a result's workload name (result.WorkloadID) to its step's key.
+	stepOf map[string]string
+	costs  costs
 }
 
 func (c *comparison) logf(format string, args ...any) {
@@ -469,7 +483,17 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 
 	rnd := randgen.DefaultConfig(o.Suite.RandType)
 	var data loadedData
+	began, inSteps := time.Now(), time.Duration(0)
+	defer func() { c.costs.overhead[name] = time.Since(began) - inSteps }()
 	for _, st := range c.steps {
+		threadCounts := st.Threads
+		if c.only != nil {
+			t, ok := c.only[stepKey(st)]
+			if !ok {
+				continue
+			}
+			threadCounts = []int{t}
+		}
 		j, err := newJob(target, st, rnd, o.Seed, filepath.Join(o.OutDir, "tpch-answers"))
 		if err != nil {
 			return err
@@ -478,14 +502,18 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 		if err := c.load(ctx, srv, name, &data, j, st); err != nil {
 			return err
 		}
-		for _, threads := range st.Threads {
+		for _, threads := range threadCounts {
 			if o.beforeStep != nil {
 				if err := o.beforeStep(c.doneSteps); err != nil {
 					return err
 				}
 			}
 			run := stepRun{srv: srv, prof: prof, dataset: data.dataset, threads: threads, rep: rep}
-			if err := c.step(ctx, j, st, run); err != nil {
+			t0 := time.Now()
+			err := c.step(ctx, j, st, run)
+			inSteps += time.Since(t0)
+			c.costs.step[name+"|"+stepKey(st)] = time.Since(t0)
+			if err != nil {
 				return err
 			}
 		}
@@ -580,6 +608,7 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	}
 	c.noteOthersLive(res, othersBefore)
 	res.Routing, res.Step = routing, st.Name
+	c.stepOf[res.WorkloadID()] = stepKey(st)
 	c.annotate(res, st, run)
 	// job.Run checked the data after the run where the workload asks for it, and marked a
 	// run that broke the data's invariants incomplete.

@@ -305,6 +305,19 @@ func CheckMaxTries(setting string, n int) error {
 	return nil
 }
 
+// ParseBudget reads the time for compare's rounds until decided: a duration such as 10m, or 0
+// (or "off") for the repeat count only.
+func ParseBudget(setting, v string) (time.Duration, error) {
+	if v == "off" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, inputErr(setting, v, "must be a duration from 0 (or off: the repeat count only) up", "e.g. 10m")
+	}
+	return d, nil
+}
+
 // CheckRepeat checks how many times a suite runs.
 func CheckRepeat(setting string, n int) error {
 	if n < 1 || n > MaxRepeat {

@@ -28,9 +28,12 @@ type Suite struct {
 	Name        string
 	Description string
 	Repeat      int
-	RandType    string
-	Options     map[string]string // workload options for every step whose workload has them
-	Run         runspec.Layer     // run settings for every step
+	// Budget is the suite's time for compare's rounds until decided (budget:); nil leaves it to
+	// the command line's default, 0 runs Repeat rounds only.
+	Budget   *time.Duration
+	RandType string
+	Options  map[string]string // workload options for every step whose workload has them
+	Run      runspec.Layer     // run settings for every step
 	// Override is laid over every step's settings: the command line's --threads, --time, --warmup.
 	Override runspec.Layer
 	Steps    []Step
@@ -56,6 +59,7 @@ type file struct {
 	Time        *string           `yaml:"time"`
 	Warmup      *string           `yaml:"warmup"`
 	Repeat      *int              `yaml:"repeat"`
+	Budget      *string           `yaml:"budget"`
 	SLO         *string           `yaml:"slo"`
 	RandType    string            `yaml:"rand_type"`
 	Options     map[string]string `yaml:"options"`
@@ -185,6 +189,13 @@ func Parse(data []byte, source string) (*Suite, error) {
 			return nil, err
 		}
 		s.Repeat = *f.Repeat
+	}
+	if f.Budget != nil {
+		b, err := runspec.ParseBudget(at+"budget", *f.Budget)
+		if err != nil {
+			return nil, err
+		}
+		s.Budget = &b
 	}
 	var err error
 	if s.Run, err = layer(at, f.Threads, f.Time, f.Warmup, nil, ""); err != nil {

@@ -1,0 +1,198 @@
+package compare
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/interval"
+	"github.com/fairbench/fairbench/internal/report"
+	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/suite"
+)
+
+// Rounds until decided. After the suite's rounds (the minimum), the picks that are still open
+// get more rounds: only their steps, only the engines in question, the engine order rotated as
+// before, until every pick is decided or the next look's rounds would not fit in the budget.
+// The looks and the error each may spend are interval.Sequential's, fixed before the first
+// round; the report judges every pick at the look its rounds reached.
+
+// UntilDecided says whether o runs rounds until decided.
+func (o *Options) UntilDecided() bool { return o.Budget > 0 }
+
+// MinimumTime is what the suite's own rounds take on insts, measured windows only: the least a
+// budget must allow. Starting servers and loading data come on top.
+func MinimumTime(o *Options, insts []engine.Installation) time.Duration {
+	runs := len(insts)*max(1, len(o.ServerCPUs)) + len(explainRuns(o.Explain, insts))
+	return o.Suite.Estimate() * time.Duration(runs)
+}
+
+// DefaultBudget is the budget when neither the command line nor the suite gives one: the suite's
+// own rounds' time again, for the open picks' rounds.
+func DefaultBudget(o *Options, insts []engine.Installation) time.Duration {
+	return 2 * MinimumTime(o, insts)
+}
+
+// CheckBudget refuses, before any server starts, a budget that cannot hold the suite's own
+// rounds, or rounds until decided where they cannot be added.
+func CheckBudget(o *Options, insts []engine.Installation) error {
+	if o.Budget <= 0 {
+		return nil
+	}
+	switch {
+	case o.Suite.Repeat < 2:
+		return fmt.Errorf("--budget %s needs at least 2 rounds to measure noise, and the suite runs %d: give --repeat 3 or more, or --budget 0", o.Budget, o.Suite.Repeat)
+	case len(o.ServerCPUs) > 1:
+		return fmt.Errorf("--budget %s adds rounds to plain comparisons, and --server-cpus %d sweeps core counts: give --budget 0", o.Budget, len(o.ServerCPUs))
+	}
+	if least := MinimumTime(o, insts); o.Budget < least {
+		return fmt.Errorf("--budget %s is less than the suite's own %d rounds take (%s measured on %d engines, before servers start and data loads): give at least %s, or --budget 0 for the rounds alone",
+			o.Budget, o.Suite.Repeat, least, len(insts), (2 * least).Round(time.Minute))
+	}
+	return nil
+}
+
+// costs are what the rounds so far took, to tell whether the next look's rounds fit.
+type costs struct {
+	// overhead is an engine's last round outside its steps: start, load, fingerprint, stop.
+	overhead map[string]time.Duration
+	// step is an engine's last run of a step, by engine name and step key.
+	step map[string]time.Duration
+}
+
+func stepKey(st suite.Resolved) string { return st.Workload + "\x00" + st.Name }
+
+// openRound is what one added round runs: per engine name, the steps (by key) and the thread
+// count of each.
+type openRound map[string]map[string]int
+
+// untilDecided adds rounds to the open picks after the suite's own rounds, recording in the
+// environment what it did and why it stopped.
+func (c *comparison) untilDecided(ctx context.Context, insts []engine.Installation) error {
+	o := c.opts
+	plan := &result.Rounds{Rule: "sequential", MinRounds: o.Suite.Repeat, BudgetS: o.Budget.Seconds()}
+	c.env.Rounds = plan
+	defer func() { plan.SpentS = time.Since(c.started).Seconds() }()
+	rule := interval.Sequential(o.Suite.Repeat)
+	for n := o.Suite.Repeat; ; {
+		round, names, err := c.openRound()
+		if err != nil {
+			return err
+		}
+		if len(round) == 0 {
+			plan.Stopped = "decided"
+			c.logf("== every pick decided after %d rounds (%s)", n, time.Since(c.started).Round(time.Second))
+			return nil
+		}
+		next := rule.NextLook(n)
+		need := time.Duration(next-n) * c.roundCost(round)
+		if left := o.Budget - time.Since(c.started); need > left {
+			plan.Stopped = "budget"
+			c.logf("== budget: %s open after %d rounds; the %d rounds to the next look need about %s, %s left", strings.Join(names, ", "), n, next-n, need.Round(time.Second), left.Round(time.Second))
+			return nil
+		}
+		c.logf("== rounds %d-%d for the open picks: %s", n+1, next, strings.Join(names, ", "))
+		for rep := n + 1; rep <= next; rep++ {
+			if err := c.addedRound(ctx, insts, round, rep); err != nil {
+				if errors.Is(err, context.Canceled) {
+					plan.Stopped = "interrupted"
+				} else {
+					plan.Stopped = "failed: " + err.Error()
+				}
+				return err
+			}
+			plan.Added = append(plan.Added, addedRecord(round, rep, c.steps))
+		}
+		n = next
+	}
+}
+
+// openRound asks the report which picks the results so far leave open, and gives the round that
+// would decide them, with the picks' names for the log.
+func (c *comparison) openRound() (openRound, []string, error) {
+	in, err := report.Load(c.opts.OutDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	in.Environment = c.env // the plan, which environment.json does not hold yet
+	round := openRound{}
+	var names []string
+	for _, p := range report.OpenPicks(in) {
+		key, ok := c.stepOf[p.Workload]
+		if !ok {
+			continue
+		}
+		names = append(names, fmt.Sprintf("%s (%s)", p.Workload, strings.Join(p.Engines, ", ")))
+		for _, e := range p.Engines {
+			if round[e] == nil {
+				round[e] = map[string]int{}
+			}
+			round[e][key] = p.Threads
+		}
+	}
+	return round, names, nil
+}
+
+// roundCost is what one added round should take, from the engines' last rounds.
+func (c *comparison) roundCost(round openRound) time.Duration {
+	var d time.Duration
+	for e, steps := range round {
+		d += c.costs.overhead[e]
+		for key := range steps {
+			d += c.costs.step[e+"|"+key]
+		}
+	}
+	return d
+}
+
+// addedRound runs round number rep: each engine in question, in the rotated order, on the open
+// steps only.
+func (c *comparison) addedRound(ctx context.Context, insts []engine.Installation, round openRound, rep int) error {
+	var in []engine.Installation
+	for _, inst := range insts {
+		if round[inst.Name()] != nil {
+			in = append(in, inst)
+		}
+	}
+	for _, inst := range roundOrder(in, rep) {
+		c.only = round[inst.Name()]
+		c.totalSteps += len(c.only)
+		err := c.engine(ctx, inst, rep, c.opts.Profile)
+		c.only = nil
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addedRecord is the environment's line for an added round.
+func addedRecord(round openRound, rep int, steps []suite.Resolved) result.AddedRound {
+	a := result.AddedRound{Round: rep}
+	seen := map[string]bool{}
+	for e, keys := range round {
+		a.Engines = append(a.Engines, e)
+		for _, st := range steps {
+			if _, ok := keys[stepKey(st)]; ok && !seen[stepKey(st)] {
+				seen[stepKey(st)] = true
+				a.Workloads = append(a.Workloads, cmpName(st))
+			}
+		}
+	}
+	slices.Sort(a.Engines)
+	slices.Sort(a.Workloads)
+	return a
+}
+
+// cmpName is a step as the log and the environment name it: its workload, and its name where it
+// has one.
+func cmpName(st suite.Resolved) string {
+	if st.Name == "" {
+		return st.Workload
+	}
+	return st.Workload + " (" + st.Name + ")"
+}
