@@ -19,6 +19,10 @@
 # results (fairbench report) and tallied, so a change to the decision rule can be judged on the
 # same measurements.
 #
+# Each run's line says how many of the quick decision's rows it decided (a pick or a tie, on a
+# machine that was not busy) and how its rounds ended: compare runs rounds until decided by
+# default (the quick suite's budget is 10 minutes), so the time per run is part of the answer.
+#
 # Usage: bench/verdict-stability.sh [compare flags...]   (default: --suite quick)
 # Environment: K (runs, default 5), OUT (default out/verdict-stability), HOG_RUN (none), TALLY_ONLY
 set -euo pipefail
@@ -58,11 +62,13 @@ tally_run() {
       }
       busy = ($3 ~ /measured while other processes/) ? " (busy)" : ""
       print uc "\t" pick busy
-    }' "$OUT/run-$1/report.md" >>"$tally"
+      print uc "\t" run "\t" pick busy >>runs
+    }' runs="$tally.runs" "$OUT/run-$1/report.md" >>"$tally"
 }
 
 tally="$tmp/picks"
 : >"$tally"
+: >"$tally.runs"
 for i in $(seq "$K"); do
   if [ -n "${TALLY_ONLY:-}" ]; then
     "$FB" report "$OUT/run-$i" >/dev/null
@@ -85,9 +91,13 @@ for i in $(seq "$K"); do
     tail -n 5 "$tmp/compare-$i.log" >&2
     exit 1
   }
-  echo "   took $(($(date +%s) - t0)) s, steal $(steal_pct "$before" "$(stat_ticks)")%" >&2
+  took=$(($(date +%s) - t0))
   stop_hog
   tally_run "$i"
+  rows=$(awk -F'\t' -v r="$i" '$2 == r' "$tally.runs" | wc -l)
+  decided=$(awk -F'\t' -v r="$i" '$2 == r && $3 !~ /^(undecided|unconfirmed|none)/ && $3 !~ /\(busy\)$/' "$tally.runs" | wc -l)
+  rounds=$(jq -r 'if .rounds then "rounds until decided: \(.rounds.min_rounds) + \(.rounds.added | length) added, stopped: \(.rounds.stopped)" else "fixed rounds" end' "$OUT/run-$i/environment.json")
+  echo "   took $took s, steal $(steal_pct "$before" "$(stat_ticks)")%, $decided of $rows rows decided, $rounds" >&2
 done
 
 echo
