@@ -697,6 +697,7 @@ func (c *comparison) annotate(res *result.Result, st suite.Resolved, run stepRun
 		srvRes.Translations = srv.Translations()
 		srvRes.Settings = srv.Settings
 		recordCPUs(srvRes, run.prof.CPUs)
+		res.FlipExpect = engine.FlipExpect(run.prof.Flip, srv.Kind, srv.Applied)
 	}
 }
 

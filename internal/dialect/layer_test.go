@@ -144,7 +144,7 @@ func TestLayerSQLOnRealServers(t *testing.T) {
 			if s, err := d.Settings(ctx, c); err != nil || s["max_connections"] == "" {
 				t.Errorf("Settings = %v, %v", s, err)
 			}
-			if cs, err := d.Counters(ctx, c); err != nil || cs[KeyBufferHits] <= 0 {
+			if cs, err := d.Counters(ctx, c); err != nil || cs[result.CounterBufferHits] <= 0 {
 				t.Errorf("Counters = %v, %v", cs, err)
 			}
 			sessions, err := d.ClientSessions(ctx, c)

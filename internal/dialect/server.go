@@ -6,26 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
-)
-
-// Counter keys that mean the same thing on every engine, so a report can set them side by side.
-// Everything else keeps the engine's own (lower-cased) name, because its meaning is the engine's.
-const (
-	KeyBufferReads  = "buffer_reads"  // page reads that missed the buffer pool
-	KeyBufferHits   = "buffer_hits"   // page reads served from the buffer pool
-	KeyPagesWritten = "pages_written" // data pages written out (8 KiB on PostgreSQL, 16 KiB on InnoDB by default)
-	KeyWALBytes     = "wal_bytes"     // WAL / redo log bytes generated
-	KeyRowLockWaits = "row_lock_waits"
-	KeyDeadlocks    = "deadlocks"
-	// KeyActiveUS is the time the database's sessions spent running statements, in
-	// microseconds (PostgreSQL 14's pg_stat_database.active_time): the engine's own busy time,
-	// beside the statements' accounts. Sessions add theirs when they report their statistics.
-	KeyActiveUS = "active_us"
-	// Gauges: a level, not a running total.
-	KeyHistoryListLength = "history_list_length"    // InnoDB undo not yet purged
-	KeyDeadTuples        = "n_dead_tup"             // PostgreSQL rows awaiting vacuum
-	KeyRecvQueue         = "wsrep_local_recv_queue" // galera: write sets received, not yet applied
 )
 
 // Settings keys that decide whether two runs are comparable: memory, durability, checkpointing.
@@ -90,9 +72,9 @@ func (postgres) Counters(ctx context.Context, c sqldb.Conn) (map[string]int64, e
 	for i, col := range cols {
 		switch col {
 		case "blks_read":
-			out[KeyBufferReads] = vals[i]
+			out[result.CounterBufferReads] = vals[i]
 		case "blks_hit":
-			out[KeyBufferHits] = vals[i]
+			out[result.CounterBufferHits] = vals[i]
 		default:
 			out[col] = vals[i]
 		}
@@ -109,18 +91,18 @@ func (postgres) Counters(ctx context.Context, c sqldb.Conn) (map[string]int64, e
 			   WHERE object = 'relation' AND backend_type NOT IN ('checkpointer', 'background writer'))`
 	}
 	if r, err := QueryInts(ctx, c, written); err == nil {
-		out[KeyPagesWritten] = r[0]
+		out[result.CounterPagesWritten] = r[0]
 	}
 	if v >= 140000 {
 		if r, err := QueryInts(ctx, c, "SELECT wal_bytes FROM pg_stat_wal"); err == nil {
-			out[KeyWALBytes] = r[0]
+			out[result.CounterWALBytes] = r[0]
 		}
 		if r, err := QueryInts(ctx, c, "SELECT (active_time * 1000)::bigint FROM pg_stat_database WHERE datname = current_database()"); err == nil {
-			out[KeyActiveUS] = r[0]
+			out[result.CounterActiveUS] = r[0]
 		}
 	}
 	if r, err := QueryInts(ctx, c, "SELECT COALESCE(SUM(n_dead_tup), 0), COALESCE(SUM(autovacuum_count), 0) FROM pg_stat_user_tables"); err == nil {
-		out[KeyDeadTuples] = r[0]
+		out[result.CounterDeadTuples] = r[0]
 		out["autovacuum_count"] = r[1]
 	}
 	return out, nil
@@ -129,10 +111,10 @@ func (postgres) Counters(ctx context.Context, c sqldb.Conn) (map[string]int64, e
 // mysqlStatus maps SHOW GLOBAL STATUS names to counter keys.
 var mysqlStatus = map[string]string{
 	"Innodb_buffer_pool_read_requests": "innodb_buffer_pool_read_requests",
-	"Innodb_buffer_pool_reads":         KeyBufferReads,
-	"Innodb_pages_written":             KeyPagesWritten,
-	"Innodb_os_log_written":            KeyWALBytes,
-	"Innodb_row_lock_waits":            KeyRowLockWaits,
+	"Innodb_buffer_pool_reads":         result.CounterBufferReads,
+	"Innodb_pages_written":             result.CounterPagesWritten,
+	"Innodb_os_log_written":            result.CounterWALBytes,
+	"Innodb_row_lock_waits":            result.CounterRowLockWaits,
 	"Innodb_data_read":                 "innodb_data_read",
 	// Not the same figure on both engines: MySQL counts its redo log writes in it (a short
 	// oltp_read_write run writes only redo, ~4.5 KB per transaction), MariaDB (10.5 on) counts
@@ -142,8 +124,8 @@ var mysqlStatus = map[string]string{
 	"Innodb_data_written":        "innodb_data_written",
 	"Com_commit":                 "com_commit",
 	"Com_rollback":               "com_rollback",
-	"Innodb_deadlocks":           KeyDeadlocks,         // MariaDB only
-	"Innodb_history_list_length": KeyHistoryListLength, // MariaDB only
+	"Innodb_deadlocks":           result.CounterDeadlocks,         // MariaDB only
+	"Innodb_history_list_length": result.CounterHistoryListLength, // MariaDB only
 	// Galera nodes only (absent elsewhere): what replication cost. Certification failures are
 	// transactions that committed locally but lost to a conflicting one from another node (the
 	// client sees a deadlock error); flow control is the time replication paused the node's
@@ -153,7 +135,7 @@ var mysqlStatus = map[string]string{
 	"wsrep_local_bf_aborts":        "wsrep_local_bf_aborts",
 	"wsrep_flow_control_paused_ns": "wsrep_flow_control_paused_ns",
 	"wsrep_replicated_bytes":       "wsrep_replicated_bytes",
-	"wsrep_local_recv_queue":       KeyRecvQueue,
+	"wsrep_local_recv_queue":       result.CounterRecvQueue,
 }
 
 func (innodb) Counters(ctx context.Context, c sqldb.Conn) (map[string]int64, error) {
@@ -189,8 +171,8 @@ func (innodb) Counters(ctx context.Context, c sqldb.Conn) (map[string]int64, err
 		out[key] = v
 	}
 	if req, ok := out["innodb_buffer_pool_read_requests"]; ok {
-		if rd, ok := out[KeyBufferReads]; ok {
-			out[KeyBufferHits] = req - rd
+		if rd, ok := out[result.CounterBufferReads]; ok {
+			out[result.CounterBufferHits] = req - rd
 		}
 	}
 
@@ -209,10 +191,10 @@ func (innodb) Counters(ctx context.Context, c sqldb.Conn) (map[string]int64, err
 			}
 			switch strings.ToLower(r[0]) {
 			case "trx_rseg_history_len":
-				out[KeyHistoryListLength] = v
+				out[result.CounterHistoryListLength] = v
 			case "lock_deadlocks":
-				if _, ok := out[KeyDeadlocks]; !ok {
-					out[KeyDeadlocks] = v
+				if _, ok := out[result.CounterDeadlocks]; !ok {
+					out[result.CounterDeadlocks] = v
 				}
 			}
 		}

@@ -7,26 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
-
-// Wait categories: what a session was doing when sampled, folded into names that mean the same on
-// every engine. Each engine's own event or state stays beside it (Session.Event), so a reader can
-// check the folding.
-const (
-	OnCPU     = "cpu"        // running a statement, waiting on nothing the engine names
-	LogFlush  = "log_flush"  // writing or syncing the WAL/redo at commit, or waiting for whoever does
-	DataRead  = "data_read"  // reading data pages from the files
-	DataWrite = "data_write" // writing or extending data files
-	RowLock   = "row_lock"   // waiting for another transaction's row lock
-	Latch     = "latch"      // internal latches, buffer pins, table and metadata locks
-	Client    = "client"     // idle: the server waits for the client's next statement
-	Network   = "network"    // sending results to the client
-	Other     = "other"
-)
-
-// Categories are the wait categories in the order reports show them.
-var Categories = []string{OnCPU, LogFlush, DataRead, DataWrite, RowLock, Latch, Client, Network, Other}
 
 // Session is what one server session was doing at one moment: its category and the engine's own
 // name for it ("IO:WALSync", "state: waiting for handler commit").
@@ -105,45 +88,45 @@ func (postgres) Sessions(ctx context.Context, c sqldb.Conn, ids []int64) ([]Sess
 // with no wait event runs on the CPU; otherwise its wait event decides.
 func pgCategory(state, typ, event string) (category, name string) {
 	if strings.HasPrefix(state, "idle") {
-		return Client, state
+		return result.WaitClient, state
 	}
 	if typ == "" {
-		return OnCPU, state + " (no wait event)"
+		return result.WaitOnCPU, state + " (no wait event)"
 	}
 	name = typ + ":" + event
 	switch typ {
 	case "IO":
 		switch {
 		case strings.HasPrefix(strings.ToUpper(event), "WAL"): // WALSync before PostgreSQL 17, WalSync since
-			return LogFlush, name
+			return result.WaitLogFlush, name
 		case strings.HasSuffix(event, "Read") || strings.HasSuffix(event, "Prefetch"):
-			return DataRead, name
+			return result.WaitDataRead, name
 		case strings.HasPrefix(event, "DataFile") || strings.HasPrefix(event, "BufFile") || strings.HasPrefix(event, "SLRU"):
-			return DataWrite, name
+			return result.WaitDataWrite, name
 		}
 	case "LWLock":
 		if strings.HasPrefix(strings.ToUpper(event), "WALWRITE") { // waiting for another backend's WAL flush
-			return LogFlush, name
+			return result.WaitLogFlush, name
 		}
-		return Latch, name
+		return result.WaitLatch, name
 	case "Lock":
 		if event == "transactionid" || event == "tuple" {
-			return RowLock, name
+			return result.WaitRowLock, name
 		}
-		return Latch, name
+		return result.WaitLatch, name
 	case "BufferPin":
-		return Latch, name
+		return result.WaitLatch, name
 	case "Client":
 		if event == "ClientWrite" {
-			return Network, name
+			return result.WaitNetwork, name
 		}
-		return Client, name
+		return result.WaitClient, name
 	case "IPC":
 		if event == "SyncRep" { // a commit waiting for its standby
-			return LogFlush, name
+			return result.WaitLogFlush, name
 		}
 	}
-	return Other, name
+	return result.WaitOther, name
 }
 
 func (innodb) SessionID(ctx context.Context, c sqldb.Conn) (int64, error) {
@@ -230,40 +213,40 @@ var innodbNetworkStates = map[string]bool{"Sending to client": true, "Writing to
 func innodbCategory(command, state, event, operation, trx string) (category, name string) {
 	switch {
 	case trx == "LOCK WAIT":
-		return RowLock, "innodb_trx: LOCK WAIT"
+		return result.WaitRowLock, "innodb_trx: LOCK WAIT"
 	case command == "Sleep":
-		return Client, "Sleep"
+		return result.WaitClient, "Sleep"
 	case event != "":
 		return innodbEventCategory(event, operation), event
 	case innodbCommitStates[state]:
-		return LogFlush, "state: " + state
+		return result.WaitLogFlush, "state: " + state
 	case innodbNetworkStates[state]:
-		return Network, "state: " + state
+		return result.WaitNetwork, "state: " + state
 	case strings.HasPrefix(state, "Waiting for") && strings.Contains(state, "lock"):
-		return Latch, "state: " + state
+		return result.WaitLatch, "state: " + state
 	}
 	if state == "" {
-		return OnCPU, command
+		return result.WaitOnCPU, command
 	}
-	return OnCPU, "state: " + state
+	return result.WaitOnCPU, "state: " + state
 }
 
 // innodbEventCategory folds a performance-schema wait event.
 func innodbEventCategory(event, operation string) string {
 	switch {
 	case strings.HasPrefix(event, "wait/io/file/innodb/innodb_log_file"), strings.HasPrefix(event, "wait/io/file/sql/binlog"):
-		return LogFlush
+		return result.WaitLogFlush
 	case strings.HasPrefix(event, "wait/io/file/"):
 		if strings.Contains(operation, "read") {
-			return DataRead
+			return result.WaitDataRead
 		}
-		return DataWrite
+		return result.WaitDataWrite
 	case strings.HasPrefix(event, "wait/synch/"), strings.HasPrefix(event, "wait/lock/"):
-		return Latch
+		return result.WaitLatch
 	case strings.HasPrefix(event, "wait/io/socket/"):
-		return Network
+		return result.WaitNetwork
 	case strings.HasPrefix(event, "wait/io/table/"): // the handler's row calls: the statement's own work
-		return OnCPU
+		return result.WaitOnCPU
 	}
-	return Other
+	return result.WaitOther
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
 )
@@ -15,31 +16,31 @@ func TestCategories(t *testing.T) {
 	tests := []struct {
 		name, got, want string
 	}{
-		{"pg idle", cat(pgCategory("idle", "Client", "ClientRead")), Client},
-		{"pg idle in transaction", cat(pgCategory("idle in transaction", "Client", "ClientRead")), Client},
-		{"pg running", cat(pgCategory("active", "", "")), OnCPU},
-		{"pg WAL sync, 17's spelling", cat(pgCategory("active", "IO", "WalSync")), LogFlush},
-		{"pg WAL sync, 15's spelling", cat(pgCategory("active", "IO", "WALSync")), LogFlush},
-		{"pg waiting for another's WAL flush", cat(pgCategory("active", "LWLock", "WALWrite")), LogFlush},
-		{"pg page read", cat(pgCategory("active", "IO", "DataFileRead")), DataRead},
-		{"pg relation extension", cat(pgCategory("active", "IO", "DataFileExtend")), DataWrite},
-		{"pg row lock", cat(pgCategory("active", "Lock", "transactionid")), RowLock},
-		{"pg buffer mapping", cat(pgCategory("active", "LWLock", "BufferMapping")), Latch},
-		{"pg sending rows", cat(pgCategory("active", "Client", "ClientWrite")), Network},
-		{"pg commit waiting for its standby", cat(pgCategory("active", "IPC", "SyncRep")), LogFlush},
-		{"pg sleep", cat(pgCategory("active", "Timeout", "PgSleep")), Other},
-		{"innodb row lock wins over the state", cat(innodbCategory("Execute", "updating", "", "", "LOCK WAIT")), RowLock},
-		{"innodb idle", cat(innodbCategory("Sleep", "", "", "", "")), Client},
-		{"mysql commit", cat(innodbCategory("Execute", "waiting for handler commit", "", "", "")), LogFlush},
-		{"mariadb commit", cat(innodbCategory("Execute", "Commit", "", "", "")), LogFlush},
-		{"redo write in progress", cat(innodbCategory("Execute", "", "wait/io/file/innodb/innodb_log_file", "sync", "")), LogFlush},
-		{"data file read", cat(innodbCategory("Execute", "", "wait/io/file/innodb/innodb_data_file", "read", "")), DataRead},
-		{"data file write", cat(innodbCategory("Execute", "", "wait/io/file/innodb/innodb_data_file", "write", "")), DataWrite},
-		{"mutex", cat(innodbCategory("Execute", "", "wait/synch/mutex/innodb/trx_sys_mutex", "lock", "")), Latch},
-		{"metadata lock state", cat(innodbCategory("Query", "Waiting for table metadata lock", "", "", "")), Latch},
-		{"sending", cat(innodbCategory("Execute", "Sending to client", "", "", "")), Network},
-		{"executing", cat(innodbCategory("Execute", "executing", "", "", "")), OnCPU},
-		{"handler calls are the statement's work", cat(innodbCategory("Execute", "", "wait/io/table/sql/handler", "fetch", "")), OnCPU},
+		{"pg idle", cat(pgCategory("idle", "Client", "ClientRead")), result.WaitClient},
+		{"pg idle in transaction", cat(pgCategory("idle in transaction", "Client", "ClientRead")), result.WaitClient},
+		{"pg running", cat(pgCategory("active", "", "")), result.WaitOnCPU},
+		{"pg WAL sync, 17's spelling", cat(pgCategory("active", "IO", "WalSync")), result.WaitLogFlush},
+		{"pg WAL sync, 15's spelling", cat(pgCategory("active", "IO", "WALSync")), result.WaitLogFlush},
+		{"pg waiting for another's WAL flush", cat(pgCategory("active", "LWLock", "WALWrite")), result.WaitLogFlush},
+		{"pg page read", cat(pgCategory("active", "IO", "DataFileRead")), result.WaitDataRead},
+		{"pg relation extension", cat(pgCategory("active", "IO", "DataFileExtend")), result.WaitDataWrite},
+		{"pg row lock", cat(pgCategory("active", "Lock", "transactionid")), result.WaitRowLock},
+		{"pg buffer mapping", cat(pgCategory("active", "LWLock", "BufferMapping")), result.WaitLatch},
+		{"pg sending rows", cat(pgCategory("active", "Client", "ClientWrite")), result.WaitNetwork},
+		{"pg commit waiting for its standby", cat(pgCategory("active", "IPC", "SyncRep")), result.WaitLogFlush},
+		{"pg sleep", cat(pgCategory("active", "Timeout", "PgSleep")), result.WaitOther},
+		{"innodb row lock wins over the state", cat(innodbCategory("Execute", "updating", "", "", "LOCK WAIT")), result.WaitRowLock},
+		{"innodb idle", cat(innodbCategory("Sleep", "", "", "", "")), result.WaitClient},
+		{"mysql commit", cat(innodbCategory("Execute", "waiting for handler commit", "", "", "")), result.WaitLogFlush},
+		{"mariadb commit", cat(innodbCategory("Execute", "Commit", "", "", "")), result.WaitLogFlush},
+		{"redo write in progress", cat(innodbCategory("Execute", "", "wait/io/file/innodb/innodb_log_file", "sync", "")), result.WaitLogFlush},
+		{"data file read", cat(innodbCategory("Execute", "", "wait/io/file/innodb/innodb_data_file", "read", "")), result.WaitDataRead},
+		{"data file write", cat(innodbCategory("Execute", "", "wait/io/file/innodb/innodb_data_file", "write", "")), result.WaitDataWrite},
+		{"mutex", cat(innodbCategory("Execute", "", "wait/synch/mutex/innodb/trx_sys_mutex", "lock", "")), result.WaitLatch},
+		{"metadata lock state", cat(innodbCategory("Query", "Waiting for table metadata lock", "", "", "")), result.WaitLatch},
+		{"sending", cat(innodbCategory("Execute", "Sending to client", "", "", "")), result.WaitNetwork},
+		{"executing", cat(innodbCategory("Execute", "executing", "", "", "")), result.WaitOnCPU},
+		{"handler calls are the statement's work", cat(innodbCategory("Execute", "", "wait/io/table/sql/handler", "fetch", "")), result.WaitOnCPU},
 	}
 	for _, tc := range tests {
 		if tc.got != tc.want {
@@ -87,7 +88,7 @@ func TestSessionsOnRealServers(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() { done <- blocked.Exec(ctx, "UPDATE fb_waits SET v = 2 WHERE id = 1") }()
-			got := waitFor(ctx, t, view, sampler, []int64{holderID, blockedID}, map[int64]string{holderID: Client, blockedID: RowLock})
+			got := waitFor(ctx, t, view, sampler, []int64{holderID, blockedID}, map[int64]string{holderID: result.WaitClient, blockedID: result.WaitRowLock})
 			t.Logf("%s: %+v", kind, got)
 			if err := holder.Exec(ctx, "COMMIT"); err != nil {
 				t.Fatal(err)

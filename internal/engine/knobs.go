@@ -88,6 +88,25 @@ func KnobNames() []string {
 	return out
 }
 
+// FlipExpect is the sign of the throughput change that flipping the knobs named (compare
+// --explain's "a+b" flips several) can cause on an engine of kind given the settings applied:
+// the knobs' Expect where they all agree, 0 otherwise or for a knob unknown here.
+func FlipExpect(flip []string, kind string, applied map[string]string) int {
+	sign := 0
+	for i, name := range flip {
+		kn, err := LookupKnob(name)
+		if err != nil {
+			return 0
+		}
+		e := kn.Expect(kind, applied)
+		if i > 0 && e != sign {
+			return 0
+		}
+		sign = e
+	}
+	return sign
+}
+
 // LookupKnob finds a knob by name, with an error that names the valid ones.
 func LookupKnob(name string) (Knob, error) {
 	for _, k := range Knobs {

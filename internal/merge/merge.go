@@ -232,7 +232,7 @@ var fieldRules = map[string]string{
 	"Rollbacks": "sum", "Metrics": "sum", "ByKind": "merged",
 	"LatencyMS": "merged", "ScheduleLagMS": "merged", "ClientCPUS": "sum", "ClientScheduling": "first",
 	"Intervals": "merged", "Histogram": "merged", "Server": "first",
-	"Profile": "first", "Flipped": "first", "Dataset": "first",
+	"Profile": "first", "Flipped": "first", "FlipExpect": "first", "Dataset": "first",
 	// A ramp's steps are each shard's own client counts; merging them is not implemented.
 	"Ramp":     "per-shard",
 	"TPCH":     "per-shard", // sameRun refuses TPC-H shards

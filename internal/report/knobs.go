@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/fairbench/fairbench/internal/document"
-	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/interval"
 	"github.com/fairbench/fairbench/internal/result"
 )
@@ -79,35 +78,15 @@ func (m *model) knobRow(k knobKey, runs []*result.Result) []document.Cell {
 	var changed string
 	if base != nil {
 		baseTxt = fmtRate(base.TPS)
-		var to map[string]string
 		if base.Rep != nil && base.Rep.Server != nil && runs[0].Server != nil {
 			changed = settingsChange(base.Rep.Server.Profile, runs[0].Server.Profile)
-			to = runs[0].Server.Profile
 		}
 		if base.TPS > 0 {
-			effect = interval.EffectOf(flipped, base.Samples, knobExpect(k, to)).String()
+			effect = interval.EffectOf(flipped, base.Samples, runs[0].FlipExpect).String()
 		}
 	}
 	return []document.Cell{{Text: k.knob, Head: true}, {Text: k.kind}, {Text: orDash(changed)}, {Text: k.workload},
 		{Text: fmtInt(int64(k.threads))}, {Text: baseTxt}, {Text: fmtRate(median(flipped)), Incomplete: !complete}, {Text: effect}}
-}
-
-// knobExpect asks the engine layer which way the knob can move throughput; "a+b" flips are
-// judged only when every knob agrees.
-func knobExpect(k knobKey, to map[string]string) int {
-	sign := 0
-	for i, name := range strings.Split(k.knob, "+") {
-		kn, err := engine.LookupKnob(name)
-		if err != nil {
-			return 0
-		}
-		e := kn.Expect(k.kind, to)
-		if i > 0 && e != sign {
-			return 0
-		}
-		sign = e
-	}
-	return sign
 }
 
 // settingsChange lists the settings that differ between two applied profiles: "log_bin OFF → ON".

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/result"
 )
@@ -52,7 +51,7 @@ func activeUS(r *result.Result) (int64, bool) {
 	if r.Server == nil {
 		return 0, false
 	}
-	us, ok := r.Server.Counters[dialect.KeyActiveUS]
+	us, ok := r.Server.Counters[result.CounterActiveUS]
 	return us, ok
 }
 
@@ -78,7 +77,7 @@ func (m *model) statementsSection() *document.Section {
 			}
 			busy := "—"
 			if pw := result.PoolWaits(runs); pw != nil {
-				busy = document.Fixed(100*(1-pw.Share(dialect.Client)-pw.Share(dialect.Network)), 0) + "%"
+				busy = document.Fixed(100*(1-pw.Share(result.WaitClient)-pw.Share(result.WaitNetwork)), 0) + "%"
 			}
 			active := "—"
 			if activeMS >= 0 {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/result"
 )
@@ -73,7 +72,7 @@ func (m *model) waitsSection() *document.Section {
 			if most, over := cpuBound(runs, pw); over {
 				unnamed = append(unnamed, fmt.Sprintf("%s, %s: %.0f%% of the sessions were sampled cpu, but the server's processes used "+
 					"CPU for at most %.0f%% of the sessions' time: the rest waited on something the engine does not name in its views",
-					b.label, b.names[i], 100*pw.Share(dialect.OnCPU), 100*most))
+					b.label, b.names[i], 100*pw.Share(result.WaitOnCPU), 100*most))
 			}
 		}
 		if len(dominant) > 0 {
@@ -115,10 +114,10 @@ func cpuBound(runs []*result.Result, pw *result.Waits) (most float64, over bool)
 		return 0, false
 	}
 	most = min(1, cpuS/sessionS)
-	return most, pw.Share(dialect.OnCPU) > 1.5*most+0.05
+	return most, pw.Share(result.WaitOnCPU) > 1.5*most+0.05
 }
 
-// usedCategories are the categories some block sampled, in dialect.Categories' order.
+// usedCategories are the categories some block sampled, in result.WaitCategories' order.
 func usedCategories(blocks []instrumentBlock) []string {
 	seen := map[string]bool{}
 	for _, b := range blocks {
@@ -131,7 +130,7 @@ func usedCategories(blocks []instrumentBlock) []string {
 		}
 	}
 	var out []string
-	for _, c := range dialect.Categories {
+	for _, c := range result.WaitCategories {
 		if seen[c] {
 			out = append(out, c)
 		}
@@ -178,7 +177,7 @@ func TopWaits(w *result.Waits, n int) string {
 	client := ""
 	for _, c := range ranked {
 		switch {
-		case c.Category == dialect.Client:
+		case c.Category == result.WaitClient:
 			client = "; " + share(c)
 		case len(parts) < n:
 			parts = append(parts, share(c))
@@ -197,7 +196,7 @@ func biggestEvent(w *result.Waits) string {
 
 // categoryName is how a line of prose names a category.
 func categoryName(c string) string {
-	return map[string]string{dialect.OnCPU: "on CPU", dialect.LogFlush: "log flush", dialect.DataRead: "data read",
-		dialect.DataWrite: "data write", dialect.RowLock: "row lock", dialect.Latch: "latch", dialect.Client: "client",
-		dialect.Network: "network", dialect.Other: "other"}[c]
+	return map[string]string{result.WaitOnCPU: "on CPU", result.WaitLogFlush: "log flush", result.WaitDataRead: "data read",
+		result.WaitDataWrite: "data write", result.WaitRowLock: "row lock", result.WaitLatch: "latch", result.WaitClient: "client",
+		result.WaitNetwork: "network", result.WaitOther: "other"}[c]
 }

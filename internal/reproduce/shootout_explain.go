@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/fairbench/fairbench/internal/document"
-	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/interval"
 	"github.com/fairbench/fairbench/internal/report"
 	"github.com/fairbench/fairbench/internal/result"
@@ -107,21 +106,11 @@ func shootoutGapLines(got Measured) []gapLine {
 			continue
 		}
 		eff := interval.EffectOf(figures(flipped, func(r *result.Result) float64 { return r.TPS }),
-			figures(base, func(r *result.Result) float64 { return r.TPS }), knobExpect(knob, flipped[0]))
+			figures(base, func(r *result.Result) float64 { return r.TPS }), flipped[0].FlipExpect)
 		lines = append(lines, gapLine{config: knob + " flipped", settings: flippedSettings(base[0], flipped[0]), tps: tps(flipped),
 			ratio: lines[0].ratio * (1 + eff.Change), effect: eff, knob: true, waits: result.PoolWaits(flipped)})
 	}
 	return lines
-}
-
-// knobExpect asks the engine layer which way a knob can move MySQL's throughput, from the
-// settings the flipped run applied.
-func knobExpect(knob string, r *result.Result) int {
-	k, err := engine.LookupKnob(knob)
-	if err != nil || r.Server == nil {
-		return 0
-	}
-	return k.Expect(r.Engine.Kind, r.Server.Profile)
 }
 
 // knobsIn lists the knobs flipped in a run's results, in the order the results name them.

@@ -80,6 +80,11 @@ type Result struct {
 	// that profile for this run, which makes it a knob-effect run rather than a comparison run.
 	Profile string   `json:"profile,omitempty"`
 	Flipped []string `json:"flipped,omitempty"`
+	// FlipExpect is the sign of the throughput change the flip's physics allows, from the
+	// settings it led to (engine.FlipExpect): 1 when it only removes work (commit without a
+	// log flush), -1 when it only adds work, 0 when either way is possible (and in older files).
+	// A measured effect of the other sign is the machine moving, never claimed.
+	FlipExpect int `json:"flip_expect,omitempty"`
 	// Dataset is the loaded data as it was right after prepare, for the parity audit.
 	Dataset *Dataset `json:"dataset,omitempty"`
 
@@ -497,7 +502,7 @@ type StatementAccount struct {
 }
 
 // Waits is the wait sampling of a measured window: every EveryMS, each client session's activity
-// on the server, folded into a category that means the same on every engine (dialect.Categories)
+// on the server, folded into a category that means the same on every engine (WaitCategories)
 // with the engine's own event name kept underneath. Counts are session samples: a share of all
 // of them is the share of the clients' time spent so, as HammerDB's active session history reads.
 type Waits struct {
@@ -506,7 +511,7 @@ type Waits struct {
 	// rounds (the shares' denominator).
 	Rounds   int `json:"rounds"`
 	Sessions int `json:"sessions"`
-	// Categories counts session samples per category, in dialect.Categories' order, zeros left out.
+	// Categories counts session samples per category, in WaitCategories' order, zeros left out.
 	Categories []WaitCount `json:"categories"`
 	// Events counts them per engine event or state, most first.
 	Events []WaitEvent `json:"events"`
@@ -597,7 +602,7 @@ func PoolWaits(runs []*Result) *Waits {
 	return out
 }
 
-// Ranked is the categories most sampled first (ties in dialect.Categories' order, the order
+// Ranked is the categories most sampled first (ties in WaitCategories' order, the order
 // they are kept in).
 func (w *Waits) Ranked() []WaitCount {
 	if w == nil {

@@ -4,20 +4,21 @@ import (
 	"context"
 
 	"github.com/fairbench/fairbench/internal/dialect"
+	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
-// The counter keys, as the dialect layer names them (dialect.KeyBufferReads and the rest).
+// The counter keys, as the dialect layer names them (result.CounterBufferReads and the rest).
 const (
-	KeyBufferReads       = dialect.KeyBufferReads
-	KeyBufferHits        = dialect.KeyBufferHits
-	KeyPagesWritten      = dialect.KeyPagesWritten
-	KeyWALBytes          = dialect.KeyWALBytes
-	KeyRowLockWaits      = dialect.KeyRowLockWaits
-	KeyDeadlocks         = dialect.KeyDeadlocks
-	KeyHistoryListLength = dialect.KeyHistoryListLength
-	KeyDeadTuples        = dialect.KeyDeadTuples
-	KeyRecvQueue         = dialect.KeyRecvQueue
+	KeyBufferReads       = result.CounterBufferReads
+	KeyBufferHits        = result.CounterBufferHits
+	KeyPagesWritten      = result.CounterPagesWritten
+	KeyWALBytes          = result.CounterWALBytes
+	KeyRowLockWaits      = result.CounterRowLockWaits
+	KeyDeadlocks         = result.CounterDeadlocks
+	KeyHistoryListLength = result.CounterHistoryListLength
+	KeyDeadTuples        = result.CounterDeadTuples
+	KeyRecvQueue         = result.CounterRecvQueue
 )
 
 // Counters reads the engine's cumulative counters (dialect.ServerFigures). Take one before and

@@ -1,7 +1,7 @@
 // Package waits samples where the clients' time goes on the server, the same way on every engine:
 // every few milliseconds over the measured window, each client session's state and wait event,
 // read from the engine's activity views (dialect.SessionSampler) and folded into categories that
-// mean the same everywhere (dialect.Categories). It is HammerDB's active session history, taken
+// mean the same everywhere (result.WaitCategories). It is HammerDB's active session history, taken
 // for fairbench's own sessions only, idle ones included: a session idle between statements is
 // time spent in the client and on the wire, which is where a point select's time goes.
 package waits
@@ -154,7 +154,7 @@ func (s *Sampler) Stop() (*result.Waits, bool) {
 		return nil, idle
 	}
 	w := s.w
-	for _, c := range dialect.Categories {
+	for _, c := range result.WaitCategories {
 		if n := s.cats[c]; n > 0 {
 			w.Categories = append(w.Categories, result.WaitCount{Category: c, Count: n})
 		}
@@ -194,7 +194,7 @@ func describeStall(sessions []dialect.Session, age, every time.Duration) string 
 	}
 	busy, idle := map[string]map[string]int{}, 0
 	for _, se := range sessions {
-		if se.Category == dialect.Client {
+		if se.Category == result.WaitClient {
 			idle++
 			continue
 		}
@@ -204,7 +204,7 @@ func describeStall(sessions []dialect.Session, age, every time.Duration) string 
 		busy[se.Category][se.Event]++
 	}
 	var parts []string
-	for _, c := range dialect.Categories {
+	for _, c := range result.WaitCategories {
 		if evs := busy[c]; evs != nil {
 			n, top, topN := 0, "", 0
 			for ev, k := range evs {

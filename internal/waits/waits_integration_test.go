@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/job"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
@@ -31,19 +30,19 @@ func TestWaitsOnRealServers(t *testing.T) {
 				check    func(t *testing.T, share func(string) float64)
 			}{
 				{"oltp_insert", func(t *testing.T, share func(string) float64) {
-					if share(dialect.LogFlush) < 0.1 {
-						t.Errorf("log flush %.2f of the sessions, want at least 0.1 with durable commits", share(dialect.LogFlush))
+					if share(result.WaitLogFlush) < 0.1 {
+						t.Errorf("log flush %.2f of the sessions, want at least 0.1 with durable commits", share(result.WaitLogFlush))
 					}
 				}},
 				{"oltp_point_select", func(t *testing.T, share func(string) float64) {
-					if s := share(dialect.OnCPU) + share(dialect.Client) + share(dialect.Network); s < 0.8 {
+					if s := share(result.WaitOnCPU) + share(result.WaitClient) + share(result.WaitNetwork); s < 0.8 {
 						t.Errorf("cpu + client + network %.2f of the sessions, want at least 0.8 for point selects", s)
 					}
 					// MySQL shows a read-only autocommit's "waiting for handler commit" state for a
 					// moment (no redo to write), which the state folds into log_flush: 3% of the
 					// samples once in CI (8 of 312). A flush-bound run is over 10%.
-					if share(dialect.LogFlush) > 0.05 {
-						t.Errorf("log flush %.2f of the sessions in a read-only workload", share(dialect.LogFlush))
+					if share(result.WaitLogFlush) > 0.05 {
+						t.Errorf("log flush %.2f of the sessions in a read-only workload", share(result.WaitLogFlush))
 					}
 				}},
 			} {
@@ -60,7 +59,7 @@ func TestWaitsOnRealServers(t *testing.T) {
 					t.Logf("%s %s: %.0f tps, %d rounds, %d session samples, sampler %.0f ms: %+v; top events %+v",
 						kind, tc.workload, res.TPS, w.Rounds, w.Sessions, w.SamplerMS, w.Categories, w.Events[:min(4, len(w.Events))])
 					total := 0.0
-					for _, c := range dialect.Categories {
+					for _, c := range result.WaitCategories {
 						total += w.Share(c)
 					}
 					if total < 0.999 || total > 1.001 {
@@ -83,7 +82,7 @@ func TestWaitsOnRealServers(t *testing.T) {
 					if st == nil || st.Error != "" || float64(st.Calls) < 0.95*float64(res.Transactions) || len(st.Top) == 0 {
 						t.Fatalf("server statements %+v: want the window's, about one call per transaction (%d)", st, res.Transactions)
 					}
-					busy := 1 - w.Share(dialect.Client) - w.Share(dialect.Network)
+					busy := 1 - w.Share(result.WaitClient) - w.Share(result.WaitNetwork)
 					t.Logf("%s %s: top statement %q, %d calls, %.3f ms each; statements' server time %.0f%% of the clients' time, sessions busy %.0f%%",
 						kind, tc.workload, st.Top[0].Text, st.Top[0].Calls, st.Top[0].MeanMS, 100*st.TotalMS/(4*res.DurationS*1000), 100*busy)
 				})
