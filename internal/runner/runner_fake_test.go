@@ -349,7 +349,7 @@ func TestEndWaitsForAServerThatKeepsAnswering(t *testing.T) {
 		select {
 		case <-time.After(time.Until(release)):
 			return nil
-		case <-c.closed:
+		case <-c.Done():
 			return errors.New("closed")
 		}
 	}}

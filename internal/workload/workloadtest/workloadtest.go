@@ -18,6 +18,7 @@ import (
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/sqldb/fakeconn"
 	"github.com/fairbench/fairbench/internal/workload"
 )
 
@@ -162,4 +163,34 @@ func IsRefusal(err error) bool {
 	var np *workload.NotPreparedError
 	var de *workload.DataError
 	return errors.As(err, &np) || errors.As(err, &de)
+}
+
+// Worker builds workload name with options (defaults for the rest) and one worker of it on conn,
+// thread 0 of 1, drawing from seed: the unit layer's way to run a workload's transactions on
+// the fake connection (internal/sqldb/fakeconn). The worker's error is returned, for tests of
+// what NewWorker refuses.
+func Worker(t testing.TB, name string, options map[string]string, conn sqldb.Conn, seed uint64) (workload.Worker, error) {
+	t.Helper()
+	spec, err := workload.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := spec.New(spec.WithDefaults(options))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := randgen.DefaultConfig("uniform")
+	return w.NewWorker(context.Background(), conn, cfg.New(seed), 0, 1)
+}
+
+// Transaction runs one transaction of wk on the fake connection conn and gives what it sent
+// (conn's calls are forgotten first) and what it counted; an error fails the test.
+func Transaction(t testing.TB, wk workload.Worker, conn *fakeconn.Conn) ([]fakeconn.Call, workload.Queries) {
+	t.Helper()
+	conn.Reset()
+	var q workload.Queries
+	if err := wk.Transaction(context.Background(), &q); err != nil {
+		t.Fatal(err)
+	}
+	return conn.Sent(), q
 }
