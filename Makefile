@@ -12,7 +12,7 @@ LDFLAGS := -X github.com/fairbench/fairbench/internal/version.commit=$(COMMIT)
 image-binary:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o deploy/fairbench ./cmd/fairbench
 
-.PHONY: image-binary build engines compare test bench vet lint fuzz
+.PHONY: image-binary build engines compare unit test bench vet lint fuzz
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/fairbench ./cmd/fairbench
@@ -30,9 +30,16 @@ TEST_VERSIONS ?= postgres@18
 compare: engines build
 	./bin/fairbench compare --suite quick --out $(OUT) --force
 
+# The unit layer: every test that needs no server (go test -short skips the others, through
+# testserver.Integration), as any user, with no engine installed; under a minute here. Run
+# first by `make test`, so that a broken build or a broken rule fails in a minute.
+unit:
+	$(GO) build ./...
+	$(GO) test -short -count=1 ./...
+
 # Integration tests start real servers on loopback; every engine must be there. Then the checks
 # of the code itself, and a few seconds of fuzzing per parser of user input.
-test: engines
+test: unit engines
 	./scripts/install-engines.sh --versions $(TEST_VERSIONS)
 	FAIRBENCH_REQUIRE_ENGINES=postgres,mariadb,mysql,postgres-ha,$(TEST_VERSIONS) $(GO) test -count=1 -timeout 20m ./...
 	$(MAKE) --no-print-directory lint fuzz

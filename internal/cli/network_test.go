@@ -19,11 +19,12 @@ func TestNetworkFlagsBadInput(t *testing.T) {
 		{name: "unknown key", args: []string{"reproduce", "payments", "--network", "rtt=1ms,jitter=1ms"}, want: "unknown key"},
 		{name: "negative clients", args: []string{"compare", "--engines", "postgres", "--clients", "-1"}, want: "bad --clients"},
 		{name: "too many clients", args: []string{"compare", "--engines", "postgres", "--clients", "1000"}, want: "bad --clients"},
-		{name: "fewer threads than clients", args: []string{"compare", "--engines", "postgres", "--clients", "4", "--threads", "2"}, want: "fewer than the hosts"},
-		{name: "a ramp from client hosts", args: []string{"compare", "--engines", "postgres", "--suite", "saturation", "--clients", "1"}, want: "ramps its clients"},
 	}
 	if os.Geteuid() == 0 { // without root, --clients is refused first
-		cases = append(cases, flagCase{name: "bandwidth study from client hosts", args: []string{"reproduce", "bandwidth", "--clients", "2", "--out", t.TempDir()}, want: "storage-bandwidth study"},
+		cases = append(cases,
+			flagCase{name: "fewer threads than clients", args: []string{"compare", "--engines", "postgres", "--clients", "4", "--threads", "2"}, want: "fewer than the hosts"},
+			flagCase{name: "a ramp from client hosts", args: []string{"compare", "--engines", "postgres", "--suite", "saturation", "--clients", "1"}, want: "ramps its clients"},
+			flagCase{name: "bandwidth study from client hosts", args: []string{"reproduce", "bandwidth", "--clients", "2", "--out", t.TempDir()}, want: "storage-bandwidth study"},
 			flagCase{name: "ramped study from client hosts", args: []string{"reproduce", "ingest", "--clients", "2", "--out", t.TempDir()}, want: "ramps its clients"})
 	} else {
 		cases = append(cases, flagCase{name: "without root", args: []string{"compare", "--engines", "postgres", "--network", "rtt=1ms"}, want: "need root"})

@@ -87,6 +87,7 @@ func onlyResult(t *testing.T, o *Options) *result.Result {
 // busy machine, never early, so the excess is one-sided (6.03 ms for 5 once, with a compile
 // running beside CI); a delay applied twice per round trip (10 ms) still fails.
 func TestNetworkDelayRaisesLatency(t *testing.T) {
+	testserver.Integration(t)
 	// Where the kernel has no netem the delay is fairbench's relay, held on timers: on a machine
 	// loaded far past its CPUs they fire milliseconds late, and the test would measure the load.
 	if load := testserver.LoadAverage(t); load > 4*float64(runtime.NumCPU()) {
@@ -124,6 +125,7 @@ func TestNetworkDelayRaisesLatency(t *testing.T) {
 
 // Three client hosts in three namespaces against one server: the merge is exact.
 func TestThreeClientHostsMergeExactly(t *testing.T) {
+	testserver.Integration(t)
 	o := hostOptions(t)
 	o.Clients = 3
 	o.shardDir = t.TempDir()
@@ -204,6 +206,7 @@ func maxTime(a, b time.Time) time.Time {
 // Ctrl-C while the client hosts run: they stop, the partial result is kept, and no
 // namespace, veth, bridge, process or server is left.
 func TestClientHostsInterrupted(t *testing.T) {
+	testserver.Integration(t)
 	o := hostOptions(t)
 	o.Clients = 2
 	o.Network = &netsim.Spec{RTT: time.Millisecond}

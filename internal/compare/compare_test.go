@@ -14,6 +14,7 @@ import (
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/suite"
+	"github.com/fairbench/fairbench/internal/testserver"
 )
 
 const tinySuite = `
@@ -28,6 +29,7 @@ steps:
 `
 
 func engines(t *testing.T) []string {
+	testserver.Integration(t)
 	kinds := []string{engine.Postgres, engine.MariaDB}
 	if _, err := engine.Find(engine.MySQL, ""); err == nil || strings.Contains(os.Getenv("FAIRBENCH_REQUIRE_ENGINES"), "mysql") {
 		kinds = append(kinds, engine.MySQL)
@@ -229,6 +231,7 @@ func serverMetricsPresent(t *testing.T, r *result.Result) {
 // Two releases of PostgreSQL in one comparison, one of them from a Debian root under chroot: an
 // upgrade study. Each release gets its own results, its own report column and an upgrade row.
 func TestCompareVersions(t *testing.T) {
+	testserver.Integration(t)
 	var pgs []engine.Installation
 	for _, in := range engine.Discover("") {
 		if in.Kind == engine.Postgres {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/testserver"
 )
 
 // compare --profile defaults --explain binlog on real MySQL-family servers: each engine runs as
@@ -16,6 +17,7 @@ import (
 // flipped; every result records its profile, the flipped knob and the same loaded data, and
 // the report's parity section lists the binary log among the differences.
 func TestCompareDefaultsAndExplain(t *testing.T) {
+	testserver.Integration(t)
 	var kinds []string
 	for _, k := range []string{engine.MySQL, engine.MariaDB} {
 		if _, err := engine.Find(k, ""); err == nil || strings.Contains(os.Getenv("FAIRBENCH_REQUIRE_ENGINES"), k) {

@@ -16,6 +16,7 @@ import (
 // the kernel reports it in /proc/PID/status, chrooted MySQL included; its cpuset group goes with
 // the server.
 func TestServerConfinedToCPUs(t *testing.T) {
+	integration(t)
 	if os.Geteuid() != 0 {
 		t.Skip("confining a server needs root (a cgroup)")
 	}

@@ -201,6 +201,7 @@ func workDir(t *testing.T, parent string) string {
 }
 
 func TestServers(t *testing.T) {
+	integration(t)
 	found := map[string]Installation{}
 	var all []Installation
 	for _, in := range Discover("") {
@@ -461,6 +462,7 @@ func testServer(t *testing.T, inst Installation, prof Profile, dir string) {
 // A start that fails must say why (the server's own log) and remove what it
 // created.
 func TestStartFailureCleansUp(t *testing.T) {
+	integration(t)
 	inst, err := Find(Postgres, "")
 	if err != nil {
 		t.Skip(err)
@@ -493,6 +495,7 @@ func TestStartFailureCleansUp(t *testing.T) {
 // StopAll is what the signal handler calls; not parallel, because it stops
 // every server of this process, other tests' included.
 func TestStopAll(t *testing.T) {
+	integration(t)
 	insts := Discover("")
 	if len(insts) == 0 {
 		t.Skip("no engine installed")
@@ -529,6 +532,7 @@ func TestStopAll(t *testing.T) {
 // Start must notice from the server log and retry on a new port. Not
 // parallel: it swaps the package's port picker.
 func TestPortTakenRetry(t *testing.T) {
+	integration(t)
 	inst, err := Find(MariaDB, "")
 	if err != nil {
 		if inst, err = Find(Postgres, ""); err != nil {
@@ -597,6 +601,7 @@ func checkRootShm(t *testing.T, srv *Server, pid int) {
 // removed each other's and aborted. Each MariaDB release, three at a time (MySQL's init got the
 // same private tmpdir, but this test does not exercise it).
 func TestConcurrentInit(t *testing.T) {
+	integration(t)
 	for _, in := range Discover("") {
 		if in.Kind != MariaDB {
 			continue

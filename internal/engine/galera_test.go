@@ -38,6 +38,7 @@ func skipUnlessRequired(t *testing.T, kind, missing string) {
 // TestGaleraCluster starts a real three-node cluster, writes on one node and reads on the others,
 // kills a node and keeps writing on the rest, and checks that Stop leaves nothing behind.
 func TestGaleraCluster(t *testing.T) {
+	integration(t)
 	inst := hostMariaDB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -101,6 +101,7 @@ func startReapChild(t *testing.T, kind, dir string) (*exec.Cmd, string) {
 // A fairbench killed with SIGKILL leaves its server running; the next ReapStale removes the
 // server, its data directory, its cgroup and its record, and leaves live owners' servers alone.
 func TestReapKilledOwner(t *testing.T) {
+	integration(t)
 	inst, err := Find(Postgres, "")
 	if err != nil {
 		if inst, err = Find(MariaDB, ""); err != nil {

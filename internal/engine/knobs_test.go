@@ -101,6 +101,7 @@ func TestCheckProfileErrors(t *testing.T) {
 // TestModesOnRealServers starts each engine under --profile defaults and with knobs flipped, and
 // asks the server what it runs with: the settings a report will claim must be the server's own.
 func TestModesOnRealServers(t *testing.T) {
+	integration(t)
 	found := map[string]Installation{}
 	for _, in := range Discover("") {
 		found[in.Kind] = in

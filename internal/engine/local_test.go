@@ -36,6 +36,7 @@ func TestParseProcAddr(t *testing.T) {
 // (its own cgroup, made by fairbench), and a plain process in no cgroup of its own, which is
 // measured from its process tree (issue 28, item 1).
 func TestFindListening(t *testing.T) {
+	integration(t)
 	if os.Geteuid() != 0 {
 		t.Skip("reading other processes' sockets needs root")
 	}

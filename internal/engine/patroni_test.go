@@ -34,6 +34,7 @@ func hostPostgresHA(t *testing.T) Installation {
 // host would, and checks that a replica takes over within Patroni's TTL, that a client through
 // the host list reaches it, and that Stop leaves no process, directory, record or port behind.
 func TestPostgresHACluster(t *testing.T) {
+	integration(t)
 	inst := hostPostgresHA(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -191,6 +192,7 @@ func reapChildCluster() {
 // and postgres process of it (postgres runs detached from Patroni) and removes its directories
 // and records.
 func TestReapKilledCluster(t *testing.T) {
+	integration(t)
 	hostPostgresHA(t)
 	cmd, line := startReapChild(t, PostgresHA, workDir(t, ""))
 	var alive []procInfo
@@ -235,6 +237,7 @@ func TestReapKilledCluster(t *testing.T) {
 // started, and StopAll, which a Ctrl-C runs, stopping a whole cluster (etcd last). Neither may
 // leave a process, port, record or directory behind.
 func TestPostgresHAInterrupted(t *testing.T) {
+	integration(t)
 	inst := hostPostgresHA(t)
 	prof := Profile{BufferPoolBytes: 64 * mib, MaxConnections: 50, RedoBytes: 64 * mib}
 	dir := workDir(t, "")

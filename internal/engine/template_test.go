@@ -20,6 +20,7 @@ import (
 // refused), keeps no file holding the password after its start, and StopAll removes the template.
 // Not parallel: it counts the templates and calls StopAll.
 func TestTemplateDataDirectory(t *testing.T) {
+	integration(t)
 	for _, inst := range Discover("") {
 		if inst.Kind == Postgres {
 			continue
@@ -112,6 +113,7 @@ func mysqlOpen(srv *Server, password string) (*sql.DB, error) {
 // file where the mysql user may not (issue 37: as OS root, SET GLOBAL general_log_file created
 // a root-owned file anywhere).
 func TestMySQLFamilyNotRoot(t *testing.T) {
+	integration(t)
 	if os.Geteuid() != 0 {
 		t.Skip("the servers run as this user when fairbench is not root")
 	}

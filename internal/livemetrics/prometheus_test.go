@@ -14,6 +14,7 @@ import (
 // A real Prometheus scrapes the exporter, and every query of the Grafana dashboard parses, runs
 // against what it scraped and finds the run in it.
 func TestRealPrometheusAndDashboard(t *testing.T) {
+	testserver.Integration(t)
 	e, err := Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

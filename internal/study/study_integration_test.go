@@ -56,6 +56,7 @@ func openTempDir(t *testing.T) string {
 // TestMVCCStudy runs the study at a tiny scale on real servers and checks every per-phase figure
 // the report is built from, and that PostgreSQL's before/after VACUUM comparison is stated.
 func TestMVCCStudy(t *testing.T) {
+	testserver.Integration(t)
 	kinds := installed(t)
 	c := tiny(t, kinds)
 	doc, err := RunMVCC(context.Background(), c)
@@ -156,6 +157,7 @@ var devNum = regexp.MustCompile(`\((\d+:\d+)\)`)
 // TestBandwidthStudy caps two steps (25M and uncapped) on real servers and checks the device
 // stayed within the cap, then that nothing of the throttling is left on the machine.
 func TestBandwidthStudy(t *testing.T) {
+	testserver.Integration(t)
 	if _, err := CheckBandwidth(); err != nil {
 		t.Skipf("bandwidth study not possible here: %v", err)
 	}
@@ -237,6 +239,7 @@ func checkDiskAgainstDevice(t *testing.T, kind string, st Step) {
 // TestBandwidthStudyFailure interrupts the study while its server starts and checks that the
 // device, its mount and the cap are gone all the same.
 func TestBandwidthStudyFailure(t *testing.T) {
+	testserver.Integration(t)
 	if _, err := CheckBandwidth(); err != nil {
 		t.Skipf("bandwidth study not possible here: %v", err)
 	}

@@ -69,9 +69,20 @@ func required(kind string) bool {
 	return false
 }
 
+// Integration skips t in the unit layer (go test -short, make unit): a test that starts a real
+// server, or needs one installed, says so first, so that the tests without a server answer in
+// under a minute, as any user, on a machine with no engine installed.
+func Integration(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a real server: not in the unit layer (go test -short)")
+	}
+}
+
 // Server returns the shared server of kind, starting it on first use.
 func Server(t testing.TB, kind string) *engine.Server {
 	t.Helper()
+	Integration(t)
 	mu.Lock()
 	defer mu.Unlock()
 	s, ok := servers[kind]
@@ -104,6 +115,7 @@ func Server(t testing.TB, kind string) *engine.Server {
 // not installed.
 func Installation(t testing.TB, kind string) engine.Installation {
 	t.Helper()
+	Integration(t)
 	inst, err := find(kind)
 	if err != nil {
 		if required(kind) {
@@ -120,6 +132,7 @@ func Installation(t testing.TB, kind string) engine.Installation {
 // either is left, also when the test failed. Needs root: the test is skipped without it.
 func OnDevice(t testing.TB, kind string) (*engine.Server, *throttle.Device) {
 	t.Helper()
+	Integration(t)
 	if os.Geteuid() != 0 {
 		t.Skip("a loop device needs root")
 	}

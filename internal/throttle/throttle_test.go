@@ -190,6 +190,9 @@ func TestDevNumbers(t *testing.T) {
 // needThrottle skips unless this machine lets the tests build devices and cgroups.
 func needThrottle(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("makes loop devices and cgroups: not in the unit layer (go test -short)")
+	}
 	mech, err := Available()
 	if err != nil {
 		t.Skipf("throttling not possible here: %v", err)
