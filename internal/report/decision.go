@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,6 +48,10 @@ type decision struct {
 	// Capacity marks a decision by the arrival rate carried within a latency objective; UseCase
 	// then names the objective.
 	Capacity bool
+	// Open are the variants in question where more rounds could decide the pick: the leader
+	// and every variant it is not yet placed against (resource rows; throughput rows keep them
+	// in their ranking).
+	Open []*variant
 }
 
 // outcome is what the repeats allow to be said of the best candidate against another.
@@ -406,11 +411,32 @@ func OpenPicks(in *Input) []Open {
 		if len(rk.opens) == 0 || rk.lone {
 			continue
 		}
-		o := Open{Workload: w, Threads: m.Headline[w], Engines: []string{rk.ranked[0].V.Engine}}
+		vs := []*variant{rk.ranked[0].V}
 		for _, g := range rk.opens {
-			o.Engines = append(o.Engines, g.V.Engine)
+			vs = append(vs, g.V)
 		}
-		out = append(out, o)
+		out = addOpen(out, Open{Workload: w, Threads: m.Headline[w]}, vs)
+	}
+	// A workload's disk writes per transaction is a pick of its own: its open engines run the
+	// workload's step again as well.
+	for _, d := range m.resourceDecisions() {
+		if len(d.Open) > 0 && slices.Contains(m.Workloads, d.Workload) {
+			out = addOpen(out, Open{Workload: d.Workload, Threads: m.Headline[d.Workload]}, d.Open)
+		}
+	}
+	return out
+}
+
+// addOpen adds the plain variants of vs to the open pick of o's workload, or a new one.
+func addOpen(out []Open, o Open, vs []*variant) []Open {
+	i := slices.IndexFunc(out, func(p Open) bool { return p.Workload == o.Workload })
+	if i < 0 {
+		out, i = append(out, o), len(out)
+	}
+	for _, v := range vs {
+		if v.Label == "" && !slices.Contains(out[i].Engines, v.Engine) {
+			out[i].Engines = append(out[i].Engines, v.Engine)
+		}
 	}
 	return out
 }

@@ -104,6 +104,7 @@ func (m *model) lowest(useCase string, vals map[*variant]float64, rounds map[*va
 	}
 	d.Why = strings.Join(parts, ", ") + " (" + basis + ")"
 	same, open, byRounds := []*variant{vs[0]}, (*variant)(nil), true
+	inQuestion := []*variant{vs[0]}
 	for _, v := range vs[1:] {
 		// Less is better: judged on the inverses, higher being better, so the ratio of the best's
 		// inverse to v's reads "v uses 1.2× what the best does".
@@ -117,6 +118,7 @@ func (m *model) lowest(useCase string, vals map[*variant]float64, rounds map[*va
 		case tied:
 			same = append(same, v)
 		case undecided:
+			inQuestion = append(inQuestion, v)
 			if open == nil {
 				open = v
 				d.Why += fmt.Sprintf("; %s over %s: %s (%s, %s)", v.Name, vs[0].Name, r, r.LevelText(), r.Basis())
@@ -125,7 +127,7 @@ func (m *model) lowest(useCase string, vals map[*variant]float64, rounds map[*va
 	}
 	switch {
 	case open != nil && byRounds:
-		d.Pick, d.Lead = "undecided: "+vs[0].Name+" lowest", vs[0]
+		d.Pick, d.Lead, d.Open = "undecided: "+vs[0].Name+" lowest", vs[0], inQuestion
 	case len(same) > 1:
 		names := make([]string, len(same))
 		for i, v := range same {
