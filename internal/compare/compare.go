@@ -446,6 +446,15 @@ func (c *comparison) eta() string {
 func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep int, prof engine.Profile) (err error) {
 	o := c.opts
 	name := inst.Name()
+	// What the round cost outside its steps (start, load, fingerprint, stop), for rounds until
+	// decided: deferred first, so it runs last, after the server stopped; an --explain run's
+	// flipped profile is not what an added round starts.
+	began, inSteps := time.Now(), time.Duration(0)
+	defer func() {
+		if len(prof.Flip) == 0 {
+			c.costs.overhead[name] = time.Since(began) - inSteps
+		}
+	}()
 	c.logf("== %s %s (%s): starting a throwaway server, profile %s (ETA %s)", name, inst.Version, inst.Origin, profileText(prof), c.eta())
 	workDir, closeDevice, err := c.serverWorkDir(ctx, name)
 	if err != nil {
@@ -483,8 +492,6 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 
 	rnd := randgen.DefaultConfig(o.Suite.RandType)
 	var data loadedData
-	began, inSteps := time.Now(), time.Duration(0)
-	defer func() { c.costs.overhead[name] = time.Since(began) - inSteps }()
 	for _, st := range c.steps {
 		threadCounts := st.Threads
 		if c.only != nil {

@@ -104,6 +104,17 @@ func expRatio(meanLog, half float64, rounds int, paired bool, level float64) Rat
 		Rounds: rounds, Paired: paired, Level: level}
 }
 
+// GeoMean is the geometric mean of the positive figures of xs (what a ratio's estimate compares),
+// 0 when there are none.
+func GeoMean(xs []float64) float64 {
+	ls := logs(xs)
+	if len(ls) == 0 {
+		return 0
+	}
+	m, _ := meanVar(ls)
+	return math.Exp(m)
+}
+
 // logs gives the logarithms of the positive figures; a zero (a run that did nothing) has no
 // logarithm and is left out, which leaves fewer rounds and so a wider interval.
 func logs(xs []float64) []float64 {

@@ -444,17 +444,10 @@ func addOpen(out []Open, o Open, vs []*variant) []Open {
 // rankFigure orders candidates: the geometric mean of the rounds' figures, which is what the
 // ratio's estimate compares, or the median where there are no positive figures.
 func rankFigure(g *group) float64 {
-	sum, n := 0.0, 0
-	for _, x := range g.Samples {
-		if x > 0 {
-			sum += math.Log(x)
-			n++
-		}
+	if gm := interval.GeoMean(g.Samples); gm > 0 {
+		return gm
 	}
-	if n == 0 {
-		return g.TPS
-	}
-	return math.Exp(sum / float64(n))
+	return g.TPS
 }
 
 // roundsText says how the comparison chose its rounds, where it ran rounds until decided: the
@@ -468,8 +461,8 @@ func (m *model) roundsText() string {
 	for n, k := r.MinRounds, 0; k < 4; n, k = m.rule.NextLook(n), k+1 {
 		looks = append(looks, strconv.Itoa(n))
 	}
-	text := fmt.Sprintf("Rounds until decided: every step ran %d rounds; a pick still open then got more rounds, only its step and the engines in question, judged at looks after %s, … rounds, look k at a %s level, so that the chance of any false pick over every look stays within %.0f%% (docs/decisions.md). Budget %s, spent %s; ",
-		r.MinRounds, strings.Join(looks, ", "), "1 − 5%/2^k", 100*(1-interval.Confidence),
+	text := fmt.Sprintf("Rounds until decided: every step ran %d rounds; a pick still open then got more rounds, only its step and the engines in question, judged at looks after %s, … rounds, look k at a 1 − %.0f%%/2^k level, so that the chance of any false pick over every look stays within %.0f%% (docs/decisions.md). Budget %s, spent %s; ",
+		r.MinRounds, strings.Join(looks, ", "), 100*(1-interval.Confidence), 100*(1-interval.Confidence),
 		time.Duration(r.BudgetS*float64(time.Second)).Round(time.Second), time.Duration(r.SpentS*float64(time.Second)).Round(time.Second))
 	switch {
 	case r.Stopped == "decided":
