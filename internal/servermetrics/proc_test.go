@@ -205,6 +205,9 @@ func burnChild(t *testing.T) *exec.Cmd {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		if b, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/comm"); err == nil && strings.TrimSpace(string(b)) == "sleep" {
+			// comm changes at exec, before sleep's loader has run: let its last CPU tick land,
+			// or a sample taken after the first can see 10 ms more (seen in CI: 0.38 then 0.39).
+			time.Sleep(200 * time.Millisecond)
 			return cmd
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -290,8 +293,7 @@ func TestProcessSamplerVanishedAndNewPids(t *testing.T) {
 		t.Errorf("an unlisted process still counted: %+v", dropped)
 	}
 
-	// Exits: its CPU stays in the totals. It burned on between back and the kill, so a tick
-	// (10 ms) may have been added meanwhile: the totals may grow, never fall.
+	// Exits: its CPU stays in the totals.
 	child.Process.Kill()
 	child.Wait()
 	gone, err := s.Sample()
@@ -301,9 +303,8 @@ func TestProcessSamplerVanishedAndNewPids(t *testing.T) {
 	if gone.Processes != 0 || gone.RSSBytes != 0 {
 		t.Errorf("an ended process still counted live: %+v", gone)
 	}
-	if gone.CPUUser < back.CPUUser || gone.CPUSystem < back.CPUSystem || gone.CPUUser+gone.CPUSystem > back.CPUUser+back.CPUSystem+0.5 ||
-		gone.ReadBytes < back.ReadBytes || gone.WriteBytes < back.WriteBytes {
-		t.Errorf("totals went backwards (or jumped) when the process ended: %+v then %+v", back, gone)
+	if gone.CPUUser != first.CPUUser || gone.CPUSystem != first.CPUSystem || gone.ReadBytes < first.ReadBytes || gone.WriteBytes < first.WriteBytes {
+		t.Errorf("totals went backwards when the process ended: %+v then %+v", first, gone)
 	}
 
 	// A new pid counts from zero: all of its CPU is added.
