@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/fairbench/fairbench/internal/attach"
 	"github.com/fairbench/fairbench/internal/job"
 	"github.com/fairbench/fairbench/internal/output"
 	"github.com/fairbench/fairbench/internal/randgen"
@@ -151,8 +152,8 @@ func newPrepareCmd() *cobra.Command {
 			// A throwaway server's data directory, found now: one that dies mid-load is gone after.
 			hs, _ := findHostSource(cmd.Context(), j.Target, "")
 			dataDir := ""
-			if hs.local != nil {
-				dataDir = hs.local.DataDir
+			if hs.Local != nil {
+				dataDir = hs.Local.DataDir
 			}
 			if err := j.Prepare(cmd.Context(), j.Env(loadThreads, force, bar, out)); err != nil {
 				return classify(explainLoadFailure(cmd.Context(), err, dataDir))
@@ -520,12 +521,12 @@ func newRunCmd() *cobra.Command {
 
 // measuredTarget is what a command that measures a target checks before it starts: its output
 // file may be written, the server answers, and where its host figures come from.
-func measuredTarget(cmd *cobra.Command, j *job.Job, out, nodeExporter string) (hostSource, error) {
+func measuredTarget(cmd *cobra.Command, j *job.Job, out, nodeExporter string) (attach.Host, error) {
 	if err := checkWritable(out); err != nil {
-		return hostSource{}, err
+		return attach.Host{}, err
 	}
 	if _, err := connectCheck(cmd, j); err != nil {
-		return hostSource{}, err
+		return attach.Host{}, err
 	}
 	return findHostSource(cmd.Context(), j.Target, nodeExporter)
 }
