@@ -271,7 +271,8 @@ func threadsText(n int) string {
 func (m *model) decisionSection() *document.Section {
 	t := &document.Table{Header: []string{"Use case", "Best pick", "Why"}}
 	anyRamp, anyOLTP, anyTPCH, anyResource, anyCapacity := false, false, false, false, false
-	for _, d := range m.decisions() {
+	decisions := m.decisions()
+	for _, d := range decisions {
 		anyCapacity = anyCapacity || d.Capacity
 		anyRamp = anyRamp || d.Ramp
 		anyTPCH = anyTPCH || d.TPCH
@@ -287,7 +288,7 @@ func (m *model) decisionSection() *document.Section {
 		}
 		pick := d.Pick
 		if d.Winner != nil || d.Lead != nil || len(d.Tied) > 0 {
-			pick += m.pickCaveat()
+			pick += m.pickCaveat(d)
 		}
 		t.Rows = append(t.Rows, []document.Cell{{Text: uc, Head: true}, {Text: pick, Best: d.Winner != nil}, {Text: d.Why}})
 	}
@@ -309,7 +310,7 @@ func (m *model) decisionSection() *document.Section {
 	if anyRamp {
 		t.Foot = append(t.Foot, "Rows marked (ramp) rank each engine's ramp by its throughput at its own saturation point, whatever the thread count there, with the same tie rule; ramps are never compared with fixed-thread runs.")
 	}
-	s := &document.Section{ID: "decision", Heading: "Quick decision", Tables: []*document.Table{t}}
+	s := &document.Section{ID: "decision", Heading: "Quick decision", Paras: m.decidingDifferences(decisions), Tables: []*document.Table{t}}
 	if svg, err := m.headlineChart(); err != nil {
 		s.Paras = append(s.Paras, "headline chart not drawn: "+err.Error())
 	} else if svg != "" {

@@ -339,7 +339,7 @@ func upgrades(rule interval.Rule, workload string, threads int, cands []*group) 
 	var out []decision
 	for i, older := range cands {
 		for _, newer := range cands[i+1:] {
-			if newer.V.Kind != older.V.Kind || newer.V.Label != older.V.Label || newer.V.Engine == older.V.Engine {
+			if newer.V.Kind != older.V.Kind || newer.V.Label != older.V.Label || newer.V.Engine == older.V.Engine || newer.V.Alias != "" || older.V.Alias != "" {
 				continue
 			}
 			out = append(out, upgrade(rule, workload, threads, older, newer))

@@ -15,13 +15,20 @@ import (
 // variant is one column of the report: an engine, told apart from other runs of the same engine
 // by a label when the label means more than the thread count.
 type variant struct {
-	Kind    string
-	Engine  string // engine and release, "postgres@17": two releases of one kind are two variants
-	Label   string
-	Name    string // what the reader sees: "mysql" or "mysql (binlog-on)"
-	Version string
-	Index   int    // position in the report's engine order
-	Color   string // in every chart and swatch: its engine's own (document.Colors)
+	Kind   string
+	Engine string // engine and release, "postgres@17": two releases of one kind are two variants
+	// Alias is the user's name for a server of theirs or a build (result.Engine.Alias): the
+	// column is named by it, and no upgrade row joins it to another.
+	Alias string
+	// Build is the directory a build was started from; AsConfigured a server run as its owner
+	// configured it (compare --targets).
+	Build        string
+	AsConfigured bool
+	Label        string
+	Name         string // what the reader sees: "mysql" or "mysql (binlog-on)"
+	Version      string
+	Index        int    // position in the report's engine order
+	Color        string // in every chart and swatch: its engine's own (document.Colors)
 }
 
 // group is every run that shares variant, workload and thread count: the repeats of one
@@ -139,6 +146,9 @@ func nameVariants(vs []*variant) {
 	releases := map[string]map[string]bool{}
 	upgrade := false
 	for _, v := range vs {
+		if v.Alias != "" {
+			continue
+		}
 		if releases[v.Kind] == nil {
 			releases[v.Kind] = map[string]bool{}
 		}
@@ -147,7 +157,7 @@ func nameVariants(vs []*variant) {
 	}
 	for _, v := range vs {
 		v.Name = v.Kind
-		if upgrade {
+		if upgrade || v.Alias != "" {
 			v.Name = v.Engine
 		}
 		if v.Label != "" {
@@ -270,7 +280,7 @@ func (m *model) groupRuns() runsSeen {
 		vk := [2]string{r.Engine.Name(), m.effLabel[r]}
 		v := seen.variants[vk]
 		if v == nil {
-			v = &variant{Kind: r.Engine.Kind, Engine: vk[0], Label: vk[1]}
+			v = &variant{Kind: r.Engine.Kind, Engine: vk[0], Label: vk[1], Alias: r.Engine.Alias, Build: r.Engine.Build, AsConfigured: r.Engine.AsConfigured}
 			seen.variants[vk] = v
 		}
 		if v.Version == "" {

@@ -22,6 +22,12 @@ import (
 // parityDiff is one difference the audit found; an empty reason means unexplained.
 type parityDiff struct {
 	what, reason string
+	// setting is the facet's name ("durability (commit waits for the log flush)"), "" for a
+	// difference that is not one setting's (the data, the statements).
+	setting string
+	// writes: the setting bears only on workloads that write (durability, the logs); a read-only
+	// pick is not decided by it.
+	writes bool
 }
 
 type parityAudit struct {
@@ -53,13 +59,22 @@ type facet struct {
 	// byDesign explains a difference between PostgreSQL and InnoDB that each engine's design
 	// makes: applied only when every engine of a family agrees with its family.
 	byDesign string
+	// writes: the setting costs only writes (the log's flush, size and copies), so a difference
+	// in it bears on the picks of workloads that write and on no read-only one.
+	writes bool
+	// consequence says in a few words what a difference in the setting means for a pick.
+	consequence string
 }
 
 var facets = []facet{
-	{name: "durability (commit waits for the log flush)", read: readDurability},
-	{name: "binary log", innodbOnly: true, read: readBinlog},
-	{name: "buffer pool", read: readBytes("shared_buffers", "innodb_buffer_pool_size")},
-	{name: "WAL / redo size", read: readRedo},
+	{name: "durability (commit waits for the log flush)", read: readDurability, writes: true,
+		consequence: "commits that survive a crash on one and not on the other: the write picks compare different guarantees"},
+	{name: "binary log", innodbOnly: true, read: readBinlog, writes: true,
+		consequence: "one writes every change a second time, to its binary log"},
+	{name: "buffer pool", read: readBytes("shared_buffers", "innodb_buffer_pool_size"),
+		consequence: "one caches more of the data than the other"},
+	{name: "WAL / redo size", read: readRedo, writes: true,
+		consequence: "one checkpoints more often than the other"},
 	tornPage,
 	{name: "isolation level", read: readIsolation,
 		byDesign: "each engine's default isolation, which sysbench and fairbench leave as it is"},
@@ -94,7 +109,8 @@ func readStatementAccounting(kind string, s map[string]string) (string, string, 
 	return "no pg_stat_statements", "off", true
 }
 
-var tornPage = facet{name: "torn-page protection", read: readTornPage}
+var tornPage = facet{name: "torn-page protection", read: readTornPage, writes: true,
+	consequence: "one writes pages twice or logs them whole, the other not: a crash may leave it a torn page"}
 
 // isInnoDB: the MySQL family, galera's MariaDB nodes included; every other kind is PostgreSQL
 // (postgres-ha's nodes too).
@@ -440,12 +456,15 @@ func (m *model) facetDiff(f facet, vals map[*variant]*variantValues, defaults bo
 	for _, c := range order {
 		parts = append(parts, m.shownFor(vals, byCanon[c])+" on "+joinAnd(byCanon[c]))
 	}
-	d := parityDiff{what: f.name + ": " + strings.Join(parts, "; ")}
+	d := parityDiff{what: f.name + ": " + strings.Join(parts, "; "), setting: f.name, writes: f.writes}
 	switch {
 	case f.byDesign != "" && len(family[true]) == 1 && len(family[false]) == 1:
 		d.reason = f.byDesign
 	case defaults:
 		d.reason = "each package's default (--profile defaults)"
+	}
+	if d.reason == "" && f.consequence != "" {
+		d.what += " (" + f.consequence + ")"
 	}
 	return d, true
 }
@@ -854,7 +873,8 @@ func (m *model) profileLine() string {
 			set[r.Profile] = true
 		}
 	}
-	what := map[string]string{"fair": "fair (the same settings on every engine)", "defaults": "defaults (each engine as its package ships it)"}
+	what := map[string]string{"fair": "fair (the same settings on every engine)", "defaults": "defaults (each engine as its package ships it)",
+		"as configured": "as configured (each server as its owner set it up: fairbench changed no setting)"}
 	var parts []string
 	for _, p := range sortedStrings(set) {
 		parts = append(parts, orText(what[p], p))
@@ -876,14 +896,104 @@ func (m *model) distribution() string {
 	return joinAnd(sortedStrings(set))
 }
 
-// pickCaveat is what the quick decision says beside a pick the audit does not clear.
-func (m *model) pickCaveat() string {
+// pickCaveat is what the quick decision says beside a pick the audit does not clear: the
+// unexplained differences that bear on it, by name.
+func (m *model) pickCaveat(d decision) string {
 	a := m.audit()
-	switch {
-	case a.unexplained() > 0:
-		return fmt.Sprintf(" (not on equal terms: %d unexplained difference%s, see Parity)", a.unexplained(), plural(a.unexplained()))
-	case a.defaults:
+	if names := settingNames(a.bearingOn(m.writes(d))); len(names) > 0 {
+		return fmt.Sprintf(" (not on equal terms: %s differ%s, see Parity)", joinAnd(names), pluralVerb(len(names)))
+	}
+	if n := len(a.bearingOn(m.writes(d))); n > 0 {
+		return fmt.Sprintf(" (not on equal terms: %d unexplained difference%s, see Parity)", n, plural(n))
+	}
+	if a.defaults {
 		return " (under each package's defaults: settings differ, see Parity)"
 	}
 	return ""
+}
+
+// bearingOn lists the unexplained differences that bear on a pick: all of them for a workload
+// that writes (or one not known to be read-only), all but the write-only settings otherwise.
+func (a *parityAudit) bearingOn(writes bool) []parityDiff {
+	var out []parityDiff
+	for _, d := range a.diffs {
+		if d.reason == "" && (writes || !d.writes) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func settingNames(ds []parityDiff) []string {
+	var out []string
+	for _, d := range ds {
+		if d.setting == "" {
+			return nil // a difference without a setting's name: counted instead
+		}
+		name, _, _ := strings.Cut(d.setting, " (")
+		out = append(out, name)
+	}
+	return out
+}
+
+// pluralVerb is "s" for one subject ("durability differs"), "" for several.
+func pluralVerb(n int) string {
+	if n == 1 {
+		return "s"
+	}
+	return ""
+}
+
+// writes says whether a pick's workload writes, from its runs' own statement counts: a memory
+// row summarises every workload, so it does; a workload none of whose runs wrote is read-only.
+func (m *model) writes(d decision) bool {
+	if d.Resource && d.Workload == "" {
+		return true
+	}
+	if d.TPCH {
+		return false
+	}
+	w := strings.TrimSuffix(d.Workload, " (ramp)")
+	seen := false
+	for _, r := range m.Results {
+		if r.WorkloadID() != w {
+			continue
+		}
+		seen = true
+		if r.Queries.Write > 0 {
+			return true
+		}
+	}
+	return !seen
+}
+
+// decidingDifferences names, before the picks, each unexplained setting difference and the picks
+// it bears on: a reader must know what a verdict compares before reading it.
+func (m *model) decidingDifferences(ds []decision) []string {
+	a := m.audit()
+	var out []string
+	for _, diff := range a.bearingOn(true) {
+		var rows []string
+		for _, d := range ds {
+			if (d.Winner != nil || d.Lead != nil || len(d.Tied) > 0) && (!diff.writes || m.writes(d)) {
+				rows = appendOnce(rows, orText(d.Workload, d.UseCase))
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		scope := "every pick below"
+		if diff.writes {
+			scope = "the picks of workloads that write"
+		}
+		out = append(out, fmt.Sprintf("⚠ Before the verdicts: %s. This bears on %s (%s).", diff.what, scope, strings.Join(rows, "; ")))
+	}
+	return out
+}
+
+func appendOnce(list []string, s string) []string {
+	if containsStr(list, s) {
+		return list
+	}
+	return append(list, s)
 }

@@ -36,8 +36,14 @@ func EngineName(kind, version string) string {
 	return kind
 }
 
-// Name is e's EngineName.
-func (e Engine) Name() string { return EngineName(e.Kind, e.Version) }
+// Name is what reports call the engine: the user's name for a server or build of theirs, else
+// its EngineName.
+func (e Engine) Name() string {
+	if e.Alias != "" {
+		return e.Alias
+	}
+	return EngineName(e.Kind, e.Version)
+}
 
 // Translation records how one fairness setting reached a server version that renamed, dropped or
 // changed it: Setting is the profile's name, As what the version was given instead, Why the reason.

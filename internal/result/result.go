@@ -312,6 +312,15 @@ type Engine struct {
 	Target  string `json:"target"` // DSN with the password removed
 	// Transport is what the server says the connection is: "plaintext" or the TLS version.
 	Transport string `json:"transport,omitempty"`
+	// Alias is the user's name for a server of theirs (compare --targets NAME=DSN) or for a
+	// build (--engines KIND@DIR): reports name the engine by it. Absent for the engines
+	// fairbench installs, named by kind and release.
+	Alias string `json:"name,omitempty"`
+	// Build is the directory or archive a build given with --engines KIND@DIR was started from.
+	Build string `json:"build,omitempty"`
+	// AsConfigured says the server ran as its owner configured it (compare --targets): fairbench
+	// applied no fairness profile to it.
+	AsConfigured bool `json:"as_configured,omitempty"`
 }
 
 type Workload struct {
