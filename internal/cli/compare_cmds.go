@@ -44,7 +44,8 @@ type compareFlags struct {
 	engines, suiteName, out, mysqlRoot, workDir, bufferPool string
 	profileName, explain, metricsAddr, serverCPUs, budget   string
 	device                                                  string
-	faults                                                  []string
+	faults, targets                                         []string
+	nodeExporters                                           string
 	run                                                     runFlags
 	clients                                                 clientFlags
 	repeat                                                  int
@@ -87,6 +88,9 @@ func newCompareCmd() *cobra.Command {
 // servers are set up, then what is injected or watched during the run.
 func (c *compareFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&c.engines, "engines", "all", "engines to compare, e.g. postgres,mariadb,mysql or postgres@17,postgres@15 (a bare name = its newest installed version; all = every installed engine, newest each)")
+	f.StringArrayVar(&c.targets, "targets", nil, "servers you run, compared as they are configured: NAME=DSN,NAME=DSN (e.g. pg15=postgres://bench@10.0.0.5/bench); "+
+		"fairbench creates and drops only its own tables there, and changes no setting; with --targets, --engines adds throwaway servers only when given")
+	f.StringVar(&c.nodeExporters, "node-exporter", "", "with --targets: NAME=URL,... a node_exporter on a remote target's host, for its CPU, memory and disk figures")
 	f.StringVar(&c.suiteName, "suite", "quick", "suite: "+strings.Join(suite.Builtin(), ", ")+", or a YAML file (docs/suites.md)")
 	c.run.registerOverrides(f)
 	f.IntVar(&c.repeat, "repeat", runspec.DefaultRepeat, "rounds of the suite (default: the suite's own; quick has 5), the engine order rotated each round; picks carry intervals from them")
@@ -127,8 +131,19 @@ func (c *compareFlags) options(cmd *cobra.Command) (*compare.Options, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := engine.Select(c.engines, c.mysqlRoot); err != nil {
+	targets, err := compare.ParseTargets(c.targets)
+	if err != nil {
 		return nil, badInput(err)
+	}
+	if err := compare.ParseNodeExporters(c.nodeExporters, targets); err != nil {
+		return nil, badInput(err)
+	}
+	var engines []string
+	if len(targets) == 0 || cmd.Flags().Changed("engines") {
+		if _, err := engine.Select(c.engines, c.mysqlRoot); err != nil {
+			return nil, badInput(err)
+		}
+		engines = []string{c.engines}
 	}
 	prof, err := profileFromFlags(c.bufferPool, c.binlog, c.profileName)
 	if err != nil {
@@ -157,7 +172,7 @@ func (c *compareFlags) options(cmd *cobra.Command) (*compare.Options, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := &compare.Options{QuietWait: c.quietWait, WaitEvery: waitEvery, Engines: []string{c.engines}, Suite: s, OutDir: out, Profile: prof, Explain: knobs, MySQLRoot: c.mysqlRoot, ServerCPUs: cpus,
+	opts := &compare.Options{QuietWait: c.quietWait, WaitEvery: waitEvery, Engines: engines, Targets: targets, Suite: s, OutDir: out, Profile: prof, Explain: knobs, MySQLRoot: c.mysqlRoot, ServerCPUs: cpus,
 		WorkDir: c.workDir, DeviceBytes: deviceBytes, DeviceNoJournal: c.noJournal, Seed: c.seed, ReadReplicas: c.readReplicas, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}
 	if opts.Faults, err = runspec.ParseFaults("--fault", c.faults); err != nil {
 		return nil, err
@@ -168,7 +183,7 @@ func (c *compareFlags) options(cmd *cobra.Command) (*compare.Options, error) {
 	if err := c.clients.apply(opts); err != nil {
 		return nil, err
 	}
-	insts, err := compare.Plan(opts)
+	insts, err := compare.Plan(cmd.Context(), opts)
 	if err != nil {
 		return nil, badInput(err)
 	}
@@ -181,7 +196,7 @@ func (c *compareFlags) options(cmd *cobra.Command) (*compare.Options, error) {
 // resolveBudget is the time for rounds until decided: --budget, else the suite's budget:, else
 // the default; "auto" never asks for what the comparison cannot do (one round, a core sweep),
 // where a budget given outright is refused.
-func (c *compareFlags) resolveBudget(fs *pflag.FlagSet, opts *compare.Options, insts []engine.Installation) (time.Duration, error) {
+func (c *compareFlags) resolveBudget(fs *pflag.FlagSet, opts *compare.Options, insts []compare.Contender) (time.Duration, error) {
 	given := fs.Changed("budget") && c.budget != "auto"
 	var b time.Duration
 	switch {

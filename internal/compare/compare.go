@@ -49,7 +49,10 @@ type Options struct {
 	// WaitEvery is the wait sampling's period in each step (job.Job.WaitEvery); 0 is off.
 	WaitEvery time.Duration
 	Engines   []string
-	Suite     *suite.Suite
+	// Targets are servers the user runs (--targets): measured as they are configured, in the
+	// same rotated rounds as the engines fairbench starts, and never stopped.
+	Targets []Target
+	Suite   *suite.Suite
 	// Budget, above 0, runs rounds until decided (rounds.go): the suite's rounds are the
 	// minimum, and the open picks get more within this time for the whole comparison. 0 runs the
 	// suite's rounds, judged once.
@@ -101,22 +104,33 @@ type Options struct {
 	shardDir string
 }
 
-// Plan checks everything that needs no server: engines installed, workloads and options valid.
-// Errors here are the user's to fix.
-func Plan(o *Options) ([]engine.Installation, error) {
-	if len(o.Engines) == 0 {
-		return nil, errors.New("no engines given: pass --engines postgres,mariadb,mysql (a version with @, e.g. postgres@17)")
+// Plan checks everything that can be known before any work: engines installed, targets that
+// answer and may hold fairbench's tables, workloads and options valid. Errors here are the
+// user's to fix.
+func Plan(ctx context.Context, o *Options) ([]Contender, error) {
+	if len(o.Engines) == 0 && len(o.Targets) == 0 {
+		return nil, errors.New("no engines given: pass --engines postgres,mariadb,mysql (a version with @, e.g. postgres@17), or --targets NAME=DSN,... for servers you run")
 	}
-	insts, err := engine.Select(strings.Join(o.Engines, ","), o.MySQLRoot)
-	if err != nil {
-		return nil, err
+	var insts []Contender
+	if len(o.Engines) > 0 {
+		found, err := engine.Select(strings.Join(o.Engines, ","), o.MySQLRoot)
+		if err != nil {
+			return nil, err
+		}
+		for _, inst := range found {
+			insts = append(insts, Contender{Installation: inst})
+		}
 	}
 	var kinds []string
 	for _, inst := range insts {
-		if err := engine.CheckProfile(inst, o.Profile); err != nil {
+		if err := engine.CheckProfile(inst.Installation, o.Profile); err != nil {
 			return nil, err
 		}
 		kinds = append(kinds, inst.Kind)
+	}
+	insts, err := planTargets(ctx, o, insts)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkExplain(o.Explain, kinds); err != nil {
 		return nil, err
@@ -212,7 +226,7 @@ func newJob(t sqldb.Target, st suite.Resolved, rnd randgen.Config, seed uint64, 
 // It stops every server it started, also on error or interrupt; what was measured before a
 // failure is kept, marked incomplete, and the report is rendered from it.
 func Run(ctx context.Context, o *Options) error {
-	insts, err := Plan(o)
+	insts, err := Plan(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -272,9 +286,9 @@ func Run(ctx context.Context, o *Options) error {
 // roundOrder rotates the engine order by one place each round (ABC, BCA, CAB), so over as many
 // rounds as engines each runs once in every position: none always runs first on a cold machine
 // or last after the others have warmed the page cache and the CPU's clock.
-func roundOrder(insts []engine.Installation, rep int) []engine.Installation {
+func roundOrder(insts []Contender, rep int) []Contender {
 	n := len(insts)
-	order := make([]engine.Installation, n)
+	order := make([]Contender, n)
 	for i := range insts {
 		order[i] = insts[(i+rep-1)%n]
 	}
@@ -331,7 +345,7 @@ func raiseConnections(p *engine.Profile, steps []suite.Resolved) int {
 
 // coreSweep runs the suite on inst once per --server-cpus entry (once, unconfined, without
 // one), the counts of one engine one after another so a drifting machine moves them alike.
-func (c *comparison) coreSweep(ctx context.Context, inst engine.Installation, rep int) error {
+func (c *comparison) coreSweep(ctx context.Context, inst Contender, rep int) error {
 	for _, n := range append([]int{}, c.opts.ServerCPUs...) {
 		prof := c.opts.Profile
 		prof.CPUs = n
@@ -363,8 +377,8 @@ func (c *comparison) pinClient(n int) (restore func(), err error) {
 // explain runs the suite on inst once per --explain knob that applies to it, that knob flipped,
 // right after inst's own run: beside it in time, so that a machine whose speed drifts (steal,
 // other tenants) moves the two figures alike.
-func (c *comparison) explain(ctx context.Context, inst engine.Installation, rep int) error {
-	for _, er := range explainRuns(c.opts.Explain, []engine.Installation{inst}) {
+func (c *comparison) explain(ctx context.Context, inst Contender, rep int) error {
+	for _, er := range explainRuns(c.opts.Explain, []Contender{inst}) {
 		prof := c.opts.Profile
 		prof.Flip = []string{er.knob}
 		c.logf("== explain %s: %s with that one knob flipped", er.knob, inst.Kind)
@@ -442,9 +456,9 @@ func (c *comparison) eta() string {
 	return (per * time.Duration(c.totalSteps-c.doneSteps)).Round(time.Second).String()
 }
 
-// engine runs the whole suite on one freshly started server and always stops it.
-func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep int, prof engine.Profile) (err error) {
-	o := c.opts
+// engine runs the whole suite on one server: a freshly started throwaway one, always stopped
+// after, or the user's (a target), its fairbench tables always dropped after.
+func (c *comparison) engine(ctx context.Context, inst Contender, rep int, prof engine.Profile) (err error) {
 	name := inst.Name()
 	// What the round cost outside its steps (start, load, fingerprint, stop), for rounds until
 	// decided: deferred first, so it runs last, after the server stopped; an --explain run's
@@ -455,43 +469,80 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 			c.costs.overhead[name] = time.Since(began) - inSteps
 		}
 	}()
+	open := c.startServer
+	if inst.Target != nil {
+		open = c.attachServer
+	}
+	srv, closeServer, err := open(ctx, inst, prof)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := closeServer(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	inSteps, err = c.suiteOn(ctx, srv, rep, prof)
+	return err
+}
+
+// startServer starts a throwaway server of inst with prof, its data directory on a loop device
+// of its own where --device asks; close stops it and removes both.
+func (c *comparison) startServer(ctx context.Context, inst Contender, prof engine.Profile) (_ *roundServer, close func() error, err error) {
+	name := inst.Name()
 	c.logf("== %s %s (%s): starting a throwaway server, profile %s (ETA %s)", name, inst.Version, inst.Origin, profileText(prof), c.eta())
 	workDir, closeDevice, err := c.serverWorkDir(ctx, name)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer func() {
-		if derr := closeDevice(); derr != nil && err == nil {
-			err = fmt.Errorf("removing %s's loop device: %w", name, derr)
-		}
-	}()
-	srv, err := throwaway.Start(ctx, inst, prof, workDir)
+	srv, err := throwaway.Start(ctx, inst.Installation, prof, workDir)
 	if err != nil {
-		return fmt.Errorf("starting %s: %w", name, err)
+		return nil, nil, errors.Join(fmt.Errorf("starting %s: %w", name, err), closeDevice())
 	}
-	defer func() {
-		if stopErr := srv.Close(); stopErr != nil && err == nil {
-			err = fmt.Errorf("stopping %s: %w", name, stopErr)
+	close = func() error {
+		var errs []error
+		if err := srv.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping %s: %w", name, err))
 		}
 		c.logf("== %s: server stopped, data directory removed", name)
-	}()
-	if err := fault.Check(srv.FaultCluster(), o.Faults); err != nil {
-		return err
+		if err := closeDevice(); err != nil {
+			errs = append(errs, fmt.Errorf("removing %s's loop device: %w", name, err))
+		}
+		return errors.Join(errs...)
+	}
+	if err := fault.Check(srv.FaultCluster(), c.opts.Faults); err != nil {
+		return nil, nil, errors.Join(err, close())
 	}
 	unpin, err := c.pinClient(prof.CPUs)
 	if err != nil {
-		return err
+		return nil, nil, errors.Join(err, close())
 	}
-	defer unpin()
-	target := srv.Target
-	stopRelay, err := c.hosts.serve(target.Port)
+	stopRelay, err := c.hosts.serve(srv.Target.Port)
 	if err != nil {
-		return err
+		unpin()
+		return nil, nil, errors.Join(err, close())
 	}
-	defer stopRelay()
+	rs := throwawayServer(srv)
+	return rs, func() error {
+		stopRelay()
+		unpin()
+		return close()
+	}, nil
+}
 
+// suiteOn runs every step of the suite (or of the round's open picks) on srv, loading each data
+// set once, and says how long its steps took; a target's fairbench tables are dropped after.
+func (c *comparison) suiteOn(ctx context.Context, srv *roundServer, rep int, prof engine.Profile) (inSteps time.Duration, err error) {
+	o := c.opts
 	rnd := randgen.DefaultConfig(o.Suite.RandType)
 	var data loadedData
+	if srv.attached {
+		defer func() {
+			if cerr := c.dropData(ctx, srv, &data); cerr != nil && err == nil {
+				err = cerr
+			}
+		}()
+	}
 	for _, st := range c.steps {
 		threadCounts := st.Threads
 		if c.only != nil {
@@ -501,31 +552,31 @@ func (c *comparison) engine(ctx context.Context, inst engine.Installation, rep i
 			}
 			threadCounts = []int{t}
 		}
-		j, err := newJob(target, st, rnd, o.Seed, filepath.Join(o.OutDir, "tpch-answers"))
+		j, err := newJob(srv.target, st, rnd, o.Seed, filepath.Join(o.OutDir, "tpch-answers"))
 		if err != nil {
-			return err
+			return inSteps, err
 		}
 		j.Live = o.Live
-		if err := c.load(ctx, srv, name, &data, j, st); err != nil {
-			return err
+		if err := c.load(ctx, srv, &data, j, st); err != nil {
+			return inSteps, err
 		}
 		for _, threads := range threadCounts {
 			if o.beforeStep != nil {
 				if err := o.beforeStep(c.doneSteps); err != nil {
-					return err
+					return inSteps, err
 				}
 			}
 			run := stepRun{srv: srv, prof: prof, dataset: data.dataset, threads: threads, rep: rep}
 			t0 := time.Now()
 			err := c.step(ctx, j, st, run)
 			inSteps += time.Since(t0)
-			c.costs.step[name+"|"+stepKey(st)] = time.Since(t0)
+			c.costs.step[srv.name+"|"+stepKey(st)] = time.Since(t0)
 			if err != nil {
-				return err
+				return inSteps, err
 			}
 		}
 	}
-	return nil
+	return inSteps, nil
 }
 
 // loadedData is what one server holds: the data set's key, the job that loaded it (whose
@@ -538,8 +589,9 @@ type loadedData struct {
 
 // load makes the server hold j's data set: a step that needs other data than the last has the
 // last one's tables dropped and its own loaded and fingerprinted; one that needs the same reuses it.
-func (c *comparison) load(ctx context.Context, srv *throwaway.Server, name string, data *loadedData, j *job.Job, st suite.Resolved) error {
+func (c *comparison) load(ctx context.Context, srv *roundServer, data *loadedData, j *job.Job, st suite.Resolved) error {
 	o := c.opts
+	name := srv.name
 	key := j.Spec.DatasetKey(j.Options)
 	if key == data.key {
 		data.job = j
@@ -552,18 +604,20 @@ func (c *comparison) load(ctx context.Context, srv *throwaway.Server, name strin
 	}
 	c.logf("   %s: preparing %s", name, key)
 	t0 := time.Now()
-	if err := j.Prepare(ctx, j.Env(max(2, runtime.NumCPU()), false, nil, o.Log)); err != nil {
+	// On a target, fairbench's own tables left by an interrupted run are replaced; another's
+	// table of the same name is refused, as always.
+	if err := j.Prepare(ctx, j.Env(max(2, runtime.NumCPU()), srv.attached, nil, o.Log)); err != nil {
 		return fmt.Errorf("preparing %s on %s: %w", st.Workload, name, err)
 	}
 	c.logf("   %s: prepared in %.1fs", name, time.Since(t0).Seconds())
 	data.key, data.job = key, j
 	var err error
-	if data.dataset, err = fingerprint.Take(ctx, srv.Conn); err != nil {
+	if data.dataset, err = fingerprint.Take(ctx, srv.conn); err != nil {
 		return fmt.Errorf("fingerprinting the data loaded on %s: %w", name, err)
 	}
 	c.logf("   %s: data fingerprinted in %.1fs", name, data.dataset.Seconds)
 	if a, ok := j.Workload.(workload.Answerer); ok {
-		data.dataset.Answers = a.Answers(ctx, srv.Conn)
+		data.dataset.Answers = a.Answers(ctx, srv.conn)
 	}
 	if s, ok := j.Workload.(workload.SourceMixer); ok {
 		data.dataset.SourceMix = s.SourceMix()
@@ -573,7 +627,7 @@ func (c *comparison) load(ctx context.Context, srv *throwaway.Server, name strin
 
 // stepRun is what one step records beside its measurements.
 type stepRun struct {
-	srv          *throwaway.Server
+	srv          *roundServer
 	prof         engine.Profile
 	dataset      *result.Dataset
 	threads, rep int
@@ -583,15 +637,19 @@ type stepRun struct {
 func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, run stepRun) error {
 	o := c.opts
 	srv, threads := run.srv, run.threads
-	engName := result.EngineName(srv.Kind, srv.Version)
-	c.waitQuiet(ctx, srv.PIDs)
+	engName := srv.name
+	c.waitQuiet(ctx, srv.pids)
 	c.logf("   %s: %s, %d threads, %s (step %d/%d, ETA %s)", engName, st.Workload, threads, st.Time, c.doneSteps+1, c.totalSteps, c.eta())
-	mon := srv.Monitor()
+	mon, closeMon, err := srv.watch(ctx)
+	if err != nil {
+		return fmt.Errorf("watching %s: %w", engName, err)
+	}
+	defer closeMon()
 	cfg := runner.Config{Threads: threads, Duration: st.Time, Warmup: st.Warmup, ReportInterval: st.ReportInterval,
 		MaxTries: st.MaxTries, Rate: st.Rate, Progress: o.IntervalLog, Ramp: runner.RampFrom(st.Ramp)}
-	j.PIDs, j.WaitEvery = srv.PIDs, o.WaitEvery
+	j.PIDs, j.WaitEvery = srv.pids, o.WaitEvery
 	routing := c.route(j, srv)
-	j.Faults, j.Cluster = o.Faults, srv.FaultCluster()
+	j.Faults, j.Cluster = o.Faults, srv.fault
 	// After a fault the data must still hold together (money conserved, TPC-C's conditions):
 	// checked on the survivors after every step, whatever the workload's own habit.
 	j.CheckAfterRun = j.CheckAfterRun || len(o.Faults) > 0
@@ -688,8 +746,12 @@ func (c *comparison) waitQuiet(ctx context.Context, server func() []int) {
 // its label among the suite's runs, and the server's settings beside its figures.
 func (c *comparison) annotate(res *result.Result, st suite.Resolved, run stepRun) {
 	srv := run.srv
-	res.Engine.Kind = srv.Kind
+	res.Engine.Kind = srv.kind
+	res.Engine.Alias, res.Engine.Build, res.Engine.AsConfigured = srv.alias, srv.build, srv.attached
 	res.Profile = run.prof.Name()
+	if srv.attached {
+		res.Profile = AsConfigured
+	}
 	res.Flipped = run.prof.Flip
 	res.Dataset = run.dataset
 	if len(st.Threads) > 1 {
@@ -700,11 +762,11 @@ func (c *comparison) annotate(res *result.Result, st suite.Resolved, run stepRun
 		res.Label = fmt.Sprintf("cpus=%d", run.prof.CPUs)
 	}
 	if srvRes := res.Server; srvRes != nil {
-		srvRes.Profile = srv.Applied
-		srvRes.Translations = srv.Translations()
-		srvRes.Settings = srv.Settings
+		srvRes.Profile = srv.applied
+		srvRes.Translations = srv.translations
+		srvRes.Settings = srv.settings
 		recordCPUs(srvRes, run.prof.CPUs)
-		res.FlipExpect = engine.FlipExpect(run.prof.Flip, srv.Kind, srv.Applied)
+		res.FlipExpect = engine.FlipExpect(run.prof.Flip, srv.kind, srv.applied)
 	}
 }
 
@@ -832,15 +894,15 @@ func onOff(b bool) string {
 // route points j's measured clients at postgres-ha's replicas when --read-replicas asks and the
 // workload only reads (prefer-standby: a replica where one answers), and says where they ran;
 // "" for engines without a leader (galera's nodes all take writes, single servers).
-func (c *comparison) route(j *job.Job, srv *throwaway.Server) string {
+func (c *comparison) route(j *job.Job, srv *roundServer) string {
 	j.ReadTarget = nil
-	if srv.Kind != engine.PostgresHA {
+	if srv.kind != engine.PostgresHA {
 		return ""
 	}
 	if !c.opts.ReadReplicas || !workload.IsReadOnly(j.Workload) {
 		return "leader"
 	}
-	rt := srv.Target.WithSessionAttrs("prefer-standby")
+	rt := srv.target.WithSessionAttrs("prefer-standby")
 	j.ReadTarget = &rt
 	return "replicas"
 }

@@ -48,11 +48,11 @@ func checkExplain(knobs, engines []string) error {
 
 type explainRun struct {
 	knob string
-	inst engine.Installation
+	inst Contender
 }
 
 // explainRuns lists, knob by knob, the engines each knob applies to.
-func explainRuns(knobs []string, insts []engine.Installation) []explainRun {
+func explainRuns(knobs []string, insts []Contender) []explainRun {
 	var out []explainRun
 	for _, name := range knobs {
 		k, err := engine.LookupKnob(name)

@@ -12,7 +12,7 @@ import (
 // checkFaults refuses, before any server starts, faults the comparison cannot inject: on an
 // engine that is a single server, kill-leader on a cluster where every node writes, with client
 // hosts (whose runs are other processes), and a fault outside a step's measured time.
-func checkFaults(o *Options, insts []engine.Installation, steps []suite.Resolved) error {
+func checkFaults(o *Options, insts []Contender, steps []suite.Resolved) error {
 	if len(o.Faults) == 0 {
 		return nil
 	}

@@ -12,23 +12,23 @@ import (
 )
 
 func TestCheckFaults(t *testing.T) {
-	galera := engine.Installation{Kind: engine.Galera, Version: "10.11.19"}
-	single := engine.Installation{Kind: engine.MariaDB, Version: "10.11.19"}
+	galera := Contender{Installation: engine.Installation{Kind: engine.Galera, Version: "10.11.19"}}
+	single := Contender{Installation: engine.Installation{Kind: engine.MariaDB, Version: "10.11.19"}}
 	steps := []suite.Resolved{{Workload: "payments"}}
 	steps[0].Time = 20 * time.Second
 	for _, tc := range []struct {
-		insts   []engine.Installation
+		insts   []Contender
 		faults  []string
 		clients int
 		err     string
 	}{
-		{[]engine.Installation{galera}, nil, 0, ""},
-		{[]engine.Installation{galera}, []string{"kill-node@5s", "stop-node@8s,for=2s,node=node1", "partition-node@12s,for=3s"}, 0, ""},
-		{[]engine.Installation{galera, single}, []string{"kill-node@5s"}, 0, "is a single server"},
-		{[]engine.Installation{galera}, []string{"kill-leader@5s"}, 0, "none leads"},
-		{[]engine.Installation{galera}, []string{"kill-node@5s,node=node4"}, 0, `no node "node4"`},
-		{[]engine.Installation{galera}, []string{"stop-node@15s,for=10s"}, 0, "past the measured time"},
-		{[]engine.Installation{galera}, []string{"kill-node@5s"}, 2, "simulated client hosts"},
+		{[]Contender{galera}, nil, 0, ""},
+		{[]Contender{galera}, []string{"kill-node@5s", "stop-node@8s,for=2s,node=node1", "partition-node@12s,for=3s"}, 0, ""},
+		{[]Contender{galera, single}, []string{"kill-node@5s"}, 0, "is a single server"},
+		{[]Contender{galera}, []string{"kill-leader@5s"}, 0, "none leads"},
+		{[]Contender{galera}, []string{"kill-node@5s,node=node4"}, 0, `no node "node4"`},
+		{[]Contender{galera}, []string{"stop-node@15s,for=10s"}, 0, "past the measured time"},
+		{[]Contender{galera}, []string{"kill-node@5s"}, 2, "simulated client hosts"},
 	} {
 		fs, err := runspec.ParseFaults("--fault", tc.faults)
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 
 // Over as many rounds as engines, each engine runs once in every position.
 func TestRoundOrder(t *testing.T) {
-	insts := []engine.Installation{{Kind: "postgres"}, {Kind: "mysql"}, {Kind: "mariadb"}}
+	insts := []Contender{{Installation: engine.Installation{Kind: "postgres"}}, {Installation: engine.Installation{Kind: "mysql"}}, {Installation: engine.Installation{Kind: "mariadb"}}}
 	want := []string{"postgres mysql mariadb", "mysql mariadb postgres", "mariadb postgres mysql", "postgres mysql mariadb"}
 	for rep := 1; rep <= len(want); rep++ {
 		var got []string

@@ -8,7 +8,6 @@ import (
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/suite"
-	"github.com/fairbench/fairbench/internal/throwaway"
 )
 
 // route sends only read-only workloads on postgres-ha to the replicas, and only when asked; the
@@ -38,7 +37,7 @@ func TestRoute(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := &comparison{opts: &Options{ReadReplicas: tc.readReplicas}}
-		got := c.route(j, &throwaway.Server{Kind: tc.kind, Target: ha})
+		got := c.route(j, &roundServer{kind: tc.kind, target: ha})
 		attrs := ""
 		if j.ReadTarget != nil {
 			attrs = j.ReadTarget.Params.Get("target_session_attrs")

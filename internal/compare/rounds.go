@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/interval"
 	"github.com/fairbench/fairbench/internal/report"
 	"github.com/fairbench/fairbench/internal/result"
@@ -26,20 +25,20 @@ func (o *Options) UntilDecided() bool { return o.Budget > 0 }
 
 // MinimumTime is what the suite's own rounds take on insts, measured windows only: the least a
 // budget must allow. Starting servers and loading data come on top.
-func MinimumTime(o *Options, insts []engine.Installation) time.Duration {
+func MinimumTime(o *Options, insts []Contender) time.Duration {
 	runs := len(insts)*max(1, len(o.ServerCPUs)) + len(explainRuns(o.Explain, insts))
 	return o.Suite.Estimate() * time.Duration(runs)
 }
 
 // DefaultBudget is the budget when neither the command line nor the suite gives one: the suite's
 // own rounds' time again, for the open picks' rounds.
-func DefaultBudget(o *Options, insts []engine.Installation) time.Duration {
+func DefaultBudget(o *Options, insts []Contender) time.Duration {
 	return 2 * MinimumTime(o, insts)
 }
 
 // CheckBudget refuses, before any server starts, a budget that cannot hold the suite's own
 // rounds, or rounds until decided where they cannot be added.
-func CheckBudget(o *Options, insts []engine.Installation) error {
+func CheckBudget(o *Options, insts []Contender) error {
 	if o.Budget <= 0 {
 		return nil
 	}
@@ -72,7 +71,7 @@ type openRound map[string]map[string]int
 
 // untilDecided adds rounds to the open picks after the suite's own rounds, recording in the
 // environment what it did and why it stopped.
-func (c *comparison) untilDecided(ctx context.Context, insts []engine.Installation) error {
+func (c *comparison) untilDecided(ctx context.Context, insts []Contender) error {
 	o := c.opts
 	plan := &result.Rounds{Rule: "sequential", MinRounds: o.Suite.Repeat, BudgetS: o.Budget.Seconds()}
 	c.env.Rounds = plan
@@ -153,8 +152,8 @@ func (c *comparison) roundCost(round openRound) time.Duration {
 
 // addedRound runs round number rep: each engine in question, in the rotated order, on the open
 // steps only.
-func (c *comparison) addedRound(ctx context.Context, insts []engine.Installation, round openRound, rep int) error {
-	var in []engine.Installation
+func (c *comparison) addedRound(ctx context.Context, insts []Contender, round openRound, rep int) error {
+	var in []Contender
 	for _, inst := range insts {
 		if round[inst.Name()] != nil {
 			in = append(in, inst)

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -46,7 +47,7 @@ steps:
 			t.Log(log.String())
 		}
 	}()
-	insts, err := Plan(o)
+	insts, err := Plan(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
