@@ -488,7 +488,7 @@ func (c *comparison) engine(ctx context.Context, inst Contender, rep int, prof e
 
 // startServer starts a throwaway server of inst with prof, its data directory on a loop device
 // of its own where --device asks; close stops it and removes both.
-func (c *comparison) startServer(ctx context.Context, inst Contender, prof engine.Profile) (_ *roundServer, close func() error, err error) {
+func (c *comparison) startServer(ctx context.Context, inst Contender, prof engine.Profile) (*roundServer, func() error, error) {
 	name := inst.Name()
 	c.logf("== %s %s (%s): starting a throwaway server, profile %s (ETA %s)", name, inst.Version, inst.Origin, profileText(prof), c.eta())
 	workDir, closeDevice, err := c.serverWorkDir(ctx, name)
@@ -499,7 +499,7 @@ func (c *comparison) startServer(ctx context.Context, inst Contender, prof engin
 	if err != nil {
 		return nil, nil, errors.Join(fmt.Errorf("starting %s: %w", name, err), closeDevice())
 	}
-	close = func() error {
+	stop := func() error {
 		var errs []error
 		if err := srv.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("stopping %s: %w", name, err))
@@ -511,22 +511,25 @@ func (c *comparison) startServer(ctx context.Context, inst Contender, prof engin
 		return errors.Join(errs...)
 	}
 	if err := fault.Check(srv.FaultCluster(), c.opts.Faults); err != nil {
-		return nil, nil, errors.Join(err, close())
+		return nil, nil, errors.Join(err, stop())
 	}
 	unpin, err := c.pinClient(prof.CPUs)
 	if err != nil {
-		return nil, nil, errors.Join(err, close())
+		return nil, nil, errors.Join(err, stop())
 	}
 	stopRelay, err := c.hosts.serve(srv.Target.Port)
 	if err != nil {
 		unpin()
-		return nil, nil, errors.Join(err, close())
+		return nil, nil, errors.Join(err, stop())
 	}
 	rs := throwawayServer(srv)
+	if inst.Build != "" {
+		rs.name, rs.alias, rs.build = name, name, inst.Build
+	}
 	return rs, func() error {
 		stopRelay()
 		unpin()
-		return close()
+		return stop()
 	}, nil
 }
 

@@ -50,7 +50,10 @@ type Installation struct {
 	Version string // e.g. "15.18", from the binary's --version
 	Binary  string // path of the server binary (inside Root for chroot installs, as seen from the host)
 	Root    string // chroot directory, "" when not chrooted
-	Origin  string // where it comes from: "host", or the root's Debian suite, e.g. "trixie root"
+	Origin  string // where it comes from: "host", the root's Debian suite ("trixie root"), or "build DIR"
+	// Build is the prefix directory of a build the user gave (--engines KIND@DIR); "" for the
+	// packaged servers fairbench installs.
+	Build string
 }
 
 func (i Installation) String() string {
@@ -62,7 +65,13 @@ func (i Installation) String() string {
 }
 
 // Name is the engine and release as --engines takes it: "postgres@17", "mariadb@11.8".
-func (i Installation) Name() string { return result.EngineName(i.Kind, i.Version) }
+// A build is named after its directory too (BuildName).
+func (i Installation) Name() string {
+	if i.Build != "" {
+		return i.BuildName()
+	}
+	return result.EngineName(i.Kind, i.Version)
+}
 
 // pathInRoot is the binary's path as the chrooted process sees it.
 func (i Installation) pathInRoot() string { return i.inner(i.Binary) }

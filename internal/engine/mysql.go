@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -41,6 +42,7 @@ func (s *Server) initMySQL(ctx context.Context) error {
 	// bootstrap and gives it the password, and adds root@127.0.0.1, which a TCP login matches under
 	// --skip-name-resolve.
 	args := append([]string{"--no-defaults"}, s.userArgs()...)
+	args = append(args, s.buildArgs()...)
 	args = append(args,
 		"--initialize-insecure",
 		"--datadir="+s.inner("data"),
@@ -62,6 +64,7 @@ func (s *Server) initMariaDB(ctx context.Context) error {
 	// root@127.0.0.1 password logins (the default "socket" method would lock TCP logins out);
 	// the bootstrap below gives them the password before anything listens.
 	args := append([]string{"--no-defaults", "--auth-root-authentication-method=normal"}, s.userArgs()...)
+	args = append(args, s.buildArgs()...)
 	// The bootstrap's temporary tables go in the run dir, as the server's do (mysqlCmd): a
 	// starting mariadbd deletes every #sql file in its tmpdir, so two inits sharing /tmp
 	// (a root's, or the host's) removed each other's and aborted ("Unknown table
@@ -76,6 +79,7 @@ func (s *Server) initMariaDB(ctx context.Context) error {
 		return err
 	}
 	boot := append([]string{"--no-defaults"}, s.userArgs()...)
+	boot = append(boot, s.buildArgs()...)
 	boot = append(append(boot, common...), "--bootstrap", "--log-error="+s.inner("error.log"))
 	cmd := s.inRootCmd(s.inst.pathInRoot(), boot)
 	in, err := os.Open(s.host("accounts.sql"))
@@ -84,6 +88,22 @@ func (s *Server) initMariaDB(ctx context.Context) error {
 	}
 	defer in.Close()
 	return s.runInitWithInput(ctx, cmd, in, "init.log")
+}
+
+// buildArgs point a build's server and its tools at its own prefix (--basedir: its messages,
+// character sets, plugins and bootstrap SQL), where a packaged server finds them where Debian
+// put them.
+func (s *Server) buildArgs() []string {
+	if s.inst.Build == "" {
+		return nil
+	}
+	args := []string{"--basedir=" + s.inst.Build}
+	for _, dir := range []string{"lib/mysql/plugin", "lib/plugin"} {
+		if isDir(filepath.Join(s.inst.Build, dir)) {
+			return append(args, "--plugin-dir="+filepath.Join(s.inst.Build, dir))
+		}
+	}
+	return args
 }
 
 // mysqlUser is the account a MySQL-family server runs as when fairbench runs as root, as
@@ -146,6 +166,7 @@ func writePrivate(path, content string) error {
 
 func (s *Server) mysqlCmd() *exec.Cmd {
 	args := append([]string{"--no-defaults"}, s.userArgs()...)
+	args = append(args, s.buildArgs()...)
 	args = append(args,
 		"--datadir="+s.inner("data"),
 		"--port="+itoa(s.Port),

@@ -102,6 +102,11 @@ func (s *Server) initPostgres(ctx context.Context) error {
 		"--locale=" + s.Applied["lc_collate"],
 	}
 	args = append(args, pgInitFlags(s.Translations())...)
+	if share := buildShareDir(s.inst.Build); share != "" {
+		// A build's own catalog files (postgres.bki), not those of whatever release is installed
+		// where its binary was configured to look.
+		args = append(args, "-L", share)
+	}
 	err := s.runInit(ctx, exec.Command(initdb, args...), cred, "initdb.log")
 	// initdb is another process: what went wrong is only in the log text the error carries, where
 	// a directory the postgres user cannot reach shows as "Permission denied" (or "permission").
@@ -109,6 +114,20 @@ func (s *Server) initPostgres(ctx context.Context) error {
 		err = fmt.Errorf("%w\n(initdb runs as the postgres user, uid %d, which must be able to reach %s: use a work dir under /tmp or /var/tmp)", err, cred.Uid, s.hostRun)
 	}
 	return err
+}
+
+// buildShareDir is where a PostgreSQL build keeps its catalog files: PREFIX/share/postgresql, or
+// PREFIX/share for a prefix whose name says postgres (configure's rule); "" for a package.
+func buildShareDir(build string) string {
+	if build == "" {
+		return ""
+	}
+	for _, d := range []string{"share/postgresql", "share"} {
+		if _, err := os.Stat(filepath.Join(build, d, "postgres.bki")); err == nil {
+			return filepath.Join(build, d)
+		}
+	}
+	return ""
 }
 
 func (s *Server) postgresCmd() *exec.Cmd {

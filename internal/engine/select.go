@@ -14,9 +14,14 @@ import (
 // without one the newest installed release of the kind is meant.
 type Choice struct {
 	Kind, Release string
+	// Dir is a build's directory (KIND@/opt/pgsql): started from there instead of a package.
+	Dir string
 }
 
 func (c Choice) String() string {
+	if c.Dir != "" {
+		return c.Kind + "@" + c.Dir
+	}
 	if c.Release == "" {
 		return c.Kind
 	}
@@ -51,8 +56,8 @@ var releaseSyntax = regexp.MustCompile(`^\d+(\.\d+)*$`)
 // comma list of KIND or KIND@RELEASE, e.g. "postgres@17,postgres@15,mariadb@11.8,mysql". It checks
 // syntax only; Resolve matches the choices with what is installed.
 func ParseEngines(v string) (choices []Choice, all bool, err error) {
-	v = strings.TrimSpace(strings.ToLower(v))
-	if v == "all" {
+	v = strings.TrimSpace(v)
+	if strings.EqualFold(v, "all") {
 		return nil, true, nil
 	}
 	for _, item := range strings.Split(v, ",") {
@@ -61,6 +66,14 @@ func ParseEngines(v string) (choices []Choice, all bool, err error) {
 			continue
 		}
 		kind, rel, hasRel := strings.Cut(item, "@")
+		kind = strings.ToLower(kind)
+		if hasRel && isBuildDir(rel) {
+			if !slices.Contains(Kinds, kind) {
+				return nil, false, selectErrorf("--engines %s: a build is one of %s, e.g. postgres@/usr/local/pgsql", item, strings.Join(Kinds, ", "))
+			}
+			choices = append(choices, Choice{Kind: kind, Dir: rel})
+			continue
+		}
 		if kindIndex(kind) == len(Kinds)+len(ClusterKinds) {
 			return nil, false, selectErrorf("unknown engine %q in --engines: use %s, each optionally with a version (postgres@17), or all", kind, strings.Join(append(Kinds, ClusterKinds...), ", "))
 		}
@@ -89,6 +102,13 @@ func Resolve(choices []Choice, all bool, installed []Installation) ([]Installati
 	seen := map[string]bool{}
 	for _, c := range choices {
 		inst, ok := newestMatch(c, installed)
+		if c.Dir != "" {
+			var err error
+			if inst, err = FromBuild(c.Kind, c.Dir); err != nil {
+				return nil, err
+			}
+			ok = true
+		}
 		if !ok {
 			if all {
 				continue
@@ -146,9 +166,9 @@ func notInstalled(c Choice, installed []Installation) error {
 	case slices.Contains(Installable[c.Kind], c.Release):
 		fix = "run scripts/install-engines.sh --versions " + c.String()
 	case c.Kind == MySQL && c.Release == "8.4":
-		fix = "MySQL 8.4 is in no Debian suite (installable: " + installableList() + ")"
+		fix = "MySQL 8.4 is in no Debian suite (installable: " + installableList() + "); give a build instead: unpack MySQL's 8.4 tarball for Linux (generic glibc) and pass --engines mysql@/opt/mysql-8.4.x-linux-glibc2.28-x86_64"
 	default:
-		fix = "installable: " + installableList() + "; " + fix
+		fix = "installable: " + installableList() + "; " + fix + "; or give a build you have: --engines " + c.Kind + "@/path/to/its/prefix"
 	}
 	if os.Geteuid() != 0 && isDir(RootsDir()) {
 		fix += " (the engines in " + RootsDir() + " run under chroot: run fairbench as root)"

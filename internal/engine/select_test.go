@@ -86,7 +86,7 @@ func TestSelectErrors(t *testing.T) {
 		}
 	}
 	// A version the install script knows names the command that installs it.
-	_, err := Resolve([]Choice{{Postgres, "17"}}, false, installedHere[:1])
+	_, err := Resolve([]Choice{{Kind: Postgres, Release: "17"}}, false, installedHere[:1])
 	if err == nil || !strings.Contains(err.Error(), "scripts/install-engines.sh --versions postgres@17") {
 		t.Errorf("missing postgres@17: %v", err)
 	}

@@ -122,6 +122,12 @@ func (m *model) summary() string {
 		if sv := result.VersionNumber(v.Version); sv != "" {
 			s += " " + sv
 		}
+		switch {
+		case v.Build != "":
+			s += " (a build from " + v.Build + ")"
+		case v.AsConfigured:
+			s += " (your server, as its owner configured it)"
+		}
 		engines = append(engines, s)
 	}
 	// Ramp runs have no one thread count or measured duration to state; they get a sentence of

@@ -67,7 +67,7 @@ func TestTargetsDifferenceBeforeVerdict(t *testing.T) {
 			t.Errorf("the write pick does not say which difference it is not on equal terms in: %s", row)
 		}
 	}
-	for _, want := range []string{"| pg15 |", "mysql97", "maria"} {
+	for _, want := range []string{"| pg15 |", "mysql97", "maria", "pg15 15.14 (your server, as its owner configured it)", "Profile: as configured"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks the server name %q", want)
 		}
