@@ -250,7 +250,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	defer hosts.close()
-	c := &comparison{opts: o, steps: steps, resultsDir: resultsDir, started: time.Now(), hosts: hosts, env: env, othersLive: engine.OthersLive, brackets: map[string][2]float64{},
+	c := &comparison{opts: o, steps: steps, resultsDir: resultsDir, started: time.Now(), hosts: hosts, env: env, othersLive: func() []string { return engine.OthersLive(localTargetPorts(o.Targets)...) }, brackets: map[string][2]float64{},
 		stepOf: map[string]string{}, costs: costs{overhead: map[string]time.Duration{}, step: map[string]time.Duration{}},
 		totalSteps: (len(insts)*max(1, len(o.ServerCPUs)) + len(explainRuns(o.Explain, insts))) * o.Suite.Repeat * stepCount(steps)}
 	c.logf("== suite %s: %s", o.Suite.Name, o.Suite.Description)
@@ -450,7 +450,8 @@ func (c *comparison) serverWorkDir(ctx context.Context, name string) (dir string
 // eta extrapolates from the steps done so far; before the first one it uses the suite's estimate.
 func (c *comparison) eta() string {
 	if c.doneSteps == 0 {
-		return "~" + (c.opts.Suite.Estimate() * time.Duration(len(c.opts.Engines))).Round(time.Second).String()
+		runs := max(1, c.totalSteps/max(1, stepCount(c.steps)))
+		return "~" + (c.opts.Suite.Estimate() * time.Duration(runs) / time.Duration(max(1, c.opts.Suite.Repeat))).Round(time.Second).String()
 	}
 	per := time.Since(c.started) / time.Duration(c.doneSteps)
 	return (per * time.Duration(c.totalSteps-c.doneSteps)).Round(time.Second).String()

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/fairbench/fairbench/internal/attach"
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
@@ -62,6 +65,10 @@ func ParseTargets(values []string) ([]Target, error) {
 			}
 			name := v[s[2]:s[3]]
 			t, err := sqldb.ParseTarget(strings.TrimSpace(v[s[4]:end]))
+			if err == nil {
+				// password_file=, FAIRBENCH_PASSWORD, PGPASSWORD or MYSQL_PWD, as run's --target.
+				err = t.ResolvePassword(os.Getenv)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("--targets %s: %w", name, err)
 			}
@@ -121,7 +128,7 @@ func attachContender(ctx context.Context, t Target) (Contender, error) {
 			return Contender{}, fmt.Errorf("--targets %s: %w", t.Name, err)
 		}
 	}
-	inst := engine.Installation{Kind: string(t.DSN.Kind), Version: version, Origin: "your server at " + t.DSN.Host + fmt.Sprintf(":%d", t.DSN.Port)}
+	inst := engine.Installation{Kind: string(t.DSN.Kind), Version: result.VersionNumber(version), Origin: "your server at " + t.DSN.Host + fmt.Sprintf(":%d", t.DSN.Port)}
 	return Contender{Installation: inst, Target: &t}, nil
 }
 
@@ -192,17 +199,33 @@ func planTargets(ctx context.Context, o *Options, insts []Contender) ([]Contende
 	if err := checkTargetOptions(o); err != nil {
 		return nil, err
 	}
-	var errs []error
+	var errs []string
 	for _, t := range o.Targets {
 		if slices.ContainsFunc(insts, func(c Contender) bool { return c.Name() == t.Name }) {
 			return nil, fmt.Errorf("--targets %s: %s is also an engine of --engines: give the target another name", t.Name, t.Name)
 		}
 		c, err := attachContender(ctx, t)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, err.Error())
 			continue
 		}
 		insts = append(insts, c)
 	}
-	return insts, errors.Join(errs...)
+	if len(errs) > 0 {
+		// Every target that cannot be used, in one line: the user fixes them all at once.
+		return nil, errors.New(strings.Join(errs, "; "))
+	}
+	return insts, nil
+}
+
+// localTargetPorts are the ports of the targets on this machine: another fairbench's server there
+// (a serve) is what is measured, not a neighbour that shares the machine.
+func localTargetPorts(ts []Target) []int {
+	var out []int
+	for _, t := range ts {
+		if ip := net.ParseIP(t.DSN.Host); (ip != nil && ip.IsLoopback()) || t.DSN.Host == "localhost" {
+			out = append(out, t.DSN.Port)
+		}
+	}
+	return out
 }

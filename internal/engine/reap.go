@@ -324,7 +324,9 @@ func FindLocal(port int) (*Local, bool) {
 
 // OthersLive lists the throwaway servers on this machine that another live fairbench runs (a
 // second compare, a serve): what a measurement here shares the machine with. One line each.
-func OthersLive() []string {
+// Servers on the ports named are left out: they are what is measured (compare --targets on
+// servers a fairbench serve runs).
+func OthersLive(measured ...int) []string {
 	var out []string
 	for _, f := range records() {
 		b, err := os.ReadFile(f)
@@ -336,7 +338,7 @@ func OthersLive() []string {
 			continue
 		}
 		owner, _, _ := strings.Cut(rec.Owner, " ")
-		if owner == strconv.Itoa(os.Getpid()) {
+		if owner == strconv.Itoa(os.Getpid()) || slices.Contains(measured, rec.Port) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("a %s server of fairbench pid %s (port %d)", rec.Kind, owner, rec.Port))
