@@ -50,6 +50,7 @@ type compareFlags struct {
 	clients                                                 clientFlags
 	repeat                                                  int
 	binlog, force, verbose, noJournal, readReplicas         bool
+	applyProfile                                            bool
 	seed                                                    uint64
 }
 
@@ -90,6 +91,7 @@ func (c *compareFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&c.engines, "engines", "all", "engines to compare, e.g. postgres,mariadb,mysql or postgres@17,postgres@15 (a bare name = its newest installed version; all = every installed engine, newest each)")
 	f.StringArrayVar(&c.targets, "targets", nil, "servers you run, compared as they are configured: NAME=DSN,NAME=DSN (e.g. pg15=postgres://bench@10.0.0.5/bench); "+
 		"fairbench creates and drops only its own tables there, and changes no setting; with --targets, --engines adds throwaway servers only when given")
+	f.BoolVar(&c.applyProfile, "apply-profile", false, "with --targets: set the fairness profile's settings that a running server takes (SET GLOBAL; ALTER SYSTEM and a reload) for each round, and put them back after; those that need a restart stay as configured and are named")
 	f.StringVar(&c.nodeExporters, "node-exporter", "", "with --targets: NAME=URL,... a node_exporter on a remote target's host, for its CPU, memory and disk figures")
 	f.StringVar(&c.suiteName, "suite", "quick", "suite: "+strings.Join(suite.Builtin(), ", ")+", or a YAML file (docs/suites.md)")
 	c.run.registerOverrides(f)
@@ -172,7 +174,7 @@ func (c *compareFlags) options(cmd *cobra.Command) (*compare.Options, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := &compare.Options{QuietWait: c.quietWait, WaitEvery: waitEvery, Engines: engines, Targets: targets, Suite: s, OutDir: out, Profile: prof, Explain: knobs, MySQLRoot: c.mysqlRoot, ServerCPUs: cpus,
+	opts := &compare.Options{QuietWait: c.quietWait, WaitEvery: waitEvery, Engines: engines, Targets: targets, ApplyProfile: c.applyProfile, Suite: s, OutDir: out, Profile: prof, Explain: knobs, MySQLRoot: c.mysqlRoot, ServerCPUs: cpus,
 		WorkDir: c.workDir, DeviceBytes: deviceBytes, DeviceNoJournal: c.noJournal, Seed: c.seed, ReadReplicas: c.readReplicas, Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr()}
 	if opts.Faults, err = runspec.ParseFaults("--fault", c.faults); err != nil {
 		return nil, err

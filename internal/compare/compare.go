@@ -52,7 +52,10 @@ type Options struct {
 	// Targets are servers the user runs (--targets): measured as they are configured, in the
 	// same rotated rounds as the engines fairbench starts, and never stopped.
 	Targets []Target
-	Suite   *suite.Suite
+	// ApplyProfile sets the fairness profile's run-time settings on each target for its rounds,
+	// restoring them after (--apply-profile); otherwise a target runs as configured.
+	ApplyProfile bool
+	Suite        *suite.Suite
 	// Budget, above 0, runs rounds until decided (rounds.go): the suite's rounds are the
 	// minimum, and the open picks get more within this time for the whole comparison. 0 runs the
 	// suite's rounds, judged once.
@@ -281,6 +284,13 @@ func Run(ctx context.Context, o *Options) error {
 		runErr = err
 	}
 	return runErr
+}
+
+// note adds a line to the report's notes, once.
+func (c *comparison) note(line string) {
+	if !slices.Contains(c.env.Notes, line) {
+		c.env.Notes = append(c.env.Notes, line)
+	}
 }
 
 // roundOrder rotates the engine order by one place each round (ABC, BCA, CAB), so over as many
@@ -755,6 +765,9 @@ func (c *comparison) annotate(res *result.Result, st suite.Resolved, run stepRun
 	res.Profile = run.prof.Name()
 	if srv.attached {
 		res.Profile = AsConfigured
+		if len(srv.applied) > 0 {
+			res.Profile = AsConfiguredWithProfile
+		}
 	}
 	res.Flipped = run.prof.Flip
 	res.Dataset = run.dataset

@@ -180,6 +180,9 @@ func firstLine(err error) string {
 // nodes, or run clients in other network namespaces.
 func checkTargetOptions(o *Options) error {
 	if len(o.Targets) == 0 {
+		if o.ApplyProfile {
+			return fmt.Errorf("--apply-profile sets the profile on servers you run: give them with --targets")
+		}
 		return nil
 	}
 	for _, c := range []struct {

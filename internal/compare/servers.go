@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/fairbench/fairbench/internal/attach"
+	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/fault"
 	"github.com/fairbench/fairbench/internal/result"
@@ -18,6 +22,10 @@ import (
 // AsConfigured is the profile a target's results record: the server ran as its owner configured
 // it, with no fairness profile applied.
 const AsConfigured = "as configured"
+
+// AsConfiguredWithProfile is the profile of a target given the fairness profile's run-time
+// settings (--apply-profile): the rest stays as its owner configured it.
+const AsConfiguredWithProfile = "as configured, with the fair profile's run-time settings"
 
 // roundServer is the server one round of an engine measures: a throwaway server fairbench
 // started for the round, or a server the user runs, attached for the round and left running.
@@ -62,6 +70,10 @@ func (c *comparison) attachServer(ctx context.Context, inst Contender, _ engine.
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", t.Name, err)
 	}
+	applied, restore, err := c.applyProfile(ctx, inst, conn)
+	if err != nil {
+		return nil, nil, errors.Join(err, restore(), conn.Close())
+	}
 	settings, err := servermetrics.Settings(ctx, conn)
 	if err != nil {
 		// A product of the same protocol may lack the views the settings come from: the parity
@@ -71,7 +83,7 @@ func (c *comparison) attachServer(ctx context.Context, inst Contender, _ engine.
 	}
 	host, err := attach.FindHost(ctx, dsn, t.NodeExporter)
 	if err != nil {
-		return nil, nil, errors.Join(fmt.Errorf("%s: %w", t.Name, err), conn.Close())
+		return nil, nil, errors.Join(fmt.Errorf("%s: %w", t.Name, err), restore(), conn.Close())
 	}
 	if host.Local == nil && host.Node == nil {
 		c.logf("   %s: no host figures (not on this machine, and no --node-exporter %s=URL): CPU, memory and disk are absent", t.Name, t.Name)
@@ -79,13 +91,13 @@ func (c *comparison) attachServer(ctx context.Context, inst Contender, _ engine.
 	connect := func(ctx context.Context) (sqldb.Conn, error) { return sqldb.Open(ctx, dsn) }
 	rs := &roundServer{
 		name: t.Name, kind: string(dsn.Kind), version: inst.Version, alias: t.Name, attached: true,
-		target: dsn, conn: conn, settings: settings, pids: host.Processes(),
+		target: dsn, conn: conn, settings: settings, applied: applied, pids: host.Processes(),
 		watch: func(ctx context.Context) (servermetrics.Watcher, func(), error) {
 			return attach.Watch(ctx, dsn, connect, host)
 		},
 	}
 	return rs, func() error {
-		err := conn.Close()
+		err := errors.Join(restore(), conn.Close())
 		c.logf("== %s: fairbench's tables dropped; the server left running as it was", t.Name)
 		return err
 	}, nil
@@ -110,4 +122,57 @@ func (c *comparison) dropData(ctx context.Context, srv *roundServer, data *loade
 		return fmt.Errorf("dropping fairbench's tables on %s: %w", srv.name, err)
 	}
 	return nil
+}
+
+// connectionSettings are the profile's settings about where a server listens and how it names
+// its clients: a throwaway server's own business, never changed on a server the user runs.
+var connectionSettings = map[string]bool{"listen_addresses": true, "bind_address": true, "port": true, "skip_name_resolve": true}
+
+// applyProfile sets, where --apply-profile asks, the fairness profile's settings that a running
+// target takes (dialect.ApplySetting), and returns them and what restores them, which runs
+// however the round ends (its context may be cancelled by then). A setting that needs a restart
+// is left as configured and named in the log and the report's notes; any other failure undoes
+// what was set and ends the round.
+func (c *comparison) applyProfile(ctx context.Context, inst Contender, conn sqldb.Conn) (map[string]string, func() error, error) {
+	var restores []func(context.Context) error
+	restore := func() error {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupGrace)
+		defer cancel()
+		var errs []error
+		for i := len(restores) - 1; i >= 0; i-- {
+			errs = append(errs, restores[i](rctx))
+		}
+		restores = nil
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("restoring %s's settings: %w", inst.Name(), err)
+		}
+		return nil
+	}
+	if !c.opts.ApplyProfile {
+		return nil, restore, nil
+	}
+	want := c.opts.Profile.ForServer(inst.Kind, inst.Version)
+	applied := map[string]string{}
+	var left []string
+	d := dialect.Of(conn)
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		if connectionSettings[name] {
+			continue
+		}
+		undo, err := d.ApplySetting(ctx, conn, name, want[name])
+		switch {
+		case dialect.IsNotAtRunTime(err):
+			left = append(left, name+"="+want[name])
+		case err != nil:
+			return nil, restore, fmt.Errorf("--apply-profile on %s: %w", inst.Name(), err)
+		default:
+			restores = append(restores, undo)
+			applied[name] = want[name]
+		}
+	}
+	c.logf("   %s: --apply-profile set %d of the profile's settings for the round (restored after)", inst.Name(), len(applied))
+	if len(left) > 0 {
+		c.note(fmt.Sprintf("%s: --apply-profile could not set %s on the running server (each changes only at a restart or initdb): left as its owner configured them, which the parity audit shows.", inst.Name(), strings.Join(left, ", ")))
+	}
+	return applied, restore, nil
 }

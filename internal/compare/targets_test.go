@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/suite"
@@ -174,5 +175,57 @@ func TestTargetsBadInput(t *testing.T) {
 			strings.Contains(err.Error(), url.QueryEscape(pg.Password)) && pg.Password != "" {
 			t.Errorf("%s: %v; want one line with %q and no password", tc.name, err, tc.want)
 		}
+	}
+}
+
+// --apply-profile sets the profile's run-time settings on a target for its rounds and puts them
+// back exactly: a MariaDB whose commits were not flushed runs flushed, and is unflushed again
+// after. A PostgreSQL that fairbench started has every profile setting on its command line,
+// which ALTER SYSTEM cannot override: those are named as left as configured, and none changed.
+func TestApplyProfile(t *testing.T) {
+	testserver.Integration(t)
+	ctx := context.Background()
+	pg, maria := testserver.Database(t, "postgres"), testserver.Database(t, "mariadb")
+	mc, err := sqldb.Open(ctx, maria)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mc.Close()
+	if err := mc.Exec(ctx, "SET GLOBAL innodb_flush_log_at_trx_commit = 2"); err != nil {
+		t.Fatal(err)
+	}
+	defer mc.Exec(ctx, "SET GLOBAL innodb_flush_log_at_trx_commit = 1")
+
+	s, err := suite.Parse([]byte(tinySuite), "tiny.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Repeat = 1
+	o := &Options{Suite: s, OutDir: t.TempDir(), Seed: 1, Command: "go test", Profile: engine.DefaultProfile(), ApplyProfile: true,
+		Targets: []Target{{Name: "pgmine", DSN: pg}, {Name: "mariamine", DSN: maria}}}
+	var log strings.Builder
+	o.Log = &log
+	if err := Run(ctx, o); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	files, _ := filepath.Glob(filepath.Join(o.OutDir, "results", "mariamine-*.json"))
+	if len(files) == 0 {
+		t.Fatal("no results of mariamine")
+	}
+	for _, f := range files {
+		r, err := result.Read(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Server.Settings["innodb_flush_log_at_trx_commit"]; got != "1" || r.Profile != AsConfiguredWithProfile || r.Server.Profile["innodb_flush_log_at_trx_commit"] != "1" {
+			t.Errorf("%s ran with innodb_flush_log_at_trx_commit=%s, profile %q, applied %v: want the profile's durable commit", filepath.Base(f), got, r.Profile, r.Server.Profile)
+		}
+	}
+	if rows, err := mc.Query(ctx, "SELECT @@GLOBAL.innodb_flush_log_at_trx_commit"); err != nil || rows[0][0] != "2" {
+		t.Errorf("MariaDB not restored: %v %v", rows, err)
+	}
+	env, err := os.ReadFile(filepath.Join(o.OutDir, "environment.json"))
+	if err != nil || !strings.Contains(string(env), "pgmine: --apply-profile could not set") || !strings.Contains(string(env), "synchronous_commit=on") {
+		t.Errorf("the settings a running PostgreSQL cannot take are not named: %s %v", env, err)
 	}
 }

@@ -68,6 +68,7 @@ type Dialect interface {
 	DDL
 	SessionControl
 	ServerFigures
+	RunTimeSettings
 	// Flush writes the server's dirty data pages to disk now and waits until they are written and
 	// counted, so that the next measured step pays for none of them. It returns what was done
 	// ("checkpoint", "dirty pages flushed"), or an error that says why not ("not permitted: ...",

@@ -140,6 +140,13 @@ func (p Profile) Settings(kind string) map[string]string {
 	return p.withDefaults().settingsFor(kind, "")
 }
 
+// ForServer is the profile as a server of kind and version takes it, translated where that
+// version renamed or changed a setting: what Start gives it, and what compare --apply-profile
+// sets on a running server of the user's.
+func (p Profile) ForServer(kind, version string) map[string]string {
+	return p.withDefaults().settingsFor(kind, version)
+}
+
 // Translations lists, for a server version, the profile settings that version takes under
 // another name or in another form, and why: what Start applies to it in their place. Empty
 // when the version takes the profile as written, and for settings the profile's mode leaves
