@@ -50,6 +50,8 @@ func badInputf(format string, args ...any) error { return inputError{fmt.Errorf(
 func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
+	// Builds given as archives (--engines mysql@FILE.tar.xz) were unpacked for this run only.
+	defer engine.RemoveUnpacked()
 	// The template data directories the servers were copied from (engine/template.go).
 	defer func() {
 		if err := engine.DropTemplates(); err != nil {

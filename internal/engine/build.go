@@ -1,10 +1,14 @@
 package engine
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/fairbench/fairbench/internal/result"
 )
@@ -33,11 +37,18 @@ func FromBuild(kind, dir string) (Installation, error) {
 	if err != nil {
 		return Installation{}, err
 	}
-	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-		if strings.HasSuffix(abs, ".tar.xz") || strings.HasSuffix(abs, ".tar.gz") || strings.HasSuffix(abs, ".tgz") {
-			return Installation{}, selectErrorf("--engines %s@%s: an archive is not started as it is: unpack it (tar -xf %s -C /opt) and give the directory it makes", kind, dir, dir)
+	st, err := os.Stat(abs)
+	switch {
+	case err == nil && st.Mode().IsRegular() && isArchiveName(abs):
+		prefix, err := unpacked(abs)
+		if err != nil {
+			return Installation{}, selectErrorf("--engines %s@%s: %v", kind, dir, err)
 		}
-		return Installation{}, selectErrorf("--engines %s@%s: no such directory: give the prefix a %s build was installed or unpacked into", kind, dir, kind)
+		inst, err := FromBuild(kind, prefix)
+		inst.Build, inst.Origin = abs, "build "+abs+" (unpacked for this run)"
+		return inst, err
+	case err != nil || !st.IsDir():
+		return Installation{}, selectErrorf("--engines %s@%s: no such directory or archive: give the prefix a %s build was installed or unpacked into, or its .tar.xz/.tar.gz", kind, dir, kind)
 	}
 	binary := ""
 	for _, rel := range buildLayouts[kind] {
@@ -159,7 +170,11 @@ func firstLineOf(out string, err error) string {
 // and the directory's name, "postgres@17-pgsql", so that it stands beside the package's
 // "postgres@17".
 func (i Installation) BuildName() string {
-	return result.EngineName(i.Kind, i.Version) + "-" + fileSafeName(filepath.Base(i.Build))
+	base := filepath.Base(i.Build)
+	for _, ext := range []string{".tar.xz", ".tar.gz", ".tgz", ".tar.zst", ".tar"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return result.EngineName(i.Kind, i.Version) + "-" + fileSafeName(base)
 }
 
 func fileSafeName(s string) string {
@@ -170,4 +185,67 @@ func fileSafeName(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+// isArchiveName says whether a path names a tarball, as upstream ships its builds.
+func isArchiveName(p string) bool {
+	for _, ext := range []string{".tar.xz", ".tar.gz", ".tgz", ".tar.zst", ".tar"} {
+		if strings.HasSuffix(p, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// unpackedBuilds are the archives unpacked by this process, by path: each once, however often
+// --engines is resolved, and all removed by RemoveUnpacked.
+var unpackedBuilds = struct {
+	sync.Mutex
+	dirs map[string]string // archive -> the directory it was unpacked into
+}{dirs: map[string]string{}}
+
+// unpacked unpacks an archive into a directory of its own (unpredictable name, readable by the
+// servers' own users) and returns the build's prefix: the one directory the archive holds, or
+// the directory itself. An archive tar cannot read is refused in one line.
+func unpacked(archive string) (string, error) {
+	unpackedBuilds.Lock()
+	defer unpackedBuilds.Unlock()
+	dir, ok := unpackedBuilds.dirs[archive]
+	if !ok {
+		var err error
+		if dir, err = os.MkdirTemp("", "fairbench-build-"); err != nil {
+			return "", err
+		}
+		// The server runs as postgres or mysql, which must reach its binary and files.
+		if err := os.Chmod(dir, 0o755); err != nil {
+			os.RemoveAll(dir)
+			return "", err
+		}
+		// GNU tar keeps members inside the directory (it drops leading / and refuses ..);
+		// ownership is this process's, whatever the archive says.
+		out, err := exec.Command("tar", "-xf", archive, "-C", dir, "--no-same-owner").CombinedOutput()
+		if err != nil {
+			os.RemoveAll(dir)
+			return "", fmt.Errorf("not an archive tar can unpack (%s): give a build's .tar.xz or .tar.gz, or the directory it unpacks into", firstLineOf(string(out), err))
+		}
+		unpackedBuilds.dirs[archive] = dir
+	}
+	ents, err := os.ReadDir(dir)
+	if err == nil && len(ents) == 1 && ents[0].IsDir() {
+		return filepath.Join(dir, ents[0].Name()), nil
+	}
+	return dir, err
+}
+
+// RemoveUnpacked removes every archive this process unpacked; the command line calls it on its
+// way out, also after a failure or Ctrl-C.
+func RemoveUnpacked() error {
+	unpackedBuilds.Lock()
+	defer unpackedBuilds.Unlock()
+	var errs []error
+	for archive, dir := range unpackedBuilds.dirs {
+		errs = append(errs, os.RemoveAll(dir))
+		delete(unpackedBuilds.dirs, archive)
+	}
+	return errors.Join(errs...)
 }

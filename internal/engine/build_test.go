@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fairbench/fairbench/internal/result"
 )
 
 // script writes an executable shell script at dir/rel.
@@ -32,11 +34,14 @@ func TestFromBuildBadInput(t *testing.T) {
 	wrongKind := t.TempDir()
 	script(t, wrongKind, "bin/mysqld", `echo "mysqld  Ver 11.4.2-MariaDB for Linux on x86_64 (MariaDB Server)"`)
 	archive := filepath.Join(t.TempDir(), "mysql-8.4.8-linux-glibc2.28-x86_64.tar.xz")
+	if err := os.WriteFile(archive, []byte("not a tarball"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		kind, dir, want string
 	}{
-		{MySQL, "/nonexistent/mysql-8.4", "no such directory"},
-		{MySQL, archive, "unpack it"},
+		{MySQL, "/nonexistent/mysql-8.4", "no such directory or archive"},
+		{MySQL, archive, "not an archive tar can unpack"},
 		{Postgres, empty, "no postgres server there (looked for bin/postgres)"},
 		{Postgres, noInitdb, "no bin/initdb beside it"},
 		{MySQL, noLib, "needs the shared library libaio.so.1, which this machine lacks: apt-get install libaio1t64"},
@@ -136,5 +141,35 @@ func TestStartBuild(t *testing.T) {
 				t.Errorf("the server runs %s (%v), not the build's binary", exe, err)
 			}
 		})
+	}
+}
+
+// A build given as its archive is unpacked once for the run, found inside, named after the
+// archive, and removed by RemoveUnpacked.
+func TestBuildFromArchive(t *testing.T) {
+	integration(t)
+	prefix := upstreamPrefix(t, Postgres)
+	archive := filepath.Join(t.TempDir(), filepath.Base(prefix)+".tar.gz")
+	if out, err := exec.Command("tar", "-czf", archive, "-C", filepath.Dir(prefix), filepath.Base(prefix)).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	insts, err := Select("postgres@"+archive, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := insts[0]
+	again, err := Select("postgres@"+archive, "")
+	if err != nil || again[0].Binary != inst.Binary {
+		t.Errorf("the archive was unpacked twice: %s, then %+v (%v)", inst.Binary, again, err)
+	}
+	if inst.Build != archive || inst.Name() != "postgres@"+result.Release("postgres", inst.Version)+"-"+filepath.Base(prefix) || !isExecutable(inst.Binary) {
+		t.Errorf("build from an archive: %+v named %s", inst, inst.Name())
+	}
+	unpackedDir := filepath.Dir(filepath.Dir(filepath.Dir(inst.Binary)))
+	if err := RemoveUnpacked(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(unpackedDir); !os.IsNotExist(err) {
+		t.Errorf("%s is still there after RemoveUnpacked: %v", unpackedDir, err)
 	}
 }
