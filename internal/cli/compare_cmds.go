@@ -133,7 +133,11 @@ func (c *compareFlags) options(cmd *cobra.Command) (*compare.Options, error) {
 	if err != nil {
 		return nil, err
 	}
-	targets, err := compare.ParseTargets(c.targets)
+	given := c.targets
+	if len(given) == 0 {
+		given = s.Targets // the suite's targets:, where the command line names none
+	}
+	targets, err := compare.ParseTargets(given)
 	if err != nil {
 		return nil, badInput(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/fairbench/fairbench/internal/inputfile"
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/slo"
+	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
 // Suite is a list of steps run in order on each engine.
@@ -37,6 +38,10 @@ type Suite struct {
 	// Override is laid over every step's settings: the command line's --threads, --time, --warmup.
 	Override runspec.Layer
 	Steps    []Step
+	// Targets are servers the user runs, NAME=DSN as compare --targets takes them (targets:), no
+	// password among them: a suite file is shared, and the password comes from password_file= or
+	// the environment.
+	Targets []string
 }
 
 // Step is one workload run; its run settings win over the suite's.
@@ -64,6 +69,7 @@ type file struct {
 	RandType    string            `yaml:"rand_type"`
 	Options     map[string]string `yaml:"options"`
 	Steps       []stepFile        `yaml:"steps"`
+	Targets     []string          `yaml:"targets"`
 }
 
 type rampFile struct {
@@ -197,6 +203,10 @@ func Parse(data []byte, source string) (*Suite, error) {
 		}
 		s.Budget = &b
 	}
+	if err := checkTargets(at, f.Targets); err != nil {
+		return nil, err
+	}
+	s.Targets = f.Targets
 	var err error
 	if s.Run, err = layer(at, f.Threads, f.Time, f.Warmup, nil, ""); err != nil {
 		return nil, err
@@ -356,4 +366,22 @@ func (s *Suite) Estimate() time.Duration {
 		d += time.Duration(len(r.Threads)) * (r.Time + r.Warmup)
 	}
 	return d * time.Duration(s.Repeat)
+}
+
+// checkTargets refuses a targets: entry that is not NAME=DSN, or whose DSN carries a password.
+func checkTargets(at string, targets []string) error {
+	for i, t := range targets {
+		name, dsn, ok := strings.Cut(t, "=")
+		if !ok || name == "" || !strings.Contains(dsn, "://") {
+			return fmt.Errorf("%stargets entry %d is not NAME=DSN (e.g. pg17=postgres://bench@db1/bench)", at, i+1)
+		}
+		tg, err := sqldb.ParseTarget(dsn)
+		if err != nil {
+			return fmt.Errorf("%stargets %s: %w", at, name, err)
+		}
+		if tg.Password != "" {
+			return fmt.Errorf("%stargets %s: a suite file holds no password: remove it from the DSN and give it by password_file= or FAIRBENCH_PASSWORD", at, name)
+		}
+	}
+	return nil
 }

@@ -63,6 +63,13 @@ steps:
 				t.Errorf("estimate %v", s.Estimate())
 			}
 		}},
+		{name: "targets, no password", yaml: "targets: [\"pg=postgres://bench@db1/bench?password_file=/run/pw\", \"my=mysql://bench@db2:3307/bench\"]\nsteps: [{workload: x}]\n", check: func(t *testing.T, s *Suite) {
+			if len(s.Targets) != 2 || s.Targets[1] != "my=mysql://bench@db2:3307/bench" {
+				t.Errorf("targets %v", s.Targets)
+			}
+		}},
+		{name: "a target with its password", yaml: "targets: [\"pg=postgres://bench:hunter2@db1/bench\"]\nsteps: [{workload: x}]\n", errHas: "holds no password"},
+		{name: "a target without a name", yaml: "targets: [\"postgres://bench@db1/bench\"]\nsteps: [{workload: x}]\n", errHas: "is not NAME=DSN"},
 		{name: "runspec's defaults", yaml: "steps: [{workload: x}]\n", check: func(t *testing.T, s *Suite) {
 			r, _ := s.Resolve()
 			if r[0].Threads[0] != runspec.DefaultThreads || r[0].Time != runspec.DefaultTime || r[0].MaxTries != runspec.DefaultMaxTries || s.Repeat != 1 {
