@@ -91,7 +91,9 @@ func Watch(ctx context.Context, t sqldb.Target, connect func(context.Context) (s
 	if err != nil {
 		return nil, nil, err
 	}
-	mon := servermetrics.NewMonitor(conn, nil).WithNodeExporter(h.Node)
+	// A server fairbench did not start may be another product of the protocol: what it cannot
+	// give is recorded as not available, and the run goes on.
+	mon := servermetrics.NewMonitor(conn, nil).WithNodeExporter(h.Node).Tolerant()
 	return withLocal(ctx, mon, conn, h.Local), func() { conn.Close() }, nil
 }
 

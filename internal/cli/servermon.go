@@ -65,6 +65,9 @@ func printServer(w io.Writer, s *result.Server) {
 				c.ReadBytes, c.ReadOps, c.WriteBytes, c.WriteOps, note)
 		}
 	}
+	for _, what := range s.NotAvailable {
+		fmt.Fprintf(w, "    %-37s%s\n", "not available:", what)
+	}
 	keys := make([]string, 0, len(s.PerTxn))
 	for k := range s.PerTxn {
 		keys = append(keys, k)

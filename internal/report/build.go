@@ -817,7 +817,30 @@ func (m *model) serverSection() *document.Section {
 	if dataWritten {
 		t.Foot = append(t.Foot, "innodb_data_written is not one figure across engines: MySQL counts its redo log writes in it, MariaDB only data-file writes (page flushes, doublewrite), which a short run may not have at all (its page cleaner stays idle below 90% dirty pages); disk write KB per txn is the comparable figure.")
 	}
+	if na := m.notAvailable(); len(na) > 0 {
+		t.Foot = append(t.Foot, "Not available (the server could not give them, so — above): "+strings.Join(na, "; ")+".")
+	}
 	return &document.Section{ID: "server", Heading: "Server side", Tables: []*document.Table{t}}
+}
+
+// notAvailable lists, per engine, what a server fairbench did not start could not give (a view
+// another product of the protocol lacks), as its results recorded it.
+func (m *model) notAvailable() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range m.Results {
+		if r.Server == nil {
+			continue
+		}
+		for _, what := range r.Server.NotAvailable {
+			line := r.Engine.Name() + ": " + what
+			if !seen[line] {
+				seen[line] = true
+				out = append(out, line)
+			}
+		}
+	}
+	return out
 }
 
 func sortedStrings(set map[string]bool) []string {

@@ -706,6 +706,9 @@ type Server struct {
 	Aggregate   string       `json:"aggregate,omitempty"`
 	Nodes       []Node       `json:"nodes,omitempty"`
 	Replication *Replication `json:"replication,omitempty"`
+	// NotAvailable lists what a server fairbench did not start could not give (a view another
+	// product of the protocol lacks), each with its reason: absent figures, not a failed run.
+	NotAvailable []string `json:"not_available,omitempty"`
 }
 
 // DiskIO is block I/O over the measured run as one source counts it: bytes, and operations (bios).

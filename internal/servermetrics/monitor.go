@@ -36,6 +36,10 @@ type Monitor struct {
 	host    *hostWatch      // a remote server's host through node_exporter, nil without one
 	local   bool
 	dataDir string // the server's data directory, for its size on disk
+	// tolerant: a server fairbench did not start, perhaps another product of the protocol,
+	// whose settings, counters or sessions a view it lacks cannot give: what cannot be read is
+	// recorded as not available (missing) and the run goes on.
+	tolerant bool
 
 	mu              sync.Mutex
 	started         bool
@@ -48,6 +52,7 @@ type Monitor struct {
 	peakPSS         int64
 	diskPartial     bool
 	sampleErr       error
+	missing         []string // what the server could not give (tolerant only), for the result
 }
 
 // NewMonitor watches the server behind conn, a connection of the monitor's own (a benchmark
@@ -145,16 +150,16 @@ func (m *Monitor) WithCgroup(g *cgroup.Group, disk string) *Monitor {
 // starts with MeasureStart.
 func (m *Monitor) Start(ctx context.Context) error {
 	settings, err := Settings(ctx, m.conn)
-	if err != nil {
+	if err = m.tolerate(ctx, "its settings", err); err != nil {
 		return err
 	}
 	before, err := Counters(ctx, m.conn)
-	if err != nil {
+	if err = m.tolerate(ctx, "its counters", err); err != nil {
 		return err
 	}
 	// The sessions already there, which the run's end does not wait for.
 	earlier, err := dialect.Of(m.conn).ClientSessions(ctx, m.conn)
-	if err != nil {
+	if err = m.tolerate(ctx, "its sessions", err); err != nil {
 		return fmt.Errorf("listing the server's sessions: %w", err)
 	}
 	m.mu.Lock()
@@ -194,7 +199,7 @@ func (m *Monitor) Start(ctx context.Context) error {
 // figure by (warm-up + duration) / duration.
 func (m *Monitor) MeasureStart(ctx context.Context) error {
 	before, err := Counters(ctx, m.conn)
-	if err != nil {
+	if err = m.tolerate(ctx, "its counters", err); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -320,19 +325,74 @@ func (m *Monitor) Finish(ctx context.Context, transactions int64) (*result.Serve
 	if !m.local && srv.CPUSource == "" {
 		srv.CPUSource, srv.MemorySource, srv.DiskSource = SourceRemote, SourceRemote, SourceRemote
 	}
-	if cerr != nil {
+	srv.NotAvailable = m.missing
+	switch {
+	case m.before == nil && m.tolerant:
+		// Not read at the start: nothing to subtract from; recorded as not available.
+	case cerr != nil:
 		errs = append(errs, cerr)
-	} else {
+	default:
 		srv.Counters = Delta(m.before, after)
 		srv.PerTxn = PerTransaction(srv.Counters, transactions)
 		markUndercounted(srv)
 	}
-	if serr != nil {
+	switch {
+	case serr != nil && m.tolerant && m.alive(ctx):
+		srv.NotAvailable = appendOnce(srv.NotAvailable, "its data size: "+firstLine(serr))
+	case serr != nil:
 		errs = append(errs, serr)
-	} else {
+	default:
 		srv.DataSizeBytes = size
 	}
 	return srv, errors.Join(errs...)
+}
+
+// Tolerant makes the monitor record what the server cannot give as not available instead of
+// failing the run: for a server fairbench did not start, which may be another product of the
+// protocol without a view fairbench reads (a managed service, a fork, a distributed SQL engine).
+// A server that does not answer at all still fails the run.
+func (m *Monitor) Tolerant() *Monitor {
+	m.tolerant = true
+	return m
+}
+
+// tolerate passes err on, unless the monitor is tolerant and the server still answers: then
+// what could not be read is recorded as not available, once.
+func (m *Monitor) tolerate(ctx context.Context, what string, err error) error {
+	if err == nil || !m.tolerant || !m.alive(ctx) {
+		return err
+	}
+	m.mu.Lock()
+	m.missing = appendOnce(m.missing, what+": "+firstLine(err))
+	m.mu.Unlock()
+	return nil
+}
+
+// alive says whether the server answers a trivial query within a few seconds.
+func (m *Monitor) alive(ctx context.Context) bool {
+	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err := m.conn.Query(actx, "SELECT 1")
+	return err == nil
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+func firstLine(err error) string {
+	s := err.Error()
+	for i, r := range s {
+		if r == '\n' {
+			return s[:i]
+		}
+	}
+	return s
 }
 
 // measured says which of a run's figures a source of the server's own gave (its cgroup, its loop
