@@ -131,6 +131,7 @@ func rank(rule interval.Rule, cands []*group) ranking {
 		}
 		rk.suffix = "; " + joinAnd(names) + " not ranked (incomplete)"
 	}
+	rk.suffix += leftOut(rk.ranked)
 	if len(rk.ranked) == 0 {
 		return rk
 	}
@@ -480,4 +481,43 @@ func (m *model) roundsText() string {
 		text += " Added: " + strings.Join(byRound, "; ") + "."
 	}
 	return text
+}
+
+// leftOut names, for each ranked group, the rounds that did not feed its pick and why: a run
+// marked incomplete (a server that froze, a failed data check) or one that measured too little.
+func leftOut(groups []*group) string {
+	var parts []string
+	for _, g := range groups {
+		if g.IncompleteRuns == 0 {
+			continue
+		}
+		runs := slices.Clone(g.Runs)
+		sort.SliceStable(runs, func(i, j int) bool { return runs[i].StartedAt.Before(runs[j].StartedAt) })
+		var rounds []string
+		for i, r := range runs {
+			if slices.Contains(g.Used, r) {
+				continue
+			}
+			why := "incomplete"
+			if r.Error != "" {
+				why += ": " + firstLineOf(r.Error)
+			} else if r.Complete {
+				why = "too little measured"
+			}
+			rounds = append(rounds, fmt.Sprintf("round %d (%s)", i+1, why))
+		}
+		parts = append(parts, fmt.Sprintf("%s's %s left out of the pick", g.V.Name, joinAnd(rounds)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, "; ")
+}
+
+func firstLineOf(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if len(line) > 120 {
+		line = line[:117] + "..."
+	}
+	return line
 }

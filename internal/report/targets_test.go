@@ -4,6 +4,7 @@ import (
 	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fairbench/fairbench/internal/result"
 )
@@ -74,5 +75,33 @@ func TestTargetsDifferenceBeforeVerdict(t *testing.T) {
 	}
 	if strings.Contains(text, "Upgrade ") {
 		t.Errorf("servers named by their owner were joined by an upgrade row")
+	}
+}
+
+// A round that failed (the server froze, the run marked incomplete) does not feed the pick, and
+// the pick says which round of which engine was left out and why.
+func TestRoundsLeftOut(t *testing.T) {
+	in := &Input{Environment: &result.Environment{Command: "fairbench compare --repeat 4"}}
+	seed := int64(1)
+	for round := range 4 {
+		for _, kind := range []string{"postgres", "mariadb"} {
+			tps := map[string]float64{"postgres": 1000, "mariadb": 700}[kind] * (1 + 0.01*float64(round))
+			complete := !(kind == "mariadb" && round == 1)
+			r := makeResult(t, runSpec{kind: kind, workload: "oltp_read_write", threads: 8, tps: tps, complete: complete, seed: seed})
+			seed++
+			r.StartedAt = r.StartedAt.Add(time.Duration(round) * time.Minute)
+			if !complete {
+				r.Error = "the server did not answer for 12 s: froze\nsecond line"
+			}
+			in.Results = append(in.Results, r)
+		}
+	}
+	md, err := Markdown(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "mariadb's round 2 (incomplete: the server did not answer for 12 s: froze) left out of the pick"
+	if !strings.Contains(string(md), want) {
+		t.Errorf("the pick does not say which round was left out, and why; want %q in:\n%s", want, string(md)[:min(3000, len(md))])
 	}
 }
