@@ -105,6 +105,17 @@ func roundsWithoutKnee(g *group) string {
 	return "(" + strings.Join(parts, "; ") + ")"
 }
 
+// eachRoundsCapacity is what each of a group's searches found, in the order they ran.
+func eachRoundsCapacity(g *group) string {
+	runs := slices.Clone(g.Used)
+	slices.SortStableFunc(runs, func(a, b *result.Result) int { return a.StartedAt.Compare(b.StartedAt) })
+	parts := make([]string, len(runs))
+	for i, r := range runs {
+		parts[i] = fmt.Sprintf("round %d: %s", i+1, capacityText(r.Capacity))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // intervalText is one search's interval, "[3,900, 4,300]".
 func intervalText(c *result.Capacity) string {
 	return fmt.Sprintf("[%s, %s]", fmtRate(c.LowPerS), fmtRate(c.HighPerS))
@@ -180,7 +191,12 @@ func (m *model) capacitySection() *document.Section {
 		for _, g := range gs {
 			c := g.Rep.Capacity
 			capText := capacityText(c)
-			if len(g.Samples) > 1 {
+			switch {
+			case len(g.Used) > 1 && roundsWithoutKnee(g) != "":
+				// A median over rounds of which some found no capacity would be no figure of the
+				// engine's (a round with no rate is not 0/s): each round as it ended.
+				capText = eachRoundsCapacity(g)
+			case len(g.Samples) > 1:
 				capText = fmt.Sprintf("%s/s median of %d rounds (%s to %s)", fmtRate(g.TPS), len(g.Samples), fmtRate(g.MinTPS), fmtRate(g.MaxTPS))
 			}
 			t.Rows = append(t.Rows, []document.Cell{{Text: w, Head: true}, {Text: g.V.Name}, {Text: capText}, {Text: fmtInt(int64(len(g.Used)))},
