@@ -18,6 +18,9 @@ var runColumns = []string{
 	"duration_s", "transactions", "tps", "qps", "errors", "retries",
 	"latency_avg_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_p999_ms", "latency_max_ms",
 	"client_cpu_s", "server_cpu_pct",
+	// The engine's given name (a target's, a build's) and a capacity search's figures: empty
+	// where the run has none.
+	"engine_name", "capacity_slo", "capacity_per_s", "capacity_low_per_s", "capacity_high_per_s", "capacity_reached", "capacity_at_least",
 }
 
 var intervalColumns = []string{"engine", "engine_version", "workload", "label", "t", "threads", "tps", "qps", "p95_ms", "p99_ms", "errors", "retries", "server_cpu_pct"}
@@ -37,7 +40,8 @@ func Runs(w io.Writer, rs []*result.Result) error {
 			itoa(int64(r.Threads)), ftoa(r.Rate), ftoa(r.DurationS), itoa(r.Transactions), ftoa(r.TPS), ftoa(r.QPS),
 			itoa(r.Errors), itoa(r.Retries),
 			ftoa(l.Avg), ftoa(l.P50), ftoa(l.P95), ftoa(l.P99), ftoa(l.P999), ftoa(l.Max),
-			ftoa(r.ClientCPUS), serverCPU(r))
+			ftoa(r.ClientCPUS), serverCPU(r), text(r.Engine.Alias))
+		row = append(row, capacityColumns(r.Capacity)...)
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -78,6 +82,14 @@ func text(s string) string {
 		return "'" + s
 	}
 	return s
+}
+
+// capacityColumns are a capacity search's figures, or empty cells.
+func capacityColumns(c *result.Capacity) []string {
+	if c == nil {
+		return make([]string, 6)
+	}
+	return []string{text(c.SLO), ftoa(c.PerS), ftoa(c.LowPerS), ftoa(c.HighPerS), text(c.Reached), strconv.FormatBool(c.AtLeast)}
 }
 
 func serverCPU(r *result.Result) string {

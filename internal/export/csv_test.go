@@ -16,6 +16,11 @@ func sample() []*result.Result {
 		Threads: 4, DurationS: 2, Transactions: 2468, TPS: 1234, QPS: 19744.5, LatencyMS: result.Latency{P50: 3.1, P99: 7.25},
 		Intervals: []result.Interval{{T: 1, Threads: 4, TPS: 1200}, {T: 2, Threads: 4, TPS: 1268, P99MS: 7}},
 		Server:    &result.Server{CPUPct: 61.5},
+	}, {
+		Complete: true, StartedAt: time.Date(2026, 11, 24, 1, 5, 0, 0, time.UTC),
+		Engine: result.Engine{Kind: "mariadb", Version: "10.11.19-MariaDB", Alias: "prod"}, Workload: result.Workload{Name: "oltp_point_select"},
+		Threads: 8, Rate: 16000, DurationS: 3, Transactions: 48000, TPS: 16000,
+		Capacity: &result.Capacity{SLO: "p99<=20ms", PerS: 16133, LowPerS: 15783, HighPerS: 16482, Reached: "confirm"},
 	}}
 }
 
@@ -28,7 +33,7 @@ func TestRuns(t *testing.T) {
 	if err != nil {
 		t.Fatalf("not CSV: %v\n%s", err, b.String())
 	}
-	if len(rows) != 2 || len(rows[1]) != len(runColumns) {
+	if len(rows) != 3 || len(rows[1]) != len(runColumns) || len(rows[2]) != len(runColumns) {
 		t.Fatalf("rows %d, columns %d: %v", len(rows), len(rows[1]), rows)
 	}
 	got := map[string]string{}
@@ -37,6 +42,12 @@ func TestRuns(t *testing.T) {
 	}
 	want := map[string]string{"engine": "postgres", "engine_version": "PostgreSQL 15.18, with, commas", "tps": "1234",
 		"transactions": "2468", "latency_p99_ms": "7.25", "server_cpu_pct": "61.5", "started_at": "2026-11-24T01:02:03Z", "complete": "true"}
+	for i, c := range rows[0] {
+		if want := map[string]string{"engine_name": "prod", "capacity_slo": "p99<=20ms", "capacity_per_s": "16133", "capacity_low_per_s": "15783",
+			"capacity_high_per_s": "16482", "capacity_reached": "confirm", "capacity_at_least": "false"}[c]; want != "" && rows[2][i] != want {
+			t.Errorf("capacity run's %s: %q, want %q", c, rows[2][i], want)
+		}
+	}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s = %q, want %q", k, got[k], v)

@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"sort"
+	"strings"
 
 	"github.com/fairbench/fairbench/internal/result"
 )
@@ -40,9 +41,12 @@ type Point struct {
 	// server's settings as it reported them, the workload's options, threads and rate. Two runs
 	// with the same fingerprint ran the same test; a change of fingerprint is a change of test.
 	Fingerprint string
-	TPS         float64
-	P99MS       float64
-	Complete    bool
+	// TPS is the run's throughput, or for a capacity search (compare --slo) the capacity it found;
+	// Capacity then says how the search ended where it found no knee ("no rate", "at least").
+	TPS      float64
+	P99MS    float64
+	Capacity string
+	Complete bool
 	// PlansChanged names the read statements whose plan differs from the line's previous run
 	// that recorded plans (workload files record them): beside a moved figure, where to look.
 	PlansChanged []string
@@ -73,6 +77,10 @@ func Load(paths []string) ([]Line, error) {
 				continue
 			}
 			k := Key{Engine: r.Engine.Kind, Workload: r.WorkloadID(), Label: r.Label}
+			if c := r.Capacity; c != nil {
+				// A capacity search is its own line: its figure is the capacity, not a throughput.
+				k.Label = strings.TrimSpace(k.Label + " capacity at " + strings.Replace(c.SLO, "<=", " ≤ ", 1))
+			}
 			byKey[k] = append(byKey[k], sourced{p, r})
 		}
 	}
@@ -98,7 +106,7 @@ func Load(paths []string) ([]Line, error) {
 }
 
 func pointOf(src string, r *result.Result) Point {
-	return Point{
+	p := Point{
 		Source:      src,
 		StartedAt:   r.StartedAt.UTC().Format("2006-01-02T15:04:05Z"),
 		Version:     r.Engine.Version,
@@ -109,6 +117,16 @@ func pointOf(src string, r *result.Result) Point {
 		P99MS:       r.LatencyMS.P99,
 		Complete:    r.Complete,
 	}
+	if c := r.Capacity; c != nil {
+		p.TPS = c.PerS
+		switch {
+		case c.Reached == "no rate":
+			p.TPS, p.Capacity = 0, "no rate met the objective"
+		case c.AtLeast:
+			p.Capacity = "a lower bound"
+		}
+	}
+	return p
 }
 
 // Fingerprint hashes the test's definition: workload options, threads, rate and the server's own
@@ -118,8 +136,13 @@ func Fingerprint(r *result.Result) string {
 		Options  map[string]string
 		Threads  int
 		Rate     float64
+		SLO      string `json:",omitempty"`
 		Settings map[string]string
 	}{Options: r.Workload.Options, Threads: r.Threads, Rate: r.Rate}
+	if c := r.Capacity; c != nil {
+		// A search's rate is its last probe's, different every time: its objective defines it.
+		def.Rate, def.SLO = 0, c.SLO
+	}
 	if r.Server != nil {
 		def.Settings = r.Server.Settings
 	}

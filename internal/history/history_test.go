@@ -94,3 +94,35 @@ func TestLoadErrors(t *testing.T) {
 		}
 	}
 }
+
+// A capacity search is a line of its own, its figure the capacity found; two searches of the
+// same test share a fingerprint although their last probes ran at different rates.
+func TestCapacityLine(t *testing.T) {
+	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	d := t.TempDir()
+	for i, perS := range []float64{4100, 0} {
+		r := res("postgres", "oltp_read_write", 4000+float64(i), base.Add(time.Duration(i)*time.Hour), "128M")
+		r.Rate = 4200 + float64(i)*17
+		r.Capacity = &result.Capacity{SLO: "p99<=10ms", PerS: perS, Reached: "confirm"}
+		if perS == 0 {
+			r.Capacity.Reached = "no rate"
+		}
+		write(t, d, "postgres-oltp_read_write-"+string(rune('1'+i))+".json", r)
+	}
+	write(t, d, "postgres-oltp_read_write-closed.json", res("postgres", "oltp_read_write", 900, base, "128M"))
+	lines, err := Load([]string{d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want the throughput's and the capacity's", len(lines))
+	}
+	l := lines[0]
+	if l.Key.Label != "capacity at p99 ≤ 10ms" {
+		l = lines[1]
+	}
+	p := l.Points
+	if l.Key.Label != "capacity at p99 ≤ 10ms" || len(p) != 2 || p[0].TPS != 4100 || p[1].Capacity != "no rate met the objective" || p[0].Fingerprint != p[1].Fingerprint {
+		t.Errorf("capacity line %s: %+v", l.Key, p)
+	}
+}

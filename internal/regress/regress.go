@@ -11,7 +11,8 @@
 // so with many of them the test alone would call a 1% wobble significant.
 //
 // What is judged: throughput for closed-loop runs; for open-loop runs (a fixed --rate) the
-// throughput is set by the rate, so p99 latency decides.
+// throughput is set by the rate, so p99 latency decides; for capacity searches (compare --slo,
+// fairbench capacity) the capacity each search found, one sample per search.
 package regress
 
 import (
@@ -83,6 +84,8 @@ type Key struct {
 	Engine, Workload, Label string
 	Threads                 int
 	Rate                    float64
+	// SLO is a capacity search's objective: its searches pair by it, whatever rates they tried.
+	SLO string
 }
 
 func (k Key) String() string {
@@ -95,10 +98,18 @@ func (k Key) String() string {
 	if k.Rate > 0 {
 		s += fmt.Sprintf(" rate=%g/s", k.Rate)
 	}
+	if k.SLO != "" {
+		s += " capacity at " + strings.Replace(k.SLO, "<=", " ≤ ", 1)
+	}
 	return s
 }
 
+// keyOf is the step a run belongs to. A capacity search's rate is whatever its last probe ran
+// at, so searches pair by their objective instead.
 func keyOf(r *result.Result) Key {
+	if c := r.Capacity; c != nil {
+		return Key{Engine: r.Engine.Kind, Workload: r.WorkloadID(), Label: r.Label, Threads: r.Threads, SLO: c.SLO}
+	}
 	return Key{Engine: r.Engine.Kind, Workload: r.WorkloadID(), Label: r.Label, Threads: r.Threads, Rate: r.Rate}
 }
 
@@ -167,6 +178,9 @@ func judge(k Key, ra, rb []*result.Result, o Options) Row {
 	if ra[0].TPCH != nil && rb[0].TPCH != nil {
 		return judgeTPCH(row, ra, rb, o)
 	}
+	if k.SLO != "" {
+		return judgeCapacity(row, ra, rb, o)
+	}
 	if len(ra) >= MinRepeats && len(rb) >= MinRepeats {
 		row.Unit = "repeats"
 	}
@@ -214,6 +228,48 @@ func judgeTPCH(row Row, ra, rb []*result.Result, o Options) Row {
 	j := test(sa, sb, row.Metric, o)
 	row.A, row.B, row.Change, row.P, row.N1, row.N2, row.Verdict, row.Why = j.A, j.B, j.Change, j.P, j.N1, j.N2, j.Verdict, j.Warning
 	return row
+}
+
+// judgeCapacity compares capacity searches by the capacity each found, one sample per search
+// (a search has no intervals of its own figure); searches that found no knee (no rate, or only
+// a lower bound) are not samples and are counted aside. With fewer than MinRepeats a side the
+// change is shown, not judged.
+func judgeCapacity(row Row, ra, rb []*result.Result, o Options) Row {
+	row.Metric, row.Unit = "capacity_per_s", "repeats"
+	sa, sb := samples(ra, row.Metric, row.Unit), samples(rb, row.Metric, row.Unit)
+	var aside []string
+	for i, n := range []int{len(ra) - len(sa), len(rb) - len(sb)} {
+		if n > 0 {
+			aside = append(aside, fmt.Sprintf("%d search%s in %c found no capacity (no rate, or a lower bound)", n, plural(n), 'A'+i))
+		}
+	}
+	if len(sa) < MinRepeats || len(sb) < MinRepeats {
+		row.A, row.B, row.N1, row.N2 = median(sa), median(sb), len(sa), len(sb)
+		if row.A != 0 {
+			row.Change = (row.B - row.A) / row.A
+		}
+		row.Verdict = NotComparable
+		row.Why = strings.Join(append([]string{fmt.Sprintf("%d and %d searches with a capacity: %d a side are needed to judge", len(sa), len(sb), MinRepeats)}, aside...), "; ")
+		return row
+	}
+	j := test(sa, sb, row.Metric, o)
+	row.A, row.B, row.Change, row.P, row.N1, row.N2, row.Verdict = j.A, j.B, j.Change, j.P, j.N1, j.N2, j.Verdict
+	row.Why = strings.Join(append(nonEmpty(j.Warning), aside...), "; ")
+	return row
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "es"
+}
+
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
 }
 
 // queryTime is the median time of TPC-H query name ("Q18") over the runs that answered it.
@@ -345,6 +401,10 @@ func samples(rs []*result.Result, metric, unit string) []float64 {
 				out = append(out, r.TPCH.GeoMeanS)
 			case "queries_per_hour":
 				out = append(out, r.TPCH.QueriesPerHour)
+			case "capacity_per_s":
+				if c := r.Capacity; c != nil && !c.AtLeast && c.Reached != "no rate" && c.PerS > 0 {
+					out = append(out, c.PerS)
+				}
 			default:
 				out = append(out, r.LatencyMS.P99)
 			}

@@ -236,3 +236,35 @@ func FuzzParseFailIf(f *testing.F) {
 		}
 	})
 }
+
+// search is a capacity search's result: its last probe's rate differs from search to search, its
+// capacity is what diff judges.
+func search(engine string, perS float64, seed uint64, reached string) *result.Result {
+	r := run(engine, perS, 8, 5, seed)
+	r.Rate = perS * (1 + 0.01*float64(seed))
+	r.Capacity = &result.Capacity{SLO: "p99<=20ms", PerS: perS, Reached: reached}
+	return r
+}
+
+// Capacity searches pair by their objective, whatever rates their probes ran at, and are judged
+// by the capacity each found; a search that found none is no sample, and is counted aside.
+func TestDiffCapacity(t *testing.T) {
+	var a, b []*result.Result
+	for i := range uint64(4) {
+		a = append(a, search("postgres", 1000+float64(i)*10, i, "confirm"))
+		b = append(b, search("postgres", 1250+float64(i)*10, i+10, "confirm"))
+	}
+	rows := Diff(a, b, Options{})
+	if len(rows) != 1 || rows[0].Metric != "capacity_per_s" || rows[0].Verdict != Faster || rows[0].Key.Rate != 0 {
+		t.Fatalf("rows %+v: want one row, capacity judged, faster", rows)
+	}
+	if !strings.Contains(rows[0].Key.String(), "capacity at p99 ≤ 20ms") {
+		t.Errorf("step named %q", rows[0].Key.String())
+	}
+	b[3] = search("postgres", 300, 99, "no rate")
+	b[3].Capacity.PerS = 0
+	rows = Diff(a, b, Options{})
+	if rows[0].Verdict != NotComparable || !strings.Contains(rows[0].Why, "1 search in B found no capacity") {
+		t.Errorf("a search without a capacity: %+v", rows[0])
+	}
+}

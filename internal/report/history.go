@@ -25,6 +25,7 @@ func historyDocument(lines []history.Line, charts bool) *document.Doc {
 		Numeric: []bool{false, true, false, false, false, false, true, true, false, false},
 		Foot: []string{"The fingerprint hashes the workload's options, threads, rate and the server's own settings: " +
 			"rows with the same fingerprint ran the same test, so a change between them is the engine's or the machine's.",
+			"On a capacity line (capacity at an objective), TPS is the capacity each search found: the highest arrival rate that met the objective.",
 			"Plan changed names the read statements whose plan differs from the previous run that recorded plans (workload files record each read statement's plan at prepare)."},
 	}
 	for _, l := range lines {
@@ -36,6 +37,9 @@ func historyDocument(lines []history.Line, charts bool) *document.Doc {
 			tps := document.Cell{Text: fmtRate(p.TPS), Incomplete: !p.Complete}
 			if !p.Complete {
 				tps.Text += " (incomplete)"
+			}
+			if p.Capacity != "" {
+				tps.Text = p.Capacity
 			}
 			t.Rows = append(t.Rows, []document.Cell{{Text: head, Head: head != ""}, {Text: fmt.Sprint(i + 1)},
 				{Text: p.StartedAt}, {Text: p.Version}, {Text: toolBuild(p)}, {Text: p.Fingerprint}, tps, {Text: fmtMS(p.P99MS)},
