@@ -36,6 +36,15 @@ type Measure func(ctx context.Context, cfg runner.Config) (*result.Result, error
 // search, leaves that result marked incomplete with what the search had found until then.
 func Search(ctx context.Context, s Settings, measure Measure) (*result.Result, error) {
 	began := time.Now()
+	// Nothing a rate does (the settle's flush, a client's set-up, the window) may carry the
+	// search past its budget by more than the grace: a server that froze mid-search ends it
+	// there, with what it had.
+	parent := ctx
+	if s.Budget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, began.Add(s.Budget+BudgetGrace))
+		defer cancel()
+	}
 	var probes []Probe
 	var windows []Window
 	var results []*result.Result
@@ -47,7 +56,7 @@ func Search(ctx context.Context, s Settings, measure Measure) (*result.Result, e
 			break
 		}
 		if ctx.Err() != nil {
-			stopped = "interrupted"
+			stopped = interruption(parent)
 			break
 		}
 		if s.Budget > 0 && time.Since(began)+max(lastTook, s.Warmup+s.Window) > s.Budget {
@@ -59,11 +68,16 @@ func Search(ctx context.Context, s Settings, measure Measure) (*result.Result, e
 		res, err := measure(ctx, s.config(next.Rate))
 		lastTook = time.Since(t0)
 		if res == nil {
-			if ctx.Err() != nil {
-				stopped = "interrupted"
-				break
+			// Nothing measured at this rate: the server did not take the clients (a connection,
+			// a prepare), or the search was interrupted. The rates before it stand.
+			stopped = interruption(parent)
+			if ctx.Err() == nil {
+				stopped = fmt.Sprintf("the server failed at %.0f/s: %v", next.Rate, err)
 			}
-			return nil, err
+			if len(results) == 0 {
+				return nil, err
+			}
+			break
 		}
 		w := WindowOf(res, s.SLO, next.Rate, s.Connections)
 		if err != nil && w.Failed == "" {
@@ -81,6 +95,19 @@ func Search(ctx context.Context, s Settings, measure Measure) (*result.Result, e
 		return nil, errors.New("the capacity search measured no rate: " + stopped)
 	}
 	return s.record(probes, windows, results, stopped, time.Since(began)), nil
+}
+
+// BudgetGrace is how far past its budget a search may run when a rate it started does not end
+// (a server that froze during its settle or its clients' set-up).
+const BudgetGrace = 30 * time.Second
+
+// interruption says why the search's context ended: the user's Ctrl-C, or its budget and grace
+// spent on a server that did not answer.
+func interruption(parent context.Context) string {
+	if parent.Err() != nil {
+		return "interrupted"
+	}
+	return "budget (and its " + BudgetGrace.String() + " grace) spent on a rate the server did not finish: it froze or fell over"
 }
 
 func (s Settings) config(rate float64) runner.Config {

@@ -2,9 +2,12 @@ package cli
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/testserver"
@@ -59,4 +62,58 @@ func TestCapacityOnRealServer(t *testing.T) {
 			t.Errorf("%s: exit %d, %q; want exit 2 and one line with %q", c.args, code, stderr, c.want)
 		}
 	}
+}
+
+// A real PostgreSQL frozen with SIGSTOP mid-search: the search ends with what it had, the result
+// written and marked incomplete, well within its budget plus the runner's grace, not at the
+// budget's end nor never.
+func TestCapacityOnAFrozenServer(t *testing.T) {
+	freezeAt := 4 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("FAIRBENCH_FREEZE_AT")); err == nil {
+		freezeAt = d // other phases of the search: a client's set-up, the settle, a window
+	}
+	srv := testserver.Server(t, "postgres")
+	tg := testserver.Database(t, "postgres")
+	dsn := withPassword(tg, tg.Password)
+	if code, out, errs := run("prepare", "--target", dsn, "--workload", "oltp_point_select", "--tables", "1", "--table-size", "1000"); code != 0 {
+		t.Fatalf("prepare: %d\n%s%s", code, out, errs)
+	}
+	t.Cleanup(func() { run("cleanup", "--target", dsn, "--workload", "oltp_point_select") })
+	var frozen []int
+	thaw := func() {
+		for _, pid := range frozen {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+		frozen = nil
+	}
+	defer thaw()
+	// Frozen after the first rates were measured: the climb has steps to keep.
+	timer := time.AfterFunc(freezeAt, func() {
+		frozen = srv.PIDs()
+		for _, pid := range frozen {
+			_ = syscall.Kill(pid, syscall.SIGSTOP)
+		}
+	})
+	defer timer.Stop()
+	out := filepath.Join(t.TempDir(), "cap.json")
+	began := time.Now()
+	code, stdout, stderr := run("capacity", "--target", dsn, "--workload", "oltp_point_select", "--window", "1s", "--warmup", "200ms",
+		"--instrument", "off", "--slo", "p50<=2s", "--start-rate", "50", "--budget", "60s", "--out", out)
+	wall := time.Since(began)
+	thaw()
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (incomplete)\n%s%s", code, stdout, stderr)
+	}
+	// The freeze, the watchdog's connect timeout (10 s) twice at most, and room for a loaded machine.
+	if wall > 45*time.Second {
+		t.Errorf("the search on a frozen server took %v: want it to end soon after the freeze at %v, not at its 60 s budget\n%s%s", wall, freezeAt, stdout, stderr)
+	}
+	r, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Complete || r.Capacity == nil || len(r.Capacity.Steps) == 0 {
+		t.Fatalf("result complete=%v, capacity %+v: want incomplete, with the rates measured before the freeze", r.Complete, r.Capacity)
+	}
+	t.Logf("ended after %v: %s; %d rates kept, stopped: %s", wall.Round(time.Millisecond), r.Error, len(r.Capacity.Steps), r.Capacity.Stopped)
 }

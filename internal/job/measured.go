@@ -62,14 +62,14 @@ func (j *Job) Measured(ctx context.Context, cfg runner.Config, mon Watcher, run 
 		machine.Reset()
 		inst.begin()
 		if cfg.Warmup > 0 {
-			_ = mon.MeasureStart(ctx)
+			rebase(ctx, mon)
 		}
 		if prevStart != nil {
 			prevStart()
 		}
 	}
 	j.OnSettled = func() {
-		_ = mon.MeasureStart(ctx)
+		rebase(ctx, mon)
 		machine.Reset()
 		if prevSettled != nil {
 			prevSettled()
@@ -93,6 +93,20 @@ func (j *Job) Measured(ctx context.Context, cfg runner.Config, mon Watcher, run 
 	res.Machine = machineload.Summary(res.Intervals)
 	res.Fail(runErr)
 	return res, runErr
+}
+
+// rebaseLimit bounds re-reading the server's counters as the measured window opens: a server
+// that froze during the warm-up must not hold the window from opening, where the runner's stall
+// rule would end the step (seen: a capacity search waited on a frozen server for ever).
+const rebaseLimit = 5 * time.Second
+
+// rebase moves the monitor's start to now, within rebaseLimit. A server that does not answer in
+// time keeps the earlier baseline (its per-transaction figures then include the warm-up), and
+// the run that follows ends on the runner's stall rule, marked incomplete.
+func rebase(ctx context.Context, mon Watcher) {
+	rctx, cancel := context.WithTimeout(ctx, rebaseLimit)
+	defer cancel()
+	_ = mon.MeasureStart(rctx)
 }
 
 // finishLimit is how long the server's figures may take after a step: FinishTimeout normally;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"time"
 
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/sqldb"
@@ -63,11 +64,27 @@ func openClients(ctx context.Context, cfg *Config, connect Connector, wl workloa
 		cl := newClient(cfg, i, sh)
 		cl.conn = c
 		list = append(list, cl)
-		if cl.worker, err = wl.NewWorker(ctx, c, workerRand(cfg, i), i, cfg.Threads); err != nil {
+		if cl.worker, err = newWorker(ctx, wl, c, cfg, i, cfg.Threads); err != nil {
 			return list, err
 		}
 	}
 	return list, nil
+}
+
+// WorkerSetupLimit bounds one client's set-up (its prepared statements, its session settings):
+// a server that froze just after accepting the connection must not hold the run before it
+// starts, where no stall rule watches yet.
+const WorkerSetupLimit = 30 * time.Second
+
+// newWorker makes client i's worker within WorkerSetupLimit, naming a server that did not answer.
+func newWorker(ctx context.Context, wl workload.Workload, c sqldb.Conn, cfg *Config, i, n int) (workload.Worker, error) {
+	wctx, cancel := context.WithTimeout(ctx, WorkerSetupLimit)
+	defer cancel()
+	w, err := wl.NewWorker(wctx, c, workerRand(cfg, i), i, n)
+	if err != nil && wctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+		return w, fmt.Errorf("client %d's set-up (its prepared statements) got no answer from the server within %s: it froze or is overloaded: %w", i+1, WorkerSetupLimit, err)
+	}
+	return w, err
 }
 
 func workerRand(cfg *Config, i int) *randgen.Rand {
@@ -85,7 +102,7 @@ func openPool(ctx context.Context, cfg *Config, connect Connector, wl workload.W
 		}
 		s := &slot{conn: c}
 		slots = append(slots, s)
-		if s.worker, err = wl.NewWorker(ctx, c, workerRand(cfg, i), i, n); err != nil {
+		if s.worker, err = newWorker(ctx, wl, c, cfg, i, n); err != nil {
 			return newPool(slots), err
 		}
 	}
