@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -79,28 +78,17 @@ func TestCapacityOnAFrozenServer(t *testing.T) {
 		t.Fatalf("prepare: %d\n%s%s", code, out, errs)
 	}
 	t.Cleanup(func() { run("cleanup", "--target", dsn, "--workload", "oltp_point_select") })
-	var frozen []int
-	thaw := func() {
-		for _, pid := range frozen {
-			_ = syscall.Kill(pid, syscall.SIGCONT)
-		}
-		frozen = nil
-	}
-	defer thaw()
+	var ice freezer
+	defer ice.thaw()
 	// Frozen after the first rates were measured: the climb has steps to keep.
-	timer := time.AfterFunc(freezeAt, func() {
-		frozen = srv.PIDs()
-		for _, pid := range frozen {
-			_ = syscall.Kill(pid, syscall.SIGSTOP)
-		}
-	})
+	timer := time.AfterFunc(freezeAt, func() { ice.freeze(srv.PIDs()) })
 	defer timer.Stop()
 	out := filepath.Join(t.TempDir(), "cap.json")
 	began := time.Now()
 	code, stdout, stderr := run("capacity", "--target", dsn, "--workload", "oltp_point_select", "--window", "1s", "--warmup", "200ms",
 		"--instrument", "off", "--slo", "p50<=2s", "--start-rate", "50", "--budget", "60s", "--out", out)
 	wall := time.Since(began)
-	thaw()
+	ice.thaw()
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (incomplete)\n%s%s", code, stdout, stderr)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,14 +25,8 @@ func TestRunOnAFrozenServerEndsAtItsTime(t *testing.T) {
 	if code, out, errOut := run(append([]string{"prepare"}, base...)...); code != 0 {
 		t.Fatalf("prepare: exit %d\n%s%s", code, out, errOut)
 	}
-	var frozen []int
-	thaw := func() {
-		for _, pid := range frozen {
-			_ = syscall.Kill(pid, syscall.SIGCONT)
-		}
-		frozen = nil
-	}
-	defer thaw()
+	var ice freezer
+	defer ice.thaw()
 	// Frozen once the clients have run point selects (pg_stat_statements counts executions, not
 	// the prepares that pg_stat_activity would show), so that the stall is one of measured
 	// clients and not of connecting ones (which is a connect timeout, bad input), however long a
@@ -55,17 +50,14 @@ func TestRunOnAFrozenServerEndsAtItsTime(t *testing.T) {
 				break
 			}
 		}
-		frozen = srv.PIDs()
-		for _, pid := range frozen {
-			_ = syscall.Kill(pid, syscall.SIGSTOP)
-		}
+		ice.freeze(srv.PIDs())
 	}()
 	out := filepath.Join(t.TempDir(), "r.json")
 	began := time.Now()
 	code, _, errOut := run(append([]string{"run", "--threads", "2", "--time", "2s", "--flush=false", "--out", out}, base...)...)
 	wall := time.Since(began)
 	<-freezeDone
-	thaw()
+	ice.thaw()
 	if code != 1 || !strings.Contains(errOut, "grace") {
 		t.Fatalf("exit %d, stderr %q: want 1 and the stall named", code, errOut)
 	}
@@ -113,4 +105,29 @@ func TestCaptureOnAFrozenServerEndsAtItsTimeout(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("%s was written", out)
 	}
+}
+
+// freezer stops a server's processes (SIGSTOP) and lets them go on (SIGCONT), also when the
+// test fails between the two: a frozen shared server would hang every test after it.
+type freezer struct {
+	mu     sync.Mutex
+	frozen []int
+}
+
+func (f *freezer) freeze(pids []int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.frozen = pids
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGSTOP)
+	}
+}
+
+func (f *freezer) thaw() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, pid := range f.frozen {
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+	}
+	f.frozen = nil
 }
