@@ -125,7 +125,7 @@ func intervalText(c *result.Capacity) string {
 func capacityText(c *result.Capacity) string {
 	switch {
 	case c.Reached == "no rate":
-		return "met it at no rate"
+		return "no rate met the objective"
 	case c.AtLeast && c.GaveWay == "client":
 		return fmt.Sprintf("at least %s/s (the client gave way)", fmtRate(c.PerS))
 	case c.AtLeast:
