@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/fairbench/fairbench/internal/result"
 )
@@ -120,12 +121,27 @@ func saturationRow(pub Published, got Measured, label, workload string) Row {
 	ratio, why := 0.0, "needs MySQL's saturation point and PostgreSQL's ramp"
 	if ok {
 		// events_* run one statement per transaction: TPS is QPS.
-		ratio, why = my.Ramp.SaturationTPS/peakQPS(pg), fmt.Sprintf("MySQL saturated at %d clients", my.Ramp.SaturationThreads)
+		ratio, why = my.Ramp.SaturationTPS/peakQPS(pg), fmt.Sprintf("MySQL saturated at %d clients%s", my.Ramp.SaturationThreads, capacityTerms(my.Ramp))
 	}
 	row := judgeRatio(label+": QPS where MySQL saturates / PostgreSQL's highest", "fair", pubBend/pubPG, ratio, ok, why)
+	if ok && row.Verdict == Agrees {
+		row.Why += "; " + why // where MySQL saturated, in capacity's terms, whatever the verdict
+	}
 	if ok && clientBound(pg) {
 		row.Verdict = NotComparable
 		row.Why = fmt.Sprintf("PostgreSQL served about all the ramp's clients could ask (%.0f QPS at most): its highest is the client's, not the engine's; run --scale full", offeredMax(pg))
 	}
 	return row
+}
+
+// capacityTerms says a ramp's saturation point as capacity is said (docs/capacity.md): the
+// arrivals the clients' waits made and the server carried, and the p99 there, from the
+// scheduled start as the ramp measures it; "" where the ramp recorded no step at that point.
+func capacityTerms(r *result.Ramp) string {
+	for _, st := range r.Steps {
+		if st.Threads == r.SaturationThreads && st.P99MS > 0 {
+			return fmt.Sprintf(": %.0f QPS carried with p99 %.1f ms there, its capacity at p99 ≤ %.0f ms on this ramp", r.SaturationTPS, st.P99MS, math.Ceil(st.P99MS))
+		}
+	}
+	return ""
 }

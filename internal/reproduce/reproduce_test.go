@@ -299,7 +299,7 @@ func TestIngestJudge(t *testing.T) {
 		for i, q := range qps {
 			r.Intervals = append(r.Intervals, result.Interval{T: float64(i + 1), QPS: q, TPS: q})
 		}
-		r.Ramp = &result.Ramp{SaturationTPS: satTPS, SaturationThreads: 40}
+		r.Ramp = &result.Ramp{SaturationTPS: satTPS, SaturationThreads: 40, Steps: []result.RampStep{{Threads: 20, TPS: satTPS / 2, P99MS: 3}, {Threads: 40, TPS: satTPS, P99MS: 12.4}}}
 		return r
 	}
 	got := Measured{Runs: map[string][]*result.Result{"fair": {
@@ -317,6 +317,10 @@ func TestIngestJudge(t *testing.T) {
 		if r := rowOf(t, rows, fig); r.Verdict != v {
 			t.Errorf("%s: %s (%s), want %s", fig, r.Verdict, r.Measured, v)
 		}
+	}
+	// The saturation point in capacity's terms: what was carried, and the p99 there.
+	if r := rowOf(t, rows, "ingest: QPS where MySQL saturates / PostgreSQL's highest"); !strings.Contains(r.Why, "2500 QPS carried with p99 12.4 ms there, its capacity at p99 ≤ 13 ms on this ramp") {
+		t.Errorf("saturation not said in capacity terms: %s", r.Why)
 	}
 }
 
