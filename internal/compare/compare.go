@@ -255,7 +255,8 @@ func Run(ctx context.Context, o *Options) error {
 	defer hosts.close()
 	c := &comparison{opts: o, steps: steps, resultsDir: resultsDir, started: time.Now(), hosts: hosts, env: env, othersLive: func() []string { return engine.OthersLive(localTargetPorts(o.Targets)...) }, brackets: map[string][2]float64{},
 		stepOf: map[string]string{}, costs: costs{overhead: map[string]time.Duration{}, step: map[string]time.Duration{}},
-		totalSteps: (len(insts)*max(1, len(o.ServerCPUs)) + len(explainRuns(o.Explain, insts))) * o.Suite.Repeat * stepCount(steps)}
+		runs: len(insts)*max(1, len(o.ServerCPUs)) + len(explainRuns(o.Explain, insts))}
+	c.totalSteps = c.runs * o.Suite.Repeat * stepCount(steps)
 	c.logf("== suite %s: %s", o.Suite.Name, o.Suite.Description)
 	var runErr error
 	for rep := 1; rep <= o.Suite.Repeat && runErr == nil; rep++ {
@@ -418,8 +419,11 @@ type comparison struct {
 	started    time.Time
 	doneSteps  int
 	totalSteps int
-	hosts      *clientHosts // nil: the clients run in this process
-	env        *result.Environment
+	// runs is how many runs of the suite a round holds: one per engine and core count, and per
+	// --explain knob that applies.
+	runs  int
+	hosts *clientHosts // nil: the clients run in this process
+	env   *result.Environment
 	// brackets are each engine and step's last capacity bracket, where a step has an objective.
 	brackets map[string][2]float64
 	// othersLive lists the servers of another live fairbench on this machine (engine.OthersLive).
@@ -460,8 +464,7 @@ func (c *comparison) serverWorkDir(ctx context.Context, name string) (dir string
 // eta extrapolates from the steps done so far; before the first one it uses the suite's estimate.
 func (c *comparison) eta() string {
 	if c.doneSteps == 0 {
-		runs := max(1, c.totalSteps/max(1, stepCount(c.steps)))
-		return "~" + (c.opts.Suite.Estimate() * time.Duration(runs) / time.Duration(max(1, c.opts.Suite.Repeat))).Round(time.Second).String()
+		return "~" + (c.opts.Suite.Estimate() * time.Duration(c.runs)).Round(time.Second).String()
 	}
 	per := time.Since(c.started) / time.Duration(c.doneSteps)
 	return (per * time.Duration(c.totalSteps-c.doneSteps)).Round(time.Second).String()
@@ -533,11 +536,7 @@ func (c *comparison) startServer(ctx context.Context, inst Contender, prof engin
 		unpin()
 		return nil, nil, errors.Join(err, stop())
 	}
-	rs := throwawayServer(srv)
-	if inst.Build != "" {
-		rs.name, rs.alias, rs.build = name, name, inst.Build
-	}
-	return rs, func() error {
+	return throwawayServer(srv, inst), func() error {
 		stopRelay()
 		unpin()
 		return stop()
@@ -584,7 +583,7 @@ func (c *comparison) suiteOn(ctx context.Context, srv *roundServer, rep int, pro
 			t0 := time.Now()
 			err := c.step(ctx, j, st, run)
 			inSteps += time.Since(t0)
-			c.costs.step[srv.name+"|"+stepKey(st)] = time.Since(t0)
+			c.costs.step[srv.name()+"|"+stepKey(st)] = time.Since(t0)
 			if err != nil {
 				return inSteps, err
 			}
@@ -605,7 +604,7 @@ type loadedData struct {
 // last one's tables dropped and its own loaded and fingerprinted; one that needs the same reuses it.
 func (c *comparison) load(ctx context.Context, srv *roundServer, data *loadedData, j *job.Job, st suite.Resolved) error {
 	o := c.opts
-	name := srv.name
+	name := srv.name()
 	key := j.Spec.DatasetKey(j.Options)
 	if key == data.key {
 		data.job = j
@@ -651,7 +650,7 @@ type stepRun struct {
 func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, run stepRun) error {
 	o := c.opts
 	srv, threads := run.srv, run.threads
-	engName := srv.name
+	engName := srv.name()
 	c.waitQuiet(ctx, srv.pids)
 	c.logf("   %s: %s, %d threads, %s (step %d/%d, ETA %s)", engName, st.Workload, threads, st.Time, c.doneSteps+1, c.totalSteps, c.eta())
 	mon, closeMon, err := srv.watch(ctx)

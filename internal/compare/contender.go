@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"regexp"
 	"slices"
@@ -95,7 +94,7 @@ func ParseNodeExporters(v string, targets []Target) error {
 			return fmt.Errorf("--node-exporter: each item is TARGET=URL, e.g. pg15=http://db-host:9100/metrics")
 		}
 		if i < 0 {
-			return fmt.Errorf("--node-exporter %s: no target is named %s: name one of --targets'", name, name)
+			return fmt.Errorf("--node-exporter %s: no target is named %s: name one of --targets", name, name)
 		}
 		targets[i].NodeExporter = url
 	}
@@ -226,7 +225,7 @@ func planTargets(ctx context.Context, o *Options, insts []Contender) ([]Contende
 func localTargetPorts(ts []Target) []int {
 	var out []int
 	for _, t := range ts {
-		if ip := net.ParseIP(t.DSN.Host); (ip != nil && ip.IsLoopback()) || t.DSN.Host == "localhost" {
+		if t.DSN.OnLoopback() {
 			out = append(out, t.DSN.Port)
 		}
 	}

@@ -30,7 +30,7 @@ const AsConfiguredWithProfile = "as configured, with the fair profile's run-time
 // roundServer is the server one round of an engine measures: a throwaway server fairbench
 // started for the round, or a server the user runs, attached for the round and left running.
 type roundServer struct {
-	name, kind, version string
+	kind, version string
 	// alias and build are what the results name a target or a build by (result.Engine).
 	alias, build string
 	// attached is a server fairbench did not start: no profile applied, its tables dropped after.
@@ -50,13 +50,25 @@ type roundServer struct {
 	watch func(context.Context) (servermetrics.Watcher, func(), error)
 }
 
-func throwawayServer(srv *throwaway.Server) *roundServer {
-	return &roundServer{
-		name: result.EngineName(srv.Kind, srv.Version), kind: srv.Kind, version: srv.Version,
+// name is the engine's name in results and the report, as result.Engine.Name gives it: the
+// alias of a target or a build, else the kind and release.
+func (s *roundServer) name() string {
+	return result.Engine{Kind: s.kind, Version: s.version, Alias: s.alias}.Name()
+}
+
+// throwawayServer is a round's server that fairbench started from inst; a build is named after
+// its directory, and its results say where it came from.
+func throwawayServer(srv *throwaway.Server, inst Contender) *roundServer {
+	rs := &roundServer{
+		kind: srv.Kind, version: srv.Version,
 		target: srv.Target, conn: srv.Conn, settings: srv.Settings,
 		applied: srv.Applied, translations: srv.Translations(), pids: srv.PIDs, fault: srv.FaultCluster(),
 		watch: func(context.Context) (servermetrics.Watcher, func(), error) { return srv.Monitor(), func() {}, nil },
 	}
+	if inst.Build != "" {
+		rs.alias, rs.build = inst.Name(), inst.Build
+	}
+	return rs
 }
 
 // attachServer connects to a target for one round, as it is configured: its settings read as it
@@ -70,11 +82,15 @@ func (c *comparison) attachServer(ctx context.Context, inst Contender, _ engine.
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", t.Name, err)
 	}
-	applied, restore, err := c.applyProfile(ctx, inst, conn)
+	// The round's first reads and settings, bounded: a server that froze since the last round
+	// must end the round, not hold it.
+	actx, cancel := context.WithTimeout(ctx, cleanupGrace)
+	defer cancel()
+	applied, restore, err := c.applyProfile(actx, inst, conn)
 	if err != nil {
 		return nil, nil, errors.Join(err, restore(), conn.Close())
 	}
-	settings, err := servermetrics.Settings(ctx, conn)
+	settings, err := servermetrics.Settings(actx, conn)
 	if err != nil {
 		// A product of the same protocol may lack the views the settings come from: the parity
 		// audit then shows them as not reported, and the run goes on.
@@ -90,7 +106,7 @@ func (c *comparison) attachServer(ctx context.Context, inst Contender, _ engine.
 	}
 	connect := func(ctx context.Context) (sqldb.Conn, error) { return sqldb.Open(ctx, dsn) }
 	rs := &roundServer{
-		name: t.Name, kind: string(dsn.Kind), version: inst.Version, alias: t.Name, attached: true,
+		kind: string(dsn.Kind), version: inst.Version, alias: t.Name, attached: true,
 		target: dsn, conn: conn, settings: settings, applied: applied, pids: host.Processes(),
 		watch: func(ctx context.Context) (servermetrics.Watcher, func(), error) {
 			return attach.Watch(ctx, dsn, connect, host)
@@ -108,18 +124,16 @@ func (c *comparison) attachServer(ctx context.Context, inst Contender, _ engine.
 const cleanupGrace = 30 * time.Second
 
 // dropData drops the tables a round loaded on a target (fairbench's own only: DropOwned refuses
-// any other), on a connection of its own when the round's context is already cancelled.
+// any other), within cleanupGrace, whether or not the round's context is cancelled.
 func (c *comparison) dropData(ctx context.Context, srv *roundServer, data *loadedData) error {
 	if data.job == nil {
 		return nil
 	}
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), cleanupGrace)
-		defer cancel()
-	}
+	// Also after Ctrl-C, and never for ever on a server that froze.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupGrace)
+	defer cancel()
 	if err := data.job.Cleanup(ctx, data.job.Env(1, false, nil, c.opts.Log)); err != nil {
-		return fmt.Errorf("dropping fairbench's tables on %s: %w", srv.name, err)
+		return fmt.Errorf("dropping fairbench's tables on %s: %w", srv.name(), err)
 	}
 	return nil
 }
