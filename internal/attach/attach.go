@@ -45,7 +45,7 @@ func FindHost(ctx context.Context, t sqldb.Target, nodeExporter string) (Host, e
 		h.Node = n
 		return h, nil
 	}
-	if ip := net.ParseIP(t.Host); (ip != nil && ip.IsLoopback()) || t.Host == "localhost" {
+	if t.OnLoopback() {
 		if l, ok := engine.FindLocal(t.Port); ok {
 			h.Local = l
 			return h, nil

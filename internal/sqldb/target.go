@@ -263,6 +263,13 @@ func unknownOption(k Kind, name string, allowed []string) error {
 	return fmt.Errorf("--target option %s is not one fairbench takes for %s: use %s", optionName(name), k, strings.Join(shown, ", "))
 }
 
+// OnLoopback says whether the target's (first) host is this machine's loopback: a server whose
+// processes and cgroup fairbench can look at.
+func (t Target) OnLoopback() bool {
+	ip := net.ParseIP(t.Host)
+	return (ip != nil && ip.IsLoopback()) || t.Host == "localhost"
+}
+
 // Redacted is the target as a URL without its password: the only form fairbench prints or stores.
 func (t Target) Redacted() string {
 	u := url.URL{Scheme: string(t.Kind), Host: net.JoinHostPort(t.Host, strconv.Itoa(t.Port)), Path: "/" + t.Database}

@@ -299,3 +299,11 @@ func TestUserinfoWithSpecialCharacters(t *testing.T) {
 		}
 	}
 }
+
+func TestOnLoopback(t *testing.T) {
+	for host, want := range map[string]bool{"127.0.0.1": true, "::1": true, "localhost": true, "10.0.0.5": false, "db.example": false} {
+		if got := (Target{Host: host}).OnLoopback(); got != want {
+			t.Errorf("%s: %v, want %v", host, got, want)
+		}
+	}
+}
