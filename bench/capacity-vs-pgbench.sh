@@ -34,12 +34,8 @@ done
 . bench/lib.sh
 
 start_server "$ENGINE" "$tmp/serve.log" --buffer-pool 1G || exit 1
-export PGPASSWORD="$pass"
-pg=(-h 127.0.0.1 -p "$port" -U "$user")
 fbdb=capfb
-psql "${pg[@]}" -d "$db" -qAtc "CREATE DATABASE $fbdb" >/dev/null
-base=${dsn%%\?*}; fbdsn="${base%/*}/$fbdb"
-[[ $dsn == *\?* ]] && fbdsn="$fbdsn?${dsn#*\?}"
+second_database "$fbdb"
 
 echo "== capacity at p99 <= ${LIMIT} ms, tpcb scale $SCALE, $CONNECTIONS connections, on $(engine_version "$ENGINE")"
 pgbench -i -q -s "$SCALE" "${pg[@]}" "$db" >/dev/null 2>&1

@@ -50,6 +50,19 @@ start_server() {
   return 0
 }
 
+# second_database NAME: on the PostgreSQL that start_server started, creates database NAME for
+# fairbench beside the default one a peer tool uses (fairbench touches only tables it created),
+# and sets pg (psql/pgbench connection flags) and fbdsn (fairbench's DSN for NAME).
+second_database() {
+  export PGPASSWORD="$pass"
+  pg=(-h 127.0.0.1 -p "$port" -U "$user")
+  psql "${pg[@]}" -d "$db" -qAtc "CREATE DATABASE $1" >/dev/null
+  local base=${dsn%%\?*}
+  fbdsn="${base%/*}/$1"
+  [[ $dsn == *\?* ]] && fbdsn="$fbdsn?${dsn#*\?}"
+  return 0
+}
+
 # engine_version ENGINE: "postgres@18 18.6", the release and version `fairbench engines` lists for
 # ENGINE (a kind, its newest release, or KIND@RELEASE).
 engine_version() {

@@ -41,12 +41,8 @@ done
 row() { printf '%-14s %12s %14s %12s %7s\n' "$@"; }
 
 start_server "$ENGINE" "$tmp/serve.log" --buffer-pool 1G || exit 1
-export PGPASSWORD="$pass"
-pg=(-h 127.0.0.1 -p "$port" -U "$user")
 fbdb=pgb
-psql "${pg[@]}" -d "$db" -qAtc "CREATE DATABASE $fbdb" >/dev/null
-base=${dsn%%\?*}; fbdsn="${base%/*}/$fbdb"
-[[ $dsn == *\?* ]] && fbdsn="$fbdsn?${dsn#*\?}"
+second_database "$fbdb"
 
 pg_script=(); fb_workload=(--workload tpcb)
 if [ -n "$SCRIPT" ]; then
