@@ -679,7 +679,7 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	if st.SLO != "" {
 		res, runErr = c.capacity(ctx, st, engName, threads, measure)
 	} else {
-		res, runErr = measure(ctx, cfg)
+		res, runErr = c.measureUnstolen(ctx, engName, st, cfg, measure)
 	}
 	if res == nil {
 		return runErr
@@ -702,6 +702,33 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	c.doneSteps++
 	c.logOutcome(engName, st.Workload, res)
 	return runErr
+}
+
+// stolenRetries is how many times a step is measured again after a window the hypervisor stole
+// from: a third of the insert windows were stolen from here, so two more leave about one step in
+// thirty measured under steal, and say so.
+const stolenRetries = 2
+
+// measureUnstolen measures a step, and again, up to stolenRetries times, while the hypervisor
+// stole more than machineload.StealLimitPct of the machine over its window: such a window
+// measures the host's other tenants as much as the engine (the rounds' largest noise here), and
+// it is alike for every engine, so each engine's step is held to the same rule. The windows set
+// aside stay in the result (machine.set_aside). A window that failed or was cut short is never
+// measured again: what went wrong is the result.
+func (c *comparison) measureUnstolen(ctx context.Context, engName string, st suite.Resolved, cfg runner.Config, measure func(context.Context, runner.Config) (*result.Result, error)) (*result.Result, error) {
+	var aside []result.SetAsideWindow
+	for try := 0; ; try++ {
+		res, err := measure(ctx, cfg)
+		if res == nil || err != nil || !res.Complete || !machineload.Stolen(res.Machine) || try == stolenRetries {
+			if res != nil && res.Machine != nil && len(aside) > 0 {
+				res.Machine.SetAside, res.Machine.StealLimitPct = aside, machineload.StealLimitPct
+			}
+			return res, err
+		}
+		m := res.Machine
+		aside = append(aside, result.SetAsideWindow{StealPctMean: m.StealPctMean, StealPctMax: m.StealPctMax, TPS: res.TPS})
+		c.logf("   %s: %s: the hypervisor stole %.0f%% of the machine over the window (%.0f TPS): measuring again", engName, st.Workload, m.StealPctMean, res.TPS)
+	}
 }
 
 // capacity runs a step with a latency objective as a capacity search on the server (its threads

@@ -19,6 +19,18 @@ import (
 // window, before its result is marked busy.
 const BusyPct = 10.0
 
+// StealLimitPct is the share of the machine's CPU the hypervisor may steal, on average over a
+// measured window, before compare measures the step again (Stolen). Measured here
+// (docs/measurements.md, "What a round's noise is made of"): over five quick-suite comparisons,
+// steal explained 81% of the insert rounds' spread (up to 28% of the machine in a window, in a
+// third of the insert windows, alike on every engine), and the rounds under 5% spread half as
+// much; read-only windows stayed under it.
+const StealLimitPct = 5.0
+
+// Stolen says whether the hypervisor stole more than StealLimitPct of the machine over the
+// window m sums up.
+func Stolen(m *result.MachineLoad) bool { return m != nil && m.StealPctMean > StealLimitPct }
+
 // Sampler takes the machine's CPU account at each interval's end.
 type Sampler struct {
 	// root is the oldest fairbench process above this one (compare, whose client-host shards and

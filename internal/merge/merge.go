@@ -509,6 +509,8 @@ func mergeMachine(shards []Shard) *result.MachineLoad {
 		m.StealPctMean = max(m.StealPctMean, ml.StealPctMean)
 		m.StealPctMax = max(m.StealPctMax, ml.StealPctMax)
 		m.Busy = m.Busy || ml.Busy
+		m.SetAside = append(m.SetAside, ml.SetAside...)
+		m.StealLimitPct = max(m.StealLimitPct, ml.StealLimitPct)
 	}
 	return m
 }

@@ -327,10 +327,45 @@ func busyNote(cands []*group) string {
 	if len(shared) > 0 {
 		notes = append(notes, "another fairbench ran servers on this machine ("+strings.Join(shared, ", ")+")")
 	}
-	if len(notes) == 0 {
-		return ""
+	again, stolen, limit := stealCounts(cands)
+	if stolen != "" {
+		notes = append(notes, "the hypervisor stole more than "+fmtPct(limit/100)+" of the machine, however often measured again ("+stolen+")")
 	}
-	return "; ⚠ measured while " + strings.Join(notes, " and ") + ": weak evidence, rerun on a quiet machine"
+	text := ""
+	if again != "" {
+		text = "; measured again after a window the hypervisor stole more than " + fmtPct(limit/100) + " of the machine from: " + again
+	}
+	if len(notes) == 0 {
+		return text
+	}
+	return text + "; ⚠ measured while " + strings.Join(notes, " and ") + ": weak evidence, rerun on a quiet machine"
+}
+
+// stealCounts says, per candidate, how many of its rounds compare measured again for steal
+// ("postgres 3 of 12 rounds"), in how many even the last try was stolen from, and the limit the
+// results recorded.
+func stealCounts(cands []*group) (again, stolen string, limit float64) {
+	var a, s []string
+	for _, g := range cands {
+		n, last := 0, 0
+		for _, r := range g.Used {
+			if r.Machine == nil || len(r.Machine.SetAside) == 0 {
+				continue
+			}
+			n++
+			limit = r.Machine.StealLimitPct
+			if r.Machine.StealPctMean > limit {
+				last++
+			}
+		}
+		if n > 0 {
+			a = append(a, fmt.Sprintf("%s %d of %d rounds", g.V.Name, n, len(g.Used)))
+		}
+		if last > 0 {
+			s = append(s, fmt.Sprintf("%s %d of %d rounds", g.V.Name, last, len(g.Used)))
+		}
+	}
+	return strings.Join(a, ", "), strings.Join(s, ", "), limit
 }
 
 // upgrades gives, for every engine with two or more releases in the comparison, one row per

@@ -394,3 +394,26 @@ func TestLeaderAgreesWithRatio(t *testing.T) {
 		t.Errorf("the leader is given a ratio below 1: %q", d.Why)
 	}
 }
+
+// A pick says how many of each engine's rounds were measured again for steal, and warns where
+// even the last try was stolen from.
+func TestStolenWindowsSaidBesidePick(t *testing.T) {
+	const ins = "oltp_insert"
+	again := run("postgres", ins, 8, 1000, true)
+	again.Machine = &result.MachineLoad{StealPctMean: 1, StealLimitPct: 5, SetAside: []result.SetAsideWindow{{StealPctMean: 14, StealPctMax: 20, TPS: 700}}}
+	stolen := run("mariadb", ins, 8, 1100, true)
+	stolen.Machine = &result.MachineLoad{StealPctMean: 9, StealLimitPct: 5, SetAside: []result.SetAsideWindow{{StealPctMean: 14, TPS: 700}, {StealPctMean: 11, TPS: 800}}}
+	ds := newModel(&Input{Results: []*result.Result{again, stolen}}).decisions()
+	why := ds[0].Why
+	for _, want := range []string{"measured again after a window the hypervisor stole more than 5.0% of the machine from: postgres 1 of 1 rounds, mariadb 1 of 1 rounds",
+		"⚠ measured while the hypervisor stole more than 5.0% of the machine, however often measured again (mariadb 1 of 1 rounds)"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("why %q: want %q", why, want)
+		}
+	}
+	quiet := run("mariadb", ins, 8, 1100, true)
+	quiet.Machine = &result.MachineLoad{StealPctMean: 1}
+	if why := newModel(&Input{Results: []*result.Result{quiet, run("postgres", ins, 8, 1000, true)}}).decisions()[0].Why; strings.Contains(why, "hypervisor") {
+		t.Errorf("no window was stolen from, and the pick says %q", why)
+	}
+}

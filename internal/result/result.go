@@ -479,6 +479,19 @@ type MachineLoad struct {
 	// OtherFairbench names the servers of another fairbench seen on the machine as the step
 	// began or ended ("a mysql server of fairbench pid 4242 (port 40123)"); Busy is then set.
 	OtherFairbench []string `json:"other_fairbench,omitempty"`
+	// SetAside are the windows compare measured before this one on the same server and set
+	// aside because the hypervisor stole more than StealLimitPct of the machine over them
+	// (machineload.Stolen), oldest first; this window's figures are the step's.
+	SetAside      []SetAsideWindow `json:"set_aside,omitempty"`
+	StealLimitPct float64          `json:"steal_limit_pct,omitempty"`
+}
+
+// SetAsideWindow is a measured window compare ran again: what the hypervisor stole over it,
+// and the throughput it measured then.
+type SetAsideWindow struct {
+	StealPctMean float64 `json:"steal_pct_mean"`
+	StealPctMax  float64 `json:"steal_pct_max"`
+	TPS          float64 `json:"tps"`
 }
 
 // Statements is the server's per-statement account of a measured window: the difference of its
