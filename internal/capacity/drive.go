@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/histogram"
+	"github.com/fairbench/fairbench/internal/machineload"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/runspec"
@@ -65,7 +66,10 @@ func Search(ctx context.Context, s Settings, measure Measure) (*result.Result, e
 		}
 		s.logf("   %s %.0f/s%s", next.Phase, next.Rate, roundText(next))
 		t0 := time.Now()
-		res, err := measure(ctx, s.config(next.Rate))
+		res, err := machineload.Unstolen(ctx, func(ctx context.Context) (*result.Result, error) { return measure(ctx, s.config(next.Rate)) },
+			func(w result.SetAsideWindow) {
+				s.logf("     the hypervisor stole %.0f%% of the machine over the window: measuring %.0f/s again", w.StealPctMean, next.Rate)
+			})
 		lastTook = time.Since(t0)
 		if res == nil {
 			// Nothing measured at this rate: the server did not take the clients (a connection,
