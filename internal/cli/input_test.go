@@ -65,6 +65,8 @@ func TestRunSettingErrors(t *testing.T) {
 		{"compare budget negative", []string{"compare", "--engines", "postgres", "--budget", "-5m"}, []string{"--budget", "from 0"}},
 		{"compare budget below the rounds", []string{"compare", "--engines", "postgres,mariadb", "--budget", "10s"}, []string{"--budget 10s is less than", "or --budget 0"}},
 		{"compare budget with one round", []string{"compare", "--engines", "postgres", "--repeat", "1", "--budget", "10m"}, []string{"needs at least 2 rounds", "--repeat 3"}},
+		{"reproduce budget negative", []string{"reproduce", "shootout", "--budget", "-5m"}, []string{"--budget", "from 0"}},
+		{"reproduce budget below a comparison's rounds", []string{"reproduce", "shootout", "--engines", "postgres,mariadb", "--budget", "10s"}, []string{"shootout study's run", "--budget 10s is less than"}},
 		{"study threads huge", []string{"study", "mvcc", "--engines", "postgres", "--threads", "99999999999"}, []string{"--threads"}},
 		{"study buffer pool", []string{"study", "mvcc", "--engines", "postgres", "--buffer-pool", "64Q"}, []string{"--buffer-pool", "not a size"}},
 	}

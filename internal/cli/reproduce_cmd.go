@@ -20,7 +20,7 @@ import (
 )
 
 func newReproduceCmd() *cobra.Command {
-	var engines, scale, out, mysqlRoot, workDir, metricsAddr, instrument string
+	var engines, scale, out, mysqlRoot, workDir, metricsAddr, instrument, budget string
 	var list, force, again bool
 	var repeat int
 	var clients clientFlags
@@ -83,9 +83,19 @@ func newReproduceCmd() *cobra.Command {
 				return err
 			}
 			defer stopLive()
+			exec := reproduce.ExecConfig{QuietWait: compare.DefaultQuietWait, WaitEvery: waitEvery, MySQLRoot: mysqlRoot, WorkDir: workDir, Live: live,
+				Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr(), Clients: hosts.Clients, Network: hosts.Network, Budget: reproduce.AutoBudget}
 			o := reproduce.Options{Scale: sc, Repeat: rounds, Engines: kinds, OutDir: out, Log: cmd.ErrOrStderr(), Cores: runtime.NumCPU(),
-				Execute: reproduce.CompareExecutor(reproduce.ExecConfig{QuietWait: compare.DefaultQuietWait, WaitEvery: waitEvery, MySQLRoot: mysqlRoot, WorkDir: workDir, Live: live,
-					Command: "fairbench " + strings.Join(os.Args[1:], " "), Log: cmd.ErrOrStderr(), Clients: hosts.Clients, Network: hosts.Network})}
+				Execute: reproduce.CompareExecutor(exec)}
+			if budget != "auto" && !again {
+				if exec.Budget, err = runspec.ParseBudget("--budget", budget); err != nil {
+					return err
+				}
+				o.Execute = reproduce.CompareExecutor(exec)
+				if err := reproduce.CheckBudgets(cmd.Context(), s, o, exec); err != nil {
+					return badInput(err)
+				}
+			}
 			if again {
 				o.Execute = func(context.Context, reproduce.Run, []string, string) error { return nil } // the results are there
 			}
@@ -105,6 +115,7 @@ func newReproduceCmd() *cobra.Command {
 	f.StringVar(&out, "out", "", "output directory (default out/reproduce-STUDY-TIME)")
 	f.BoolVar(&force, "force", false, "replace the results of an earlier reproduction in --out")
 	f.IntVar(&repeat, "repeat", 0, "rounds of every comparison, the engine order rotated each round, for the intervals the rows are judged by (default: the study's own, reproduce --list)")
+	f.StringVar(&budget, "budget", "auto", "each comparison's time for rounds until decided: auto (twice its own rounds' time, where it runs two or more rounds and does not sweep core counts), off or 0 for its rounds alone, or a time (10m)")
 	f.BoolVar(&again, "report-only", false, "run nothing: judge the results already in --out again and render its report")
 	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot()+")")
 	f.StringVar(&workDir, "workdir", "", "where the servers' data directories go (default: the system temp dir)")

@@ -266,7 +266,7 @@ func Run(ctx context.Context, o *Options) error {
 			if runErr = c.coreSweep(ctx, inst, rep); runErr != nil {
 				break
 			}
-			if runErr = c.explain(ctx, inst, rep); runErr != nil {
+			if runErr = c.explain(ctx, inst, rep, o.Explain); runErr != nil {
 				break
 			}
 		}
@@ -385,11 +385,11 @@ func (c *comparison) pinClient(n int) (restore func(), err error) {
 	return cgroup.PinProcess(rest)
 }
 
-// explain runs the suite on inst once per --explain knob that applies to it, that knob flipped,
+// explain runs the suite on inst once per knob of knobs that applies to it, that knob flipped,
 // right after inst's own run: beside it in time, so that a machine whose speed drifts (steal,
 // other tenants) moves the two figures alike.
-func (c *comparison) explain(ctx context.Context, inst Contender, rep int) error {
-	for _, er := range explainRuns(c.opts.Explain, []Contender{inst}) {
+func (c *comparison) explain(ctx context.Context, inst Contender, rep int, knobs []string) error {
+	for _, er := range explainRuns(knobs, []Contender{inst}) {
 		prof := c.opts.Profile
 		prof.Flip = []string{er.knob}
 		c.logf("== explain %s: %s with that one knob flipped", er.knob, inst.Kind)
@@ -679,7 +679,7 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	if st.SLO != "" {
 		res, runErr = c.capacity(ctx, st, engName, threads, measure)
 	} else {
-		res, runErr = c.measureUnstolen(ctx, engName, st, cfg, measure)
+		res, runErr = machineload.Unstolen(ctx, func(ctx context.Context) (*result.Result, error) { return measure(ctx, cfg) }, c.stolen(engName, st.Workload))
 	}
 	if res == nil {
 		return runErr
@@ -704,30 +704,10 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	return runErr
 }
 
-// stolenRetries is how many times a step is measured again after a window the hypervisor stole
-// from: a third of the insert windows were stolen from here, so two more leave about one step in
-// thirty measured under steal, and say so.
-const stolenRetries = 2
-
-// measureUnstolen measures a step, and again, up to stolenRetries times, while the hypervisor
-// stole more than machineload.StealLimitPct of the machine over its window: such a window
-// measures the host's other tenants as much as the engine (the rounds' largest noise here), and
-// it is alike for every engine, so each engine's step is held to the same rule. The windows set
-// aside stay in the result (machine.set_aside). A window that failed or was cut short is never
-// measured again: what went wrong is the result.
-func (c *comparison) measureUnstolen(ctx context.Context, engName string, st suite.Resolved, cfg runner.Config, measure func(context.Context, runner.Config) (*result.Result, error)) (*result.Result, error) {
-	var aside []result.SetAsideWindow
-	for try := 0; ; try++ {
-		res, err := measure(ctx, cfg)
-		if res == nil || err != nil || !res.Complete || !machineload.Stolen(res.Machine) || try == stolenRetries {
-			if res != nil && res.Machine != nil && len(aside) > 0 {
-				res.Machine.SetAside, res.Machine.StealLimitPct = aside, machineload.StealLimitPct
-			}
-			return res, err
-		}
-		m := res.Machine
-		aside = append(aside, result.SetAsideWindow{StealPctMean: m.StealPctMean, StealPctMax: m.StealPctMax, TPS: res.TPS})
-		c.logf("   %s: %s: the hypervisor stole %.0f%% of the machine over the window (%.0f TPS): measuring again", engName, st.Workload, m.StealPctMean, res.TPS)
+// stolen logs a window set aside for steal (machineload.Unstolen).
+func (c *comparison) stolen(engName, workload string) func(result.SetAsideWindow) {
+	return func(w result.SetAsideWindow) {
+		c.logf("   %s: %s: the hypervisor stole %.0f%% of the machine over the window (%.0f TPS): measuring again", engName, workload, w.StealPctMean, w.TPS)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -66,8 +67,34 @@ type costs struct {
 func stepKey(st suite.Resolved) string { return st.Workload + "\x00" + st.Name }
 
 // openRound is what one added round runs: per engine name, the steps (by key) and the thread
-// count of each.
-type openRound map[string]map[string]int
+// count of each; and per engine name and --explain knob, the steps its flipped profile runs
+// right after the engine's own (whose steps include them: an effect is judged against the run
+// it follows).
+type openRound struct {
+	steps map[string]map[string]int
+	knobs map[string]map[string]map[string]int
+}
+
+func (r openRound) empty() bool { return len(r.steps) == 0 }
+
+// add puts a step at threads into the engine's round, and into its flipped run of knob where
+// knob is set.
+func (r openRound) add(engine, knob, key string, threads int) {
+	if r.steps[engine] == nil {
+		r.steps[engine] = map[string]int{}
+	}
+	r.steps[engine][key] = threads
+	if knob == "" {
+		return
+	}
+	if r.knobs[engine] == nil {
+		r.knobs[engine] = map[string]map[string]int{}
+	}
+	if r.knobs[engine][knob] == nil {
+		r.knobs[engine][knob] = map[string]int{}
+	}
+	r.knobs[engine][knob][key] = threads
+}
 
 // untilDecided adds rounds to the open picks after the suite's own rounds, recording in the
 // environment what it did and why it stopped.
@@ -82,7 +109,7 @@ func (c *comparison) untilDecided(ctx context.Context, insts []Contender) error 
 		if err != nil {
 			return err
 		}
-		if len(round) == 0 {
+		if round.empty() {
 			plan.Stopped = "decided"
 			c.logf("== every pick decided after %d rounds (%s)", n, time.Since(c.started).Round(time.Second))
 			return nil
@@ -117,22 +144,23 @@ func (c *comparison) untilDecided(ctx context.Context, insts []Contender) error 
 func (c *comparison) openRound() (openRound, []string, error) {
 	in, err := report.Load(c.opts.OutDir)
 	if err != nil {
-		return nil, nil, err
+		return openRound{}, nil, err
 	}
 	in.Environment = c.env // the plan, which environment.json does not hold yet
-	round := openRound{}
+	round := openRound{steps: map[string]map[string]int{}, knobs: map[string]map[string]map[string]int{}}
 	var names []string
 	for _, p := range report.OpenPicks(in) {
 		key, ok := c.stepOf[p.Workload]
 		if !ok {
 			continue
 		}
-		names = append(names, fmt.Sprintf("%s (%s)", p.Workload, strings.Join(p.Engines, ", ")))
+		if p.Knob != "" {
+			names = append(names, fmt.Sprintf("%s with %s flipped (%s)", p.Workload, p.Knob, strings.Join(p.Engines, ", ")))
+		} else {
+			names = append(names, fmt.Sprintf("%s (%s)", p.Workload, strings.Join(p.Engines, ", ")))
+		}
 		for _, e := range p.Engines {
-			if round[e] == nil {
-				round[e] = map[string]int{}
-			}
-			round[e][key] = p.Threads
+			round.add(e, p.Knob, key, p.Threads)
 		}
 	}
 	return round, names, nil
@@ -141,10 +169,16 @@ func (c *comparison) openRound() (openRound, []string, error) {
 // roundCost is what one added round should take, from the engines' last rounds.
 func (c *comparison) roundCost(round openRound) time.Duration {
 	var d time.Duration
-	for e, steps := range round {
+	cost := func(e string, steps map[string]int) {
 		d += c.costs.overhead[e]
 		for key := range steps {
 			d += c.costs.step[e+"|"+key]
+		}
+	}
+	for e, steps := range round.steps {
+		cost(e, steps)
+		for _, knobSteps := range round.knobs[e] {
+			cost(e, knobSteps)
 		}
 	}
 	return d
@@ -155,17 +189,24 @@ func (c *comparison) roundCost(round openRound) time.Duration {
 func (c *comparison) addedRound(ctx context.Context, insts []Contender, round openRound, rep int) error {
 	var in []Contender
 	for _, inst := range insts {
-		if round[inst.Name()] != nil {
+		if round.steps[inst.Name()] != nil {
 			in = append(in, inst)
 		}
 	}
+	defer func() { c.only = nil }()
 	for _, inst := range roundOrder(in, rep) {
-		c.only = round[inst.Name()]
+		c.only = round.steps[inst.Name()]
 		c.totalSteps += len(c.only)
-		err := c.engine(ctx, inst, rep, c.opts.Profile)
-		c.only = nil
-		if err != nil {
+		if err := c.engine(ctx, inst, rep, c.opts.Profile); err != nil {
 			return err
+		}
+		knobs := round.knobs[inst.Name()]
+		for _, knob := range slices.Sorted(maps.Keys(knobs)) {
+			c.only = knobs[knob]
+			c.totalSteps += len(c.only)
+			if err := c.explain(ctx, inst, rep, []string{knob}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -175,7 +216,7 @@ func (c *comparison) addedRound(ctx context.Context, insts []Contender, round op
 func addedRecord(round openRound, rep int, steps []suite.Resolved) result.AddedRound {
 	a := result.AddedRound{Round: rep}
 	seen := map[string]bool{}
-	for e, keys := range round {
+	for e, keys := range round.steps {
 		a.Engines = append(a.Engines, e)
 		for _, st := range steps {
 			if _, ok := keys[stepKey(st)]; ok && !seen[stepKey(st)] {
@@ -183,9 +224,15 @@ func addedRecord(round openRound, rep int, steps []suite.Resolved) result.AddedR
 				a.Workloads = append(a.Workloads, cmpName(st))
 			}
 		}
+		for knob := range round.knobs[e] {
+			if !slices.Contains(a.Knobs, knob) {
+				a.Knobs = append(a.Knobs, knob)
+			}
+		}
 	}
 	slices.Sort(a.Engines)
 	slices.Sort(a.Workloads)
+	slices.Sort(a.Knobs)
 	return a
 }
 

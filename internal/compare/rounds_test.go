@@ -20,23 +20,8 @@ import (
 // freedom spans a factor of tens), so at least one look's rounds are added.
 func TestRoundsUntilDecided(t *testing.T) {
 	kinds := engines(t)[:2]
-	s, err := suite.Parse([]byte(`
-name: tiny-rounds
-description: one short step, two rounds, then until decided
-threads: 2
-time: 1s
-warmup: 200ms
-repeat: 2
-options: {tables: "1", table-size: "2000"}
-steps:
-  - workload: oltp_point_select
-  - workload: oltp_insert
-`), "tiny-rounds.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	o := options(t, kinds)
-	o.Suite = s
+	o.Suite = twoRounds(t, "oltp_point_select", "oltp_insert")
 	// About 50 s for the minimum rounds here, 25 s for the one round to the second look; the
 	// third look's two rounds do not fit.
 	o.Budget = 100 * time.Second
@@ -126,4 +111,101 @@ func roundOf(t *testing.T, o *Options, res *result.Result) int {
 	}
 	t.Fatalf("no file for %s %s", res.Engine.Kind, res.Workload.Name)
 	return 0
+}
+
+// An --explain knob's effect is decided by the same rounds: an effect still open after the
+// minimum gets rounds of the engine's own run and its flipped run, recorded as such. Flipping a
+// write setting on a read-only step leaves the effect open after two rounds almost surely (the
+// first look's interval from one degree of freedom spans tens of percent), so rounds are added.
+func TestRoundsUntilDecidedExplain(t *testing.T) {
+	kinds := engines(t)[:1]
+	o := options(t, kinds)
+	o.Suite, o.Explain = twoRounds(t, "oltp_point_select"), []string{"synchronous-commit"}
+	// About 7 s a round here (two servers, each started and loaded): the minimum's two rounds
+	// and the looks' rounds to five fit, the three to the next look do not.
+	o.Budget = time.Minute
+	var log strings.Builder
+	o.Log = &log
+	defer func() {
+		if t.Failed() {
+			t.Log(log.String())
+		}
+	}()
+	results := runClean(t, o)
+	var env result.Environment
+	data, err := os.ReadFile(filepath.Join(o.OutDir, "environment.json"))
+	if err != nil || json.Unmarshal(data, &env) != nil || env.Rounds == nil {
+		t.Fatalf("environment: %v %s", err, data)
+	}
+	t.Logf("rounds: added %+v, stopped %s after %.0f s", env.Rounds.Added, env.Rounds.Stopped, env.Rounds.SpentS)
+	if len(env.Rounds.Added) == 0 {
+		t.Fatalf("no round added for the open knob effect (stopped: %s)", env.Rounds.Stopped)
+	}
+	for _, a := range env.Rounds.Added {
+		if !slices.Equal(a.Knobs, []string{"synchronous-commit"}) || !slices.Equal(a.Workloads, []string{"oltp_point_select"}) {
+			t.Errorf("added round %+v: want oltp_point_select with synchronous-commit flipped", a)
+		}
+		plain, flipped := 0, 0
+		for _, res := range results {
+			if roundOf(t, o, res) != a.Round {
+				continue
+			}
+			if len(res.Flipped) > 0 {
+				flipped++
+			} else {
+				plain++
+			}
+		}
+		if plain != 1 || flipped != 1 {
+			t.Errorf("round %d ran %d plain and %d flipped runs, want one of each", a.Round, plain, flipped)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(o.OutDir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "(and with synchronous-commit flipped)") || !strings.Contains(string(md), "look ") {
+		t.Errorf("the report does not say the knob's rounds:\n%s", md)
+	}
+}
+
+// What an added round runs: an open knob effect puts its step in the engine's own round and in
+// the knob's flipped run; the environment's line names the knob.
+func TestOpenRoundWithKnobs(t *testing.T) {
+	r := openRound{steps: map[string]map[string]int{}, knobs: map[string]map[string]map[string]int{}}
+	if !r.empty() {
+		t.Fatal("a new round is not empty")
+	}
+	steps := []suite.Resolved{{Workload: "oltp_insert"}, {Workload: "oltp_read_write"}}
+	r.add("postgres@18", "", stepKey(steps[1]), 8)
+	r.add("mariadb@11.8", "binlog", stepKey(steps[0]), 4)
+	if r.steps["mariadb@11.8"][stepKey(steps[0])] != 4 || r.knobs["mariadb@11.8"]["binlog"][stepKey(steps[0])] != 4 || r.knobs["postgres@18"] != nil {
+		t.Errorf("round %+v", r)
+	}
+	a := addedRecord(r, 6, steps)
+	if a.Round != 6 || !slices.Equal(a.Engines, []string{"mariadb@11.8", "postgres@18"}) || !slices.Equal(a.Workloads, []string{"oltp_insert", "oltp_read_write"}) ||
+		!slices.Equal(a.Knobs, []string{"binlog"}) {
+		t.Errorf("added record %+v", a)
+	}
+	c := &comparison{costs: costs{overhead: map[string]time.Duration{"mariadb@11.8": 10 * time.Second, "postgres@18": 8 * time.Second},
+		step: map[string]time.Duration{"mariadb@11.8|" + stepKey(steps[0]): 5 * time.Second, "postgres@18|" + stepKey(steps[1]): 6 * time.Second}}}
+	// mariadb's own run and its flipped run, 15 s each; postgres's 14 s.
+	if got := c.roundCost(r); got != 44*time.Second {
+		t.Errorf("round cost %s, want 44s", got)
+	}
+}
+
+// twoRounds is a suite of short steps of the workloads, two rounds, for rounds until decided.
+func twoRounds(t *testing.T, workloads ...string) *suite.Suite {
+	t.Helper()
+	text := "name: tiny-rounds\ndescription: short steps, two rounds, then until decided\nthreads: 2\ntime: 1s\nwarmup: 200ms\nrepeat: 2\n" +
+		"options: {tables: \"1\", table-size: \"2000\"}\nsteps:\n"
+	for _, w := range workloads {
+		text += "  - workload: " + w + "\n"
+	}
+	s, err := suite.Parse([]byte(text), "tiny-rounds.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -162,18 +162,34 @@ type Effect struct {
 	HasIv     bool
 	Real      bool // the interval excludes no change, on a side the change's physics allows
 	WrongSign bool // the interval excludes no change on the side the physics rules out
+	// None: the interval lies within ±Margin: no effect worth the name, as a tie is for a pick.
+	None bool
 }
+
+// Open says whether more rounds could decide the effect: it has an interval, which includes no
+// change and reaches beyond ±Margin.
+func (e Effect) Open() bool { return e.HasIv && !e.Real && !e.WrongSign && !e.None }
 
 // EffectOf judges flipped against base, runs paired by index (each flipped run follows the base
 // run it is paired with). expect is the sign the change can have: +1 only faster (less work),
 // -1 only slower, 0 either. A measured effect of the other sign is the machine moving, and is
 // never claimed: turning durable commit off cannot slow an engine down.
 func EffectOf(flipped, base []float64, expect int) Effect {
+	return Fixed.EffectOf(flipped, base, expect)
+}
+
+// EffectOf is EffectOf under the rule: a sequential rule judges the effect at the look its
+// rounds reached, as it does a pick.
+func (r Rule) EffectOf(flipped, base []float64, expect int) Effect {
 	e := Effect{Change: math.NaN()}
 	if len(flipped) > 0 && len(base) > 0 {
 		e.Change = Median(flipped)/Median(base) - 1
 	}
-	e.Ratio, e.HasIv = Of(flipped, base, true)
+	e.Ratio, e.HasIv = r.Of(flipped, base, true)
+	if e.HasIv && e.Ratio.WithinMargin() {
+		e.None = true
+		return e
+	}
 	if !e.HasIv || !e.Ratio.Excludes(1) {
 		return e
 	}
@@ -188,6 +204,8 @@ func (e Effect) String() string {
 	switch {
 	case !e.HasIv:
 		return text + " (one run: no interval)"
+	case e.None:
+		return fmt.Sprintf("%s [%s, %s] (none: within ±%.0f%%)", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1), 100*Margin)
 	case e.WrongSign:
 		return fmt.Sprintf("%s [%s, %s] (noise: the wrong sign for what this knob does)", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1))
 	case !e.Real:

@@ -3,6 +3,7 @@ package interval
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -122,5 +123,39 @@ func TestMedianAndMargin(t *testing.T) {
 		if got := c.r.WithinMargin(); got != c.want {
 			t.Errorf("%+v.WithinMargin() = %v, want %v", c.r, got, c.want)
 		}
+	}
+}
+
+// An effect is judged as a pick is: none within ±Margin, open while its interval includes no
+// change and reaches further, and under a sequential rule at the look its rounds reached.
+func TestRuleEffect(t *testing.T) {
+	for _, c := range []struct {
+		name                  string
+		rule                  Rule
+		flipped, base         []float64
+		expect                int
+		real, none, open, bad bool
+	}{
+		{"a clear gain", Fixed, []float64{1500, 1520, 1490}, []float64{1000, 1010, 990}, 1, true, false, false, false},
+		{"no effect within the margin", Fixed, []float64{1001, 1011, 991}, []float64{1000, 1010, 990}, 0, false, true, false, false},
+		{"wide: open", Fixed, []float64{1200, 900, 1000}, []float64{1000, 1000, 1000}, 0, false, false, true, false},
+		{"the wrong sign for the knob", Fixed, []float64{700, 710, 690}, []float64{1000, 1010, 990}, 1, false, false, false, true},
+		{"one round: no interval, not open", Fixed, []float64{1500}, []float64{1000}, 0, false, false, false, false},
+	} {
+		e := c.rule.EffectOf(c.flipped, c.base, c.expect)
+		if e.Real != c.real || e.None != c.none || e.Open() != c.open || e.WrongSign != c.bad {
+			t.Errorf("%s: %+v (open %v); want real %v none %v open %v wrong sign %v", c.name, e, e.Open(), c.real, c.none, c.open, c.bad)
+		}
+	}
+	if s := Fixed.EffectOf([]float64{1001, 1011, 991}, []float64{1000, 1010, 990}, 0).String(); !strings.Contains(s, "(none: within ±5%)") {
+		t.Errorf("no effect reads %q", s)
+	}
+	// Logs ±0.035 around a 10% gain: decided by a fixed 95% interval, open at the first look.
+	f, b := []float64{1073, 1105, 1150}, []float64{1000, 1000, 1000}
+	if e := Fixed.EffectOf(f, b, 0); !e.Real {
+		t.Errorf("fixed: %+v, want a gain", e)
+	}
+	if e := Sequential(3).EffectOf(f, b, 0); !e.Open() || e.Ratio.Look != 1 {
+		t.Errorf("sequential: %+v, want open at look 1", e)
 	}
 }

@@ -429,10 +429,14 @@ type Open struct {
 	Workload string
 	Threads  int
 	Engines  []string
+	// Knob, where set, is an --explain knob whose effect on the workload is open: its engine's
+	// plain run and the run with the knob flipped both run again.
+	Knob string
 }
 
-// OpenPicks lists the fixed-thread picks of in that more rounds could decide. Variants with a
-// label (a flipped knob, a core count) are left out: their runs are not compare's plain rounds.
+// OpenPicks lists the fixed-thread picks of in that more rounds could decide, and the --explain
+// knob effects (Open.Knob). Variants with a label (a core count) are left out: their runs are
+// not compare's plain rounds.
 func OpenPicks(in *Input) []Open {
 	m := newModel(in)
 	var out []Open
@@ -460,12 +464,12 @@ func OpenPicks(in *Input) []Open {
 			out = addOpen(out, Open{Workload: d.Workload, Threads: m.Headline[d.Workload]}, d.Open)
 		}
 	}
-	return out
+	return append(out, m.openKnobs()...)
 }
 
 // addOpen adds the plain variants of vs to the open pick of o's workload, or a new one.
 func addOpen(out []Open, o Open, vs []*variant) []Open {
-	i := slices.IndexFunc(out, func(p Open) bool { return p.Workload == o.Workload })
+	i := slices.IndexFunc(out, func(p Open) bool { return p.Workload == o.Workload && p.Knob == "" })
 	if i < 0 {
 		out, i = append(out, o), len(out)
 	}
@@ -512,6 +516,9 @@ func (m *model) roundsText() string {
 		byRound := make([]string, len(r.Added))
 		for i, a := range r.Added {
 			byRound[i] = fmt.Sprintf("round %d: %s on %s", a.Round, strings.Join(a.Workloads, ", "), strings.Join(a.Engines, ", "))
+			if len(a.Knobs) > 0 {
+				byRound[i] += " (and with " + strings.Join(a.Knobs, ", ") + " flipped)"
+			}
 		}
 		text += " Added: " + strings.Join(byRound, "; ") + "."
 	}

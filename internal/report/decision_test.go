@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -415,5 +416,51 @@ func TestStolenWindowsSaidBesidePick(t *testing.T) {
 	quiet.Machine = &result.MachineLoad{StealPctMean: 1}
 	if why := newModel(&Input{Results: []*result.Result{quiet, run("postgres", ins, 8, 1000, true)}}).decisions()[0].Why; strings.Contains(why, "hypervisor") {
 		t.Errorf("no window was stolen from, and the pick says %q", why)
+	}
+}
+
+// A knob's effect is judged by the comparison's rule, each flipped run against the plain run it
+// followed (rounds added for another pick ran the plain runs alone), and an effect still open
+// is listed for more rounds of that engine's own and flipped runs.
+func TestKnobEffectsUnderTheRule(t *testing.T) {
+	const ins, ro = "oltp_insert", "oltp_read_only"
+	at := func(rs []*result.Result, minutes ...int) []*result.Result {
+		for i, r := range rs {
+			r.StartedAt = time.Date(2026, 11, 28, 12, minutes[i], 0, 0, time.UTC)
+		}
+		return rs
+	}
+	flip := func(rs []*result.Result) []*result.Result {
+		for _, r := range rs {
+			r.Flipped, r.FlipExpect = []string{"synchronous-commit"}, 1
+		}
+		return rs
+	}
+	results := slices.Concat(
+		// insert: five rounds with a flipped run after each, then three rounds for the pick alone.
+		at(reps("postgres", ins, 1000, 1100, 900, 1000, 1050, 3000, 3100, 2900), 0, 2, 4, 6, 8, 10, 11, 12),
+		at(flip(reps("postgres", ins, 2000, 2200, 1800, 2000, 2100)), 1, 3, 5, 7, 9),
+		at(reps("mariadb", ins, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000), 0, 2, 4, 6, 8, 10, 11, 12),
+		// read-only: the write knob's effect is wide after five rounds.
+		at(reps("postgres", ro, 1000, 1000, 1000, 1000, 1000), 20, 22, 24, 26, 28),
+		at(flip(reps("postgres", ro, 1300, 800, 1100, 900, 1000)), 21, 23, 25, 27, 29),
+		at(reps("mariadb", ro, 1000, 1000, 1000, 1000, 1000), 20, 22, 24, 26, 28),
+	)
+	seq := &result.Environment{Rounds: &result.Rounds{Rule: "sequential", MinRounds: 5}}
+	m := newModel(&Input{Results: results, Environment: seq})
+	eff := m.knobEffect(m.knobBase(knobKey{"synchronous-commit", "postgres", ins, 8}), m.knobRuns()[knobKey{"synchronous-commit", "postgres", ins, 8}])
+	// Paired by time the flipped runs double their own rounds; by count the added rounds' 3,000
+	// would not enter (five each), and paired by index with the median's rounds they would.
+	if !eff.Real || math.Abs(eff.Ratio.Estimate-2) > 0.01 || eff.Ratio.Rounds != 5 || eff.Ratio.Look != 1 {
+		t.Errorf("insert's effect %+v: want +100%% from the five pairs at look 1", eff)
+	}
+	var open []Open
+	for _, o := range OpenPicks(&Input{Results: results, Environment: seq}) {
+		if o.Knob != "" {
+			open = append(open, o)
+		}
+	}
+	if len(open) != 1 || open[0].Workload != ro || open[0].Knob != "synchronous-commit" || !slices.Equal(open[0].Engines, []string{"postgres"}) {
+		t.Errorf("open knob effects %+v, want read-only's on postgres", open)
 	}
 }

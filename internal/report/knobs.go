@@ -19,25 +19,32 @@ type knobKey struct {
 	threads              int
 }
 
-func (m *model) knobSection() *document.Section {
+// knobRuns groups the flipped runs at each workload's headline thread count by knob, engine
+// and workload.
+func (m *model) knobRuns() map[knobKey][]*result.Result {
 	runs := map[knobKey][]*result.Result{}
-	var keys []knobKey
-	knobOrder := map[string]int{}
 	for _, r := range m.Explain {
 		if r.Ramp != nil || r.TPCH != nil || r.Threads != m.Headline[r.WorkloadID()] {
 			continue
 		}
 		k := knobKey{strings.Join(r.Flipped, "+"), r.Engine.Kind, r.WorkloadID(), r.Threads}
-		if _, ok := knobOrder[k.knob]; !ok {
-			knobOrder[k.knob] = len(knobOrder)
-		}
-		if runs[k] == nil {
-			keys = append(keys, k)
-		}
 		runs[k] = append(runs[k], r)
 	}
-	if len(keys) == 0 {
-		return nil
+	return runs
+}
+
+// knobKeys are knobRuns' keys in the report's order: knobs as first run, then engines and
+// workloads in the report's order.
+func (m *model) knobKeys() []knobKey {
+	knobOrder := map[string]int{}
+	for _, r := range m.Explain {
+		if k := strings.Join(r.Flipped, "+"); knobOrder[k] == 0 {
+			knobOrder[k] = len(knobOrder) + 1
+		}
+	}
+	var keys []knobKey
+	for k := range m.knobRuns() {
+		keys = append(keys, k)
 	}
 	sort.SliceStable(keys, func(i, j int) bool {
 		a, b := keys[i], keys[j]
@@ -47,8 +54,19 @@ func (m *model) knobSection() *document.Section {
 		case a.kind != b.kind:
 			return lessKind(a.kind, b.kind)
 		}
-		return lessWorkload(a.workload, b.workload)
+		if a.workload != b.workload {
+			return lessWorkload(a.workload, b.workload)
+		}
+		return a.threads < b.threads
 	})
+	return keys
+}
+
+func (m *model) knobSection() *document.Section {
+	runs, keys := m.knobRuns(), m.knobKeys()
+	if len(keys) == 0 {
+		return nil
+	}
 	t := &document.Table{
 		Header:  []string{"Knob", "Engine", "Settings flipped", "Workload", "Threads", "TPS as compared", "TPS flipped", "Effect"},
 		Numeric: []bool{false, false, false, false, true, true, true, true},
@@ -56,7 +74,7 @@ func (m *model) knobSection() *document.Section {
 	for _, k := range keys {
 		t.Rows = append(t.Rows, m.knobRow(k, runs[k]))
 	}
-	t.Foot = []string{"Each row is one engine run again with that one knob flipped from the comparison's profile, everything else equal; TPS is the median of complete runs at the thread count the comparison's tables use. Effect is flipped over compared, minus one, with its 95% interval from the repeats (each flipped run paired with the run it followed); within noise when the interval includes no change, and shown as noise when the repeats place it on the side the knob's physics rules out (durable commit turned off cannot make an engine slower). Each flipped run follows its engine's own run directly; an effect on a workload the knob cannot touch (the binary log on read-only work) shows how much the machine itself moved between the two."}
+	t.Foot = []string{"Each row is one engine run again with that one knob flipped from the comparison's profile, everything else equal; TPS is the median of complete runs at the thread count the comparison's tables use. Effect is flipped over compared, minus one, with its interval from the rounds (each flipped run paired with its engine's own run that it followed; 95%, or under rounds until decided the look its rounds reached, as for the picks); none when the interval lies within ±5%, within noise when it includes no change and reaches further (more rounds would decide), and shown as noise when the repeats place it on the side the knob's physics rules out (durable commit turned off cannot make an engine slower). Each flipped run follows its engine's own run directly; an effect on a workload the knob cannot touch (the binary log on read-only work) shows how much the machine itself moved between the two."}
 	return &document.Section{ID: "knobs", Heading: "Knob effects (--explain)", Tables: []*document.Table{t},
 		Paras: []string{"Which setting explains a gap: the headline figure of each engine with one knob flipped, beside the comparison's."}}
 }
@@ -68,12 +86,7 @@ func (m *model) knobRow(k knobKey, runs []*result.Result) []document.Cell {
 		used = runs
 	}
 	flipped := inStartOrder(used, func(r *result.Result) float64 { return r.TPS })
-	var base *group
-	for _, v := range m.Variants {
-		if v.Kind == k.kind && v.Label == "" {
-			base = m.group(v, k.workload, k.threads)
-		}
-	}
+	base := m.knobBase(k)
 	baseTxt, effect := "—", "—"
 	var changed string
 	if base != nil {
@@ -82,11 +95,58 @@ func (m *model) knobRow(k knobKey, runs []*result.Result) []document.Cell {
 			changed = settingsChange(base.Rep.Server.Profile, runs[0].Server.Profile)
 		}
 		if base.TPS > 0 {
-			effect = interval.EffectOf(flipped, base.Samples, runs[0].FlipExpect).String()
+			effect = m.knobEffect(base, used).String()
 		}
 	}
 	return []document.Cell{{Text: k.knob, Head: true}, {Text: k.kind}, {Text: orDash(changed)}, {Text: k.workload},
 		{Text: fmtInt(int64(k.threads))}, {Text: baseTxt}, {Text: fmtRate(median(flipped)), Incomplete: !complete}, {Text: effect}}
+}
+
+// knobBase is the comparison's own group a knob row is set against: its engine's plain runs of
+// the workload at the row's thread count.
+func (m *model) knobBase(k knobKey) *group {
+	var base *group
+	for _, v := range m.Variants {
+		if v.Kind == k.kind && v.Label == "" {
+			base = m.group(v, k.workload, k.threads)
+		}
+	}
+	return base
+}
+
+// knobEffect judges the flipped runs against the base runs each followed, under the
+// comparison's rule: rounds added for other picks ran the base alone, so the pairs are found by
+// time, not by count.
+func (m *model) knobEffect(base *group, flipped []*result.Result) interval.Effect {
+	f, b := result.PairFollowing(flipped, base.Used)
+	expect := 0
+	if len(flipped) > 0 {
+		expect = flipped[0].FlipExpect
+	}
+	tps := func(r *result.Result) float64 { return r.TPS }
+	return m.rule.EffectOf(result.Figures(f, tps), result.Figures(b, tps), expect)
+}
+
+// openKnobs lists the knob effects of in that more rounds could decide, each as the engine
+// whose plain and flipped runs of the workload would run again.
+func (m *model) openKnobs() []Open {
+	var out []Open
+	for _, k := range m.knobKeys() {
+		base := m.knobBase(k)
+		if base == nil || base.TPS <= 0 {
+			continue
+		}
+		var flipped []*result.Result
+		for _, r := range m.knobRuns()[k] {
+			if r.Complete {
+				flipped = append(flipped, r)
+			}
+		}
+		if m.knobEffect(base, flipped).Open() {
+			out = append(out, Open{Workload: k.workload, Threads: k.threads, Engines: []string{base.V.Engine}, Knob: k.knob})
+		}
+	}
+	return out
 }
 
 // settingsChange lists the settings that differ between two applied profiles: "log_bin OFF → ON".

@@ -207,9 +207,9 @@ func lessWorkload(a, b string) bool {
 	return ba < bb
 }
 
-// ruleOf is the rule the comparison's rounds followed: sequential where compare added rounds
+// RuleOf is the rule the comparison's rounds followed: sequential where compare added rounds
 // until decided (whether or not it needed any), fixed otherwise.
-func ruleOf(env *result.Environment) interval.Rule {
+func RuleOf(env *result.Environment) interval.Rule {
 	if env != nil && env.Rounds != nil && env.Rounds.Rule == "sequential" {
 		return interval.Sequential(env.Rounds.MinRounds)
 	}
@@ -219,7 +219,7 @@ func ruleOf(env *result.Environment) interval.Rule {
 func newModel(in *Input) *model {
 	m := &model{
 		Env:            in.Environment,
-		rule:           ruleOf(in.Environment),
+		rule:           RuleOf(in.Environment),
 		groups:         map[groupKey]*group{},
 		rampGroups:     map[groupKey]*group{},
 		capacityGroups: map[groupKey]*group{},

@@ -4,13 +4,9 @@
 package report
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"github.com/fairbench/fairbench/internal/output"
-	"io/fs"
-	"os"
 	"path/filepath"
+
+	"github.com/fairbench/fairbench/internal/output"
 
 	"github.com/fairbench/fairbench/internal/result"
 )
@@ -31,22 +27,11 @@ func Load(dir string) (*Input, error) {
 	if results, err = mergeShards(results); err != nil {
 		return nil, err
 	}
-	in := &Input{Results: results}
-	envPath := filepath.Join(dir, "environment.json")
-	data, err := os.ReadFile(envPath)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		// Reports from hand-copied results files are still useful without the machine description.
-	case err != nil:
+	env, err := result.ReadEnvironment(dir)
+	if err != nil {
 		return nil, err
-	default:
-		var env result.Environment
-		if err := json.Unmarshal(data, &env); err != nil {
-			return nil, fmt.Errorf("%s is not a fairbench environment file: %v", envPath, err)
-		}
-		in.Environment = &env
 	}
-	return in, nil
+	return &Input{Results: results, Environment: env}, nil
 }
 
 // Markdown renders the report as Markdown.

@@ -78,7 +78,8 @@ func judgeRatio(figure, run string, pub, got float64, gotOK bool, why string) Ro
 }
 
 // gotRatio is a measured ratio between two engines: the ratio of the medians and, from two or
-// more runs of each, its 95% interval paired by round.
+// more runs of each, its interval paired by round, at the level of the comparison's rule (95%,
+// or under rounds until decided the look its rounds reached).
 type gotRatio struct {
 	Ratio    float64
 	Interval interval.Ratio
@@ -89,23 +90,15 @@ type gotRatio struct {
 // ratioOf measures a/b over the complete runs of each side (in the order they started), of the
 // figure f; paired when both come from the rounds of one comparison, so the k-th of each ran in
 // the same round.
-func ratioOf(a, b []*result.Result, f func(*result.Result) float64, paired bool) gotRatio {
-	fa, fb := figures(a, f), figures(b, f)
+func ratioOf(rule interval.Rule, a, b []*result.Result, f func(*result.Result) float64, paired bool) gotRatio {
+	fa, fb := result.Figures(a, f), result.Figures(b, f)
 	ma, mb := medianOf(fa), medianOf(fb)
 	if len(fa) == 0 || len(fb) == 0 || mb <= 0 {
 		return gotRatio{}
 	}
 	g := gotRatio{Ratio: ma / mb, OK: true}
-	g.Interval, g.HasIv = interval.Of(fa, fb, paired)
+	g.Interval, g.HasIv = rule.Of(fa, fb, paired)
 	return g
-}
-
-func figures(rs []*result.Result, f func(*result.Result) float64) []float64 {
-	out := make([]float64, len(rs))
-	for i, r := range rs {
-		out[i] = f(r)
-	}
-	return out
 }
 
 func medianOf(xs []float64) float64 { return interval.Median(xs) }
@@ -142,14 +135,14 @@ func judgeGot(figure, run string, pub float64, got gotRatio, why string) Row {
 	switch {
 	case open && (pub > iv.Hi || pub < iv.Lo) && math.Abs(pub-1) > 2*TieBand:
 		row.Verdict = Disagrees
-		row.Why = fmt.Sprintf("published%s; the measured 95%% interval includes 1 and excludes %.2fx", sideWord(pub), pub)
+		row.Why = fmt.Sprintf("published%s; the measured %s includes 1 and excludes %.2fx", sideWord(pub), iv.LevelText(), pub)
 	case open:
 		row.Verdict = Undecided
-		row.Why = fmt.Sprintf("published%s; the measured 95%% interval (%s) includes 1 and reaches beyond %.0f%%: more rounds would decide",
-			sideWord(pub), iv.Basis(), 100*TieBand)
+		row.Why = fmt.Sprintf("published%s; the measured %s (%s) includes 1 and reaches beyond %.0f%%: more rounds would decide",
+			sideWord(pub), iv.LevelText(), iv.Basis(), 100*TieBand)
 		return row
 	case gotSide == pubSide:
-		row.Verdict, row.Why = Agrees, "same winner"+sideWord(pub)+", the 95% interval "+ivWord(gotSide)
+		row.Verdict, row.Why = Agrees, "same winner"+sideWord(pub)+", the "+iv.LevelText()+" "+ivWord(gotSide)
 		return row
 	default:
 		row.Verdict = Disagrees
@@ -253,10 +246,10 @@ const undecidedPick = "undecided"
 // the best's interval against another lies within TieBand; "undecided (A leads B)" when it
 // includes 1 and reaches further. With a single run per engine, which measures no noise,
 // TieBand on the medians decides, as before.
-func bestOf(runs map[string][]*result.Result, f func(*result.Result) float64) string {
+func bestOf(rule interval.Rule, runs map[string][]*result.Result, f func(*result.Result) float64) string {
 	medians := map[string]float64{}
 	for e, rs := range runs {
-		if m := medianOf(figures(rs, f)); m > 0 {
+		if m := medianOf(result.Figures(rs, f)); m > 0 {
 			medians[e] = m
 		}
 	}
@@ -273,7 +266,7 @@ func bestOf(runs map[string][]*result.Result, f func(*result.Result) float64) st
 	top := names[0]
 	tied := []string{top}
 	for _, e := range names[1:] {
-		r, ok := interval.Of(figures(runs[top], f), figures(runs[e], f), true)
+		r, ok := rule.Of(result.Figures(runs[top], f), result.Figures(runs[e], f), true)
 		switch {
 		case !ok:
 			return best(medians, false)

@@ -83,7 +83,7 @@ func judgePayments(pub Published, got Measured) []Row {
 func tpsRatioRow(pub Published, got Measured, runA, runB, a, b string, want float64) Row {
 	ra, rb := got.All(runA, a, "payments"), got.All(runB, b, "payments")
 	// Rounds pair only within one comparison.
-	g := ratioOf(ra, rb, func(r *result.Result) float64 { return r.TPS }, runA == runB)
+	g := ratioOf(got.Rule(runA, runB), ra, rb, func(r *result.Result) float64 { return r.TPS }, runA == runB)
 	why := fmt.Sprintf("needs complete payments results of %s (%s run) and %s (%s run)", a, runA, b, runB)
 	if g.OK {
 		why = evidence(pub, got.Cores, first(ra), first(rb))

@@ -62,7 +62,8 @@ func writeReport(dir string, s *Study, sc Scale, rows []Row, got Measured, pub P
 	t.Foot = []string{"Published figures are the study's own, on its hardware (published.yaml names the source). " +
 		"Rows compare shapes that survive a change of machine: ratios to the study's reference engine and the picks " +
 		"they lead to. A ratio agrees when both name the same winner, or both a tie within 5%; magnitudes are shown, not judged. " +
-		"With rounds, a measured ratio carries its 95% interval (in brackets) and its side is the interval's: a tie only when the " +
+		"With rounds, a measured ratio carries its interval (in brackets: 95%, or where the comparison ran rounds until decided the " +
+		"look its rounds reached, as its picks are judged, docs/decisions.md) and its side is the interval's: a tie only when the " +
 		"whole interval lies within 5% of 1; an interval that includes 1 and reaches further is too noisy to judge, unless it " +
 		"excludes the published ratio, which then disagrees."}
 	doc.Sections = append(doc.Sections, &document.Section{ID: "rows", Heading: "Published beside measured", Tables: []*document.Table{t}})
@@ -143,7 +144,11 @@ func firstStart(got Measured) string {
 // study (which writes no results files of its own) its steps in bandwidth.json.
 func runLine(run Run, got Measured) string {
 	if run.Bandwidth == nil {
-		return fmt.Sprintf("%s: %s in %s/ (its own report.md and report.html are there)", run.Name, count(len(got.Runs[run.Name]), "result"), run.Name)
+		there := "its own report.md and report.html are there"
+		if rule := got.Rules[run.Name]; rule.IsSequential() {
+			there = fmt.Sprintf("rounds until decided from %d rounds; %s, and say how its rounds ended", rule.MinRounds, there)
+		}
+		return fmt.Sprintf("%s: %s in %s/ (%s)", run.Name, count(len(got.Runs[run.Name]), "result"), run.Name, there)
 	}
 	doc := got.Bandwidth[run.Name]
 	if doc == nil {

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/fairbench/fairbench/internal/interval"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/study"
 	"github.com/fairbench/fairbench/internal/suite"
@@ -33,6 +35,11 @@ func shootoutResults(rwMySQL float64) Measured {
 	// the flush away.
 	fair[1].Waits = sampledWaits(20, 10, 70)
 	var knobs []*result.Result
+	defer func() { // in the order they ran: each flipped run after its round's plain one
+		for i, r := range knobs {
+			r.StartedAt = time.Date(2026, 11, 28, 12, i, 0, 0, time.UTC)
+		}
+	}()
 	for _, drift := range []float64{1, 1.01, 0.99} {
 		knobs = append(knobs, fake("mysql", "oltp_read_write", rwMySQL*drift, 20*rwMySQL*drift))
 		for i, k := range shootoutKnobs {
@@ -421,10 +428,44 @@ func TestJudgeWithIntervals(t *testing.T) {
 		{"a wide interval against a published lead", 1.3, runs(1400, 900, 1100), Undecided, "includes 1 and reaches beyond 5%"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := judgeGot("x", "fair", c.pub, ratioOf(c.got, ref, tps, true), "")
+			r := judgeGot("x", "fair", c.pub, ratioOf(interval.Fixed, c.got, ref, tps, true), "")
 			if r.Verdict != c.verdict || !strings.Contains(r.Why, c.why) || !strings.Contains(r.Measured, "[") {
 				t.Errorf("%s: %s (%s), want %s with %q", r.Measured, r.Verdict, r.Why, c.verdict, c.why)
 			}
 		})
+	}
+}
+
+// A comparison that ran rounds until decided is judged by its rule: the same rounds that a
+// fixed 95% interval decides stay open at the sequential plan's first look, and the row says
+// which level judged it; a ratio across two comparisons takes the stricter plan.
+func TestJudgeUnderTheSequentialRule(t *testing.T) {
+	runs := func(tps ...float64) []*result.Result {
+		out := make([]*result.Result, len(tps))
+		for i, x := range tps {
+			out[i] = fake("mysql", "oltp_read_write", x, 0)
+		}
+		return out
+	}
+	got := Measured{Rules: map[string]interval.Rule{"fair": interval.Sequential(3), "knobs": interval.Sequential(5), "defaults": interval.Fixed}}
+	if r := got.Rule("fair"); !r.IsSequential() || r.MinRounds != 3 {
+		t.Errorf("fair's rule %+v", r)
+	}
+	if r := got.Rule("defaults", "knobs", "fair"); r.MinRounds != 3 {
+		t.Errorf("across runs: %+v, want the plan with the earliest first look", r)
+	}
+	if got.Rule("defaults").IsSequential() || got.Rule("missing").IsSequential() {
+		t.Error("a fixed or unknown run judged sequentially")
+	}
+	ref := runs(1000, 1000, 1000)
+	lead := runs(932, 900, 869) // a 10% lead, its logs ±0.035: inside the fixed t quantile, not the first look's
+	tps := func(r *result.Result) float64 { return r.TPS }
+	fixed := judgeGot("x", "fair", 0.9, ratioOf(interval.Fixed, lead, ref, tps, true), "")
+	seq := judgeGot("x", "fair", 0.9, ratioOf(got.Rule("fair"), lead, ref, tps, true), "")
+	if fixed.Verdict != Agrees || !strings.Contains(fixed.Why, "the 95% interval below 1") {
+		t.Errorf("fixed: %s (%s)", fixed.Verdict, fixed.Why)
+	}
+	if seq.Verdict != Undecided || !strings.Contains(seq.Why, "97.5% interval (look 1 of rounds until decided)") {
+		t.Errorf("sequential: %s (%s)", seq.Verdict, seq.Why)
 	}
 }

@@ -125,7 +125,7 @@ func shootoutRatios(pub Published, got Measured, workload, label, figure string,
 			continue
 		}
 		rs := got.All("fair", e, workload)
-		g := ratioOf(rs, ref, func(r *result.Result) float64 { return figureOf(r, qps) }, true)
+		g := ratioOf(got.Rule("fair"), rs, ref, func(r *result.Result) float64 { return figureOf(r, qps) }, true)
 		why := evidence(pub, got.Cores, first(rs), first(ref))
 		if !g.OK {
 			why = "the fair run has no complete " + label + " result for " + e + " and postgres"
@@ -163,14 +163,14 @@ func shootoutAsPublished(pub Published, got Measured) []Row {
 	}
 	tps := func(r *result.Result) float64 { return r.TPS }
 	// Two comparisons, run one after the other: their rounds are not paired.
-	g := ratioOf(bin, ref, tps, false)
+	g := ratioOf(got.Rule("as-published", "fair"), bin, ref, tps, false)
 	why := "needs the fair PostgreSQL and the as-published MySQL read-write results"
 	var binlogAlone string
 	if g.OK {
 		why = evidence(pub, got.Cores, first(bin), first(ref))
-		if alone := ratioOf(bin, fair, tps, false); alone.OK {
+		if alone := ratioOf(got.Rule("as-published", "fair"), bin, fair, tps, false); alone.OK {
 			binlogAlone = fmt.Sprintf("the binary log alone moves MySQL from %.0f to %.0f TPS (%.2fx)",
-				medianOf(figures(fair, tps)), medianOf(figures(bin, tps)), alone.Ratio)
+				medianOf(result.Figures(fair, tps)), medianOf(result.Figures(bin, tps)), alone.Ratio)
 			why = joinWhy(binlogAlone, why)
 		}
 	}
@@ -200,7 +200,7 @@ func shootoutMemory(pub Published, got Measured) []Row {
 		ref := got.All("fair", "postgres", "oltp_read_write")
 		for _, e := range []string{"mysql", "mariadb"} {
 			pubE, _ := pub.Float("results.memory_mb." + e + "." + phase)
-			g := ratioOf(got.All("fair", e, "oltp_read_write"), ref, mem, true)
+			g := ratioOf(got.Rule("fair"), got.All("fair", e, "oltp_read_write"), ref, mem, true)
 			why := "measured here: " + memoryMethod(phase) + "; the study does not say how it measured"
 			if !g.OK || g.Ratio == 0 {
 				g.OK, why = false, "memory not measured (the server was not started by fairbench here)"
@@ -244,7 +244,7 @@ func shootoutDecisions(pub Published, got Measured) []Row {
 		return out
 	}
 	pick := func(workload string, qps bool) string {
-		return bestOf(runs(workload), func(r *result.Result) float64 { return figureOf(r, qps) })
+		return bestOf(got.Rule("fair"), runs(workload), func(r *result.Result) float64 { return figureOf(r, qps) })
 	}
 	// Less memory is better: judged on its inverse, so "higher is better" holds throughout.
 	lessMemory := func(r *result.Result) float64 {
@@ -253,7 +253,7 @@ func shootoutDecisions(pub Published, got Measured) []Row {
 		}
 		return 0
 	}
-	mem := bestOf(runs("oltp_read_write"), lessMemory)
+	mem := bestOf(got.Rule("fair"), runs("oltp_read_write"), lessMemory)
 	decisions := []struct{ key, label, got string }{
 		{"mixed_read_write", "mixed read-write", pick("oltp_read_write", false)},
 		{"read_heavy", "read-heavy", pick("oltp_read_only", false)},

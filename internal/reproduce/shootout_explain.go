@@ -20,7 +20,7 @@ func shootoutDefaults(pub Published, got Measured) Row {
 	pubMy, _ := pub.Float("results.oltp_read_write.mysql.tps")
 	pubPg, _ := pub.Float("results.oltp_read_write.postgres.tps")
 	my, pg := got.All("defaults", "mysql", "oltp_read_write"), got.All("defaults", "postgres", "oltp_read_write")
-	g := ratioOf(my, pg, func(r *result.Result) float64 { return r.TPS }, true)
+	g := ratioOf(got.Rule("defaults"), my, pg, func(r *result.Result) float64 { return r.TPS }, true)
 	why := "needs the defaults run's MySQL and PostgreSQL read-write results"
 	if g.OK {
 		why = evidence(pub, got.Cores, first(my), first(pg))
@@ -80,7 +80,7 @@ func explainShootoutGap(pub Published, got Measured) []*document.Section {
 // median of the run's rounds.
 func shootoutGapLines(got Measured) []gapLine {
 	tps := func(rs []*result.Result) float64 {
-		return medianOf(figures(rs, func(r *result.Result) float64 { return r.TPS }))
+		return medianOf(result.Figures(rs, func(r *result.Result) float64 { return r.TPS }))
 	}
 	fairMy := got.All("fair", "mysql", "oltp_read_write")
 	pg, my := tps(got.All("fair", "postgres", "oltp_read_write")), tps(fairMy)
@@ -105,8 +105,11 @@ func shootoutGapLines(got Measured) []gapLine {
 		if len(flipped) == 0 {
 			continue
 		}
-		eff := interval.EffectOf(figures(flipped, func(r *result.Result) float64 { return r.TPS }),
-			figures(base, func(r *result.Result) float64 { return r.TPS }), flipped[0].FlipExpect)
+		// Each flipped run against the plain run it followed: rounds added for other open
+		// effects ran the plain runs more often.
+		f, b := result.PairFollowing(flipped, base)
+		runTPS := func(r *result.Result) float64 { return r.TPS }
+		eff := got.Rule("knobs").EffectOf(result.Figures(f, runTPS), result.Figures(b, runTPS), flipped[0].FlipExpect)
 		lines = append(lines, gapLine{config: knob + " flipped", settings: flippedSettings(base[0], flipped[0]), tps: tps(flipped),
 			ratio: lines[0].ratio * (1 + eff.Change), effect: eff, knob: true, waits: result.PoolWaits(flipped)})
 	}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/document"
+	"github.com/fairbench/fairbench/internal/interval"
+	"github.com/fairbench/fairbench/internal/report"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/study"
 )
@@ -123,6 +125,21 @@ type Measured struct {
 	Bandwidth map[string]*study.Bandwidth
 	// Cores is the number of CPUs of the machine that measured them.
 	Cores int
+	// Rules are the rules each run's rounds followed (report.RuleOf): a comparison that ran
+	// rounds until decided is judged at the look its rounds reached.
+	Rules map[string]interval.Rule
+}
+
+// Rule is the rule a ratio drawn from the named runs is judged by: sequential where any of them
+// ran rounds until decided (their rounds stopped on what they showed), fixed otherwise.
+func (m Measured) Rule(runs ...string) interval.Rule {
+	rule := interval.Fixed
+	for _, run := range runs {
+		if r := m.Rules[run]; r.IsSequential() && (!rule.IsSequential() || r.MinRounds < rule.MinRounds) {
+			rule = r
+		}
+	}
+	return rule
 }
 
 // Find returns the first complete result of a run for an engine and workload, with no knob
@@ -215,7 +232,7 @@ func Reproduce(ctx context.Context, s *Study, o Options) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	got := Measured{Runs: map[string][]*result.Result{}, Bandwidth: map[string]*study.Bandwidth{}, Cores: o.Cores}
+	got := Measured{Runs: map[string][]*result.Result{}, Bandwidth: map[string]*study.Bandwidth{}, Cores: o.Cores, Rules: map[string]interval.Rule{}}
 	for _, run := range s.Runs(o.Scale) {
 		engines := pick(run.Engines, s.Engines, o.Engines)
 		if len(engines) == 0 {
@@ -232,6 +249,9 @@ func Reproduce(ctx context.Context, s *Study, o Options) ([]Row, error) {
 		}
 		rs, _ := result.ReadPath(dir)
 		got.Runs[run.Name] = rs
+		if env, err := result.ReadEnvironment(dir); err == nil {
+			got.Rules[run.Name] = report.RuleOf(env)
+		}
 		if run.Bandwidth != nil {
 			got.Bandwidth[run.Name] = readBandwidth(dir)
 		}

@@ -1,5 +1,14 @@
 package result
 
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
 // Environment describes the machine a comparison ran on; compare writes it as environment.json
 // beside the results so a report can say where its numbers come from.
 type Environment struct {
@@ -43,4 +52,25 @@ type AddedRound struct {
 	Round     int      `json:"round"`
 	Workloads []string `json:"workloads"`
 	Engines   []string `json:"engines"`
+	// Knobs are the --explain knobs whose flipped runs followed the engines' own in the round,
+	// for effects still open.
+	Knobs []string `json:"knobs,omitempty"`
+}
+
+// ReadEnvironment reads a compare directory's environment.json; nil without error where there is
+// none (results copied by hand still make a report).
+func ReadEnvironment(dir string) (*Environment, error) {
+	path := filepath.Join(dir, "environment.json")
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	var env Environment
+	if err := json.Unmarshal(data, &env); err != nil {
+		return nil, fmt.Errorf("%s is not a fairbench environment file: %v", path, err)
+	}
+	return &env, nil
 }

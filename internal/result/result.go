@@ -944,3 +944,38 @@ func unwrapPath(err error) error {
 	}
 	return err
 }
+
+// PairFollowing pairs each run of later with the latest run of earlier that started before it
+// and is not paired yet, in the order later's runs started: compare runs an engine's --explain
+// profile right after its own run, so a flipped run's pair is the plain run it followed, whatever
+// rounds the plain runs had on their own.
+func PairFollowing(later, earlier []*Result) (l, e []*Result) {
+	byStart := func(rs []*Result) []*Result {
+		out := slices.Clone(rs)
+		slices.SortStableFunc(out, func(x, y *Result) int { return x.StartedAt.Compare(y.StartedAt) })
+		return out
+	}
+	es, taken := byStart(earlier), map[*Result]bool{}
+	for _, r := range byStart(later) {
+		var pair *Result
+		for _, c := range es {
+			if c.StartedAt.Before(r.StartedAt) && !taken[c] {
+				pair = c
+			}
+		}
+		if pair != nil {
+			taken[pair] = true
+			l, e = append(l, r), append(e, pair)
+		}
+	}
+	return l, e
+}
+
+// Figures gives f of each run, in the order given.
+func Figures(rs []*Result, f func(*Result) float64) []float64 {
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = f(r)
+	}
+	return out
+}

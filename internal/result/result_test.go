@@ -3,6 +3,7 @@ package result
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,5 +149,23 @@ func TestWorkloadIDOfAFile(t *testing.T) {
 	}
 	if got := (&Result{Workload: Workload{Name: "tpcc"}}).WorkloadID(); got != "tpcc" {
 		t.Errorf("a built-in: %q", got)
+	}
+}
+
+// Each later run is paired with the run it followed, whatever runs came between on their own.
+func TestPairFollowing(t *testing.T) {
+	at := func(min int, tps float64) *Result {
+		return &Result{StartedAt: time.Date(2026, 11, 28, 12, min, 0, 0, time.UTC), TPS: tps}
+	}
+	// Plain runs at minutes 0, 2, 4 (the rounds with a flipped run after) and 6, 7 (rounds
+	// added for another pick); flipped runs at 1, 3, 5, given out of order.
+	plain := []*Result{at(6, 60), at(0, 0), at(2, 20), at(7, 70), at(4, 40)}
+	flipped := []*Result{at(5, 50), at(1, 10), at(3, 30)}
+	l, e := PairFollowing(flipped, plain)
+	if got, want := fmt.Sprint(Figures(l, func(r *Result) float64 { return r.TPS }), Figures(e, func(r *Result) float64 { return r.TPS })), "[10 30 50] [0 20 40]"; got != want {
+		t.Errorf("pairs %s, want %s", got, want)
+	}
+	if l, _ := PairFollowing([]*Result{at(0, 1)}, []*Result{at(1, 2)}); len(l) != 0 {
+		t.Error("a run was paired with one that started after it")
 	}
 }
