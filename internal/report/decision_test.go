@@ -464,3 +464,16 @@ func TestKnobEffectsUnderTheRule(t *testing.T) {
 		t.Errorf("open knob effects %+v, want read-only's on postgres", open)
 	}
 }
+
+// A resource row names as lowest the engine its ratio favours: ranked by the rounds' geometric
+// mean, the ratio's estimator, though the figures shown are medians.
+func TestLowestAgreesWithRatio(t *testing.T) {
+	a, b := &variant{Name: "a", Index: 0}, &variant{Name: "b", Index: 1}
+	m := &model{rule: interval.Fixed}
+	// a's median is lower (100 against 105), its rounds' geometric mean higher (one round at 300).
+	d, ok := m.lowest("Lowest memory", map[*variant]float64{a: 100, b: 105},
+		map[*variant][]float64{a: {100, 100, 100, 100, 300}, b: {105, 105, 105, 105, 105}}, "MB", "test")
+	if !ok || strings.HasPrefix(d.Pick, "a") || strings.Contains(d.Pick, "a lowest") {
+		t.Errorf("pick %q (%s): the rounds' ratio favours b", d.Pick, d.Why)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fairbench/fairbench/internal/interval"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -92,9 +93,18 @@ func (m *model) lowest(useCase string, vals map[*variant]float64, rounds map[*va
 	for v := range vals {
 		vs = append(vs, v)
 	}
+	// Ranked by the estimator the ratio's interval uses (the rounds' geometric mean) where there
+	// are rounds, so the engine named lowest never stands beside a ratio that favours another;
+	// the figures shown stay the medians.
+	key := func(v *variant) float64 {
+		if gm := interval.GeoMean(rounds[v]); len(rounds[v]) >= 2 && gm > 0 {
+			return gm
+		}
+		return vals[v]
+	}
 	sort.Slice(vs, func(i, j int) bool {
-		if vals[vs[i]] != vals[vs[j]] {
-			return vals[vs[i]] < vals[vs[j]]
+		if ki, kj := key(vs[i]), key(vs[j]); ki != kj {
+			return ki < kj
 		}
 		return vs[i].Index < vs[j].Index
 	})
