@@ -777,6 +777,7 @@ func (c *comparison) annotate(res *result.Result, st suite.Resolved, run stepRun
 	}
 	res.Flipped = run.prof.Flip
 	res.Dataset = run.dataset
+	res.Round = run.rep
 	if len(st.Threads) > 1 {
 		res.Label = fmt.Sprintf("threads=%d", run.threads)
 	}

@@ -232,8 +232,10 @@ func (m *model) headlineChart() (template.HTML, error) {
 			val, lo, hi := math.NaN(), math.NaN(), math.NaN()
 			if g := m.group(v, w, m.Headline[w]); g != nil && !g.Incomplete && best.TPS > 0 {
 				val = g.TPS / best.TPS
-				if r, ok := m.rule.Of(g.Samples, best.Samples, true); ok && g != best {
-					lo, hi = r.Lo, r.Hi
+				if x, y := paired(g, best); g != best {
+					if r, ok := m.rule.Of(x, y, true); ok {
+						lo, hi = r.Lo, r.Hi
+					}
 				}
 			}
 			s := &series[i]

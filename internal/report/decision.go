@@ -138,7 +138,8 @@ func rank(rule interval.Rule, cands []*group) ranking {
 	best := rk.ranked[0]
 	rk.tied = []*group{best}
 	for i, g := range rk.ranked[1:] {
-		r, out := judge(rule, best.Samples, g.Samples)
+		x, y := paired(best, g)
+		r, out := judge(rule, x, y)
 		switch out {
 		case unconfirmed:
 			rk.lone = true
@@ -401,7 +402,8 @@ func upgrade(rule interval.Rule, workload string, threads int, older, newer *gro
 		sign, word = "−", "slower"
 	}
 	moved := sign + fmtPct(math.Abs(change))
-	r, ok := rule.Of(newer.Samples, older.Samples, true)
+	x, y := paired(newer, older)
+	r, ok := rule.Of(x, y, true)
 	switch {
 	case !ok:
 		d.Pick = "unconfirmed: " + moved + " TPS"

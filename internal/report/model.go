@@ -50,8 +50,10 @@ type group struct {
 	MinTPS, MaxTPS float64
 	Spread         float64 // (max-min)/median TPS; 0 with a single run
 	// Samples are the used runs' figures (TPS, or saturation TPS for ramps) in the order the runs
-	// started, so the k-th of two engines' samples come from the same round of a comparison.
+	// started; Rounds their comparison rounds (nil where not recorded). Two engines' figures are
+	// paired by round (paired).
 	Samples []float64
+	Rounds  []int
 	Rep     *result.Result
 	// Ramp is Rep's ramp, for groups of ramp runs; nil otherwise.
 	Ramp *result.Ramp
@@ -564,14 +566,52 @@ func (g *group) summarise() {
 			g.Rep = r
 		}
 	}
-	g.Samples = inStartOrder(g.Used, func(r *result.Result) float64 { return r.TPS })
+	g.Samples, g.Rounds = inStartOrder(g.Used, func(r *result.Result) float64 { return r.TPS }), roundsOf(g.Used)
 	g.Server = summariseServer(g.Used)
 }
 
 // inStartOrder gives f of each run, the runs taken in the order they started.
-func inStartOrder(runs []*result.Result, f func(*result.Result) float64) []float64 {
+// roundsOf gives the runs' rounds in the order they started (as inStartOrder gives their
+// figures), or nil when any run has none (results from before rounds were recorded, or from
+// outside compare): their figures are then paired by position.
+func roundsOf(runs []*result.Result) []int {
+	rounds := make([]int, 0, len(runs))
+	for _, r := range byStart(runs) {
+		if r.Round <= 0 {
+			return nil
+		}
+		rounds = append(rounds, r.Round)
+	}
+	return rounds
+}
+
+// paired gives the figures of a and b from the rounds both ran, in round order, so that the
+// k-th of each come from one round even where one engine lost a round (a run left out of its
+// pick) or ran rounds the other did not; by position where either lacks its rounds.
+func paired(a, b *group) (x, y []float64) {
+	if a.Rounds == nil || b.Rounds == nil {
+		return a.Samples, b.Samples
+	}
+	at := map[int]float64{}
+	for i, r := range b.Rounds {
+		at[r] = b.Samples[i]
+	}
+	for i, r := range a.Rounds {
+		if v, ok := at[r]; ok {
+			x, y = append(x, a.Samples[i]), append(y, v)
+		}
+	}
+	return x, y
+}
+
+func byStart(runs []*result.Result) []*result.Result {
 	sorted := slices.Clone(runs)
 	slices.SortStableFunc(sorted, func(a, b *result.Result) int { return a.StartedAt.Compare(b.StartedAt) })
+	return sorted
+}
+
+func inStartOrder(runs []*result.Result, f func(*result.Result) float64) []float64 {
+	sorted := byStart(runs)
 	out := make([]float64, len(sorted))
 	for i, r := range sorted {
 		out[i] = f(r)
@@ -615,7 +655,7 @@ func (g *group) summariseBy(figure func(*result.Result) float64) {
 	if g.TPS > 0 {
 		g.Spread = (g.MaxTPS - g.MinTPS) / g.TPS
 	}
-	g.Samples = inStartOrder(g.Used, figure)
+	g.Samples, g.Rounds = inStartOrder(g.Used, figure), roundsOf(g.Used)
 	g.Server = summariseServer(g.Used)
 }
 

@@ -35,6 +35,9 @@ type Result struct {
 	// Step names the suite step that ran, where a suite runs one workload in several steps
 	// (tpcc's statements and routines): WorkloadID groups by it.
 	Step string `json:"step,omitempty"`
+	// Round is the comparison's round the run belongs to (from 1; 0 outside compare): engines'
+	// figures are paired by it, so a round one engine lost is left out of the pair, not shifted.
+	Round int `json:"round,omitempty"`
 
 	// Meaningful is false when the run measured too little for its throughput to mean anything
 	// (too few transactions, too short, stopped in its warm-up): TPS and QPS are then 0, and
