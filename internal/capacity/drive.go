@@ -194,6 +194,9 @@ func step(p Probe, w Window, r *result.Result) result.CapacityStep {
 		st.ServerCPUPct = r.Server.CPUPct
 	}
 	st.Waits = topWaits(r.Waits)
+	if m := r.Machine; m != nil {
+		st.StealPct, st.SetAside = m.StealPctMean, m.SetAside
+	}
 	return st
 }
 

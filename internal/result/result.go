@@ -425,6 +425,10 @@ type CapacityStep struct {
 	// busy as the rate rose ("61% log_flush, 20% cpu").
 	ServerCPUPct float64 `json:"server_cpu_pct,omitempty"`
 	Waits        string  `json:"waits,omitempty"`
+	// StealPct is what the hypervisor stole over the window, and SetAside the windows of this
+	// rate measured before it and set aside for steal (machineload.Unstolen).
+	StealPct float64          `json:"steal_pct,omitempty"`
+	SetAside []SetAsideWindow `json:"set_aside,omitempty"`
 }
 
 // Interval is one --report-interval of the measured run; T is seconds since measurement began,
