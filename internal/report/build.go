@@ -869,7 +869,7 @@ func (m *model) spreadSection() *document.Section {
 				}
 				runs := fmtInt(int64(len(g.Used)))
 				if g.IncompleteRuns > 0 {
-					runs += fmt.Sprintf(" (+%d incomplete)", g.IncompleteRuns)
+					runs += fmt.Sprintf(" (+%d left out)", g.IncompleteRuns)
 				}
 				t.Rows = append(t.Rows, []document.Cell{
 					{Text: w, Head: true}, {Text: fmtInt(int64(th))}, {Text: v.Name}, {Text: runs},

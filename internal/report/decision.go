@@ -528,7 +528,8 @@ func (m *model) roundsText() string {
 }
 
 // leftOut names, for each ranked group, the rounds that did not feed its pick and why: a run
-// marked incomplete (a server that froze, a failed data check) or one that measured too little.
+// marked incomplete (a server that froze, a failed data check), one that measured too little, or
+// one still stolen from after compare's tries.
 func leftOut(groups []*group) string {
 	var parts []string
 	for _, g := range groups {
@@ -543,12 +544,19 @@ func leftOut(groups []*group) string {
 				continue
 			}
 			why := "incomplete"
-			if r.Error != "" {
+			switch {
+			case r.Error != "":
 				why += ": " + firstLineOf(r.Error)
-			} else if r.Complete {
+			case stillStolen(r):
+				why = fmt.Sprintf("the hypervisor stole %s of the machine, however often measured again", fmtPct(r.Machine.StealPctMean/100))
+			case r.Complete:
 				why = "too little measured"
 			}
-			rounds = append(rounds, fmt.Sprintf("round %d (%s)", i+1, why))
+			n := i + 1
+			if r.Round > 0 {
+				n = r.Round
+			}
+			rounds = append(rounds, fmt.Sprintf("round %d (%s)", n, why))
 		}
 		parts = append(parts, fmt.Sprintf("%s's %s left out of the pick", g.V.Name, joinAnd(rounds)))
 	}
