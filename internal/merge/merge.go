@@ -225,7 +225,7 @@ func overlap(shards []Shard) error {
 // left out on purpose.
 var fieldRules = map[string]string{
 	"Schema": "own", "ToolVersion": "first", "ToolCommit": "first", "Complete": "merged", "Error": "merged",
-	"StartedAt": "merged", "Engine": "first", "Workload": "first", "Label": "first", "Step": "first",
+	"StartedAt": "merged", "Engine": "first", "Workload": "first", "Label": "first", "Step": "first", "Round": "first",
 	"Meaningful": "merged", "NotMeaningful": "merged",
 	"Threads": "sum", "Rate": "sum", "WarmupS": "first", "DurationS": "merged",
 	"Transactions": "sum", "TPS": "sum", "Queries": "sum", "QPS": "sum", "Errors": "sum", "Retries": "sum",
