@@ -131,13 +131,14 @@ func (m *model) knobEffect(base *group, flipped []*result.Result) interval.Effec
 // whose plain and flipped runs of the workload would run again.
 func (m *model) openKnobs() []Open {
 	var out []Open
+	runs := m.knobRuns()
 	for _, k := range m.knobKeys() {
 		base := m.knobBase(k)
 		if base == nil || base.TPS <= 0 {
 			continue
 		}
 		var flipped []*result.Result
-		for _, r := range m.knobRuns()[k] {
+		for _, r := range runs[k] {
 			if r.Complete {
 				flipped = append(flipped, r)
 			}
