@@ -170,16 +170,11 @@ type Effect struct {
 // change and reaches beyond ±Margin.
 func (e Effect) Open() bool { return e.HasIv && !e.Real && !e.WrongSign && !e.None }
 
-// EffectOf judges flipped against base, runs paired by index (each flipped run follows the base
-// run it is paired with). expect is the sign the change can have: +1 only faster (less work),
-// -1 only slower, 0 either. A measured effect of the other sign is the machine moving, and is
-// never claimed: turning durable commit off cannot slow an engine down.
-func EffectOf(flipped, base []float64, expect int) Effect {
-	return Fixed.EffectOf(flipped, base, expect)
-}
-
-// EffectOf is EffectOf under the rule: a sequential rule judges the effect at the look its
-// rounds reached, as it does a pick.
+// EffectOf judges flipped against base under the rule (a sequential rule at the look its rounds
+// reached, as it judges a pick), runs paired by index: each flipped run with the base run it
+// followed. expect is the sign the change can have: +1 only faster (less work), -1 only slower,
+// 0 either. A measured effect of the other sign is the machine moving, and is never claimed:
+// turning durable commit off cannot slow an engine down.
 func (r Rule) EffectOf(flipped, base []float64, expect int) Effect {
 	e := Effect{Change: math.NaN()}
 	if len(flipped) > 0 && len(base) > 0 {

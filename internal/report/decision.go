@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/interval"
+	"github.com/fairbench/fairbench/internal/result"
 )
 
 var useCases = map[string]string{
@@ -536,10 +537,8 @@ func leftOut(groups []*group) string {
 		if g.IncompleteRuns == 0 {
 			continue
 		}
-		runs := slices.Clone(g.Runs)
-		sort.SliceStable(runs, func(i, j int) bool { return runs[i].StartedAt.Before(runs[j].StartedAt) })
 		var rounds []string
-		for i, r := range runs {
+		for i, r := range result.ByStart(g.Runs) {
 			if slices.Contains(g.Used, r) {
 				continue
 			}

@@ -594,7 +594,7 @@ func stillStolen(r *result.Result) bool {
 // outside compare): their figures are then paired by position.
 func roundsOf(runs []*result.Result) []int {
 	rounds := make([]int, 0, len(runs))
-	for _, r := range byStart(runs) {
+	for _, r := range result.ByStart(runs) {
 		if r.Round <= 0 {
 			return nil
 		}
@@ -622,14 +622,8 @@ func paired(a, b *group) (x, y []float64) {
 	return x, y
 }
 
-func byStart(runs []*result.Result) []*result.Result {
-	sorted := slices.Clone(runs)
-	slices.SortStableFunc(sorted, func(a, b *result.Result) int { return a.StartedAt.Compare(b.StartedAt) })
-	return sorted
-}
-
 func inStartOrder(runs []*result.Result, f func(*result.Result) float64) []float64 {
-	sorted := byStart(runs)
+	sorted := result.ByStart(runs)
 	out := make([]float64, len(sorted))
 	for i, r := range sorted {
 		out[i] = f(r)

@@ -403,13 +403,7 @@ func TestPickNarrowsByKind(t *testing.T) {
 // With repeats a row is judged by the measured ratio's interval: its side when it excludes 1, a
 // tie when it includes it, and too noisy to judge when it includes 1 and the published lead too.
 func TestJudgeWithIntervals(t *testing.T) {
-	runs := func(tps ...float64) []*result.Result {
-		out := make([]*result.Result, len(tps))
-		for i, x := range tps {
-			out[i] = fake("mysql", "oltp_read_write", x, 0)
-		}
-		return out
-	}
+	runs := mysqlRounds
 	ref := runs(1000, 1010, 990)
 	tps := func(r *result.Result) float64 { return r.TPS }
 	for _, c := range []struct {
@@ -440,13 +434,7 @@ func TestJudgeWithIntervals(t *testing.T) {
 // fixed 95% interval decides stay open at the sequential plan's first look, and the row says
 // which level judged it; a ratio across two comparisons takes the stricter plan.
 func TestJudgeUnderTheSequentialRule(t *testing.T) {
-	runs := func(tps ...float64) []*result.Result {
-		out := make([]*result.Result, len(tps))
-		for i, x := range tps {
-			out[i] = fake("mysql", "oltp_read_write", x, 0)
-		}
-		return out
-	}
+	runs := mysqlRounds
 	got := Measured{Rules: map[string]interval.Rule{"fair": interval.Sequential(3), "knobs": interval.Sequential(5), "defaults": interval.Fixed}}
 	if r := got.Rule("fair"); !r.IsSequential() || r.MinRounds != 3 {
 		t.Errorf("fair's rule %+v", r)
@@ -468,4 +456,13 @@ func TestJudgeUnderTheSequentialRule(t *testing.T) {
 	if seq.Verdict != Undecided || !strings.Contains(seq.Why, "97.5% interval (look 1 of rounds until decided)") {
 		t.Errorf("sequential: %s (%s)", seq.Verdict, seq.Why)
 	}
+}
+
+// mysqlRounds is one fake MySQL read-write run per TPS figure: a comparison's rounds.
+func mysqlRounds(tps ...float64) []*result.Result {
+	out := make([]*result.Result, len(tps))
+	for i, x := range tps {
+		out[i] = fake("mysql", "oltp_read_write", x, 0)
+	}
+	return out
 }

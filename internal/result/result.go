@@ -957,13 +957,8 @@ func unwrapPath(err error) error {
 // profile right after its own run, so a flipped run's pair is the plain run it followed, whatever
 // rounds the plain runs had on their own.
 func PairFollowing(later, earlier []*Result) (l, e []*Result) {
-	byStart := func(rs []*Result) []*Result {
-		out := slices.Clone(rs)
-		slices.SortStableFunc(out, func(x, y *Result) int { return x.StartedAt.Compare(y.StartedAt) })
-		return out
-	}
-	es, taken := byStart(earlier), map[*Result]bool{}
-	for _, r := range byStart(later) {
+	es, taken := ByStart(earlier), map[*Result]bool{}
+	for _, r := range ByStart(later) {
 		var pair *Result
 		for _, c := range es {
 			if c.StartedAt.Before(r.StartedAt) && !taken[c] {
@@ -984,5 +979,12 @@ func Figures(rs []*Result, f func(*Result) float64) []float64 {
 	for i, r := range rs {
 		out[i] = f(r)
 	}
+	return out
+}
+
+// ByStart gives the runs in the order they started (a copy; equal starts keep their order).
+func ByStart(rs []*Result) []*Result {
+	out := slices.Clone(rs)
+	slices.SortStableFunc(out, func(x, y *Result) int { return x.StartedAt.Compare(y.StartedAt) })
 	return out
 }
