@@ -3,10 +3,12 @@ package dialect
 import (
 	"context"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
 )
@@ -105,4 +107,49 @@ func TestFlushInterrupted(t *testing.T) {
 	if _, err := Of(c).Flush(ctx, c); err == nil {
 		t.Error("a cancelled flush reported success")
 	}
+}
+
+// Each real server's settings read into every facet the parity audit compares: the family's own
+// setting names are the ones the server reports, and the fair profile's durability reads as the
+// same on every engine.
+func TestFacetsOnRealServers(t *testing.T) {
+	all := []string{result.FacetDurability, result.FacetBinaryLog, result.FacetBufferPool, result.FacetRedoSize,
+		result.FacetTornPage, result.FacetIsolation, result.FacetPageSize, result.FacetPageChecksums,
+		result.FacetMaxConnections, result.FacetCharset, result.FacetFlushMethod, result.FacetStatementAccounting}
+	for _, kind := range []string{"postgres", "mariadb", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx, c := realConn(t, kind, time.Minute)
+			s, err := Of(c).Settings(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := Of(c).Facets(s)
+			for _, k := range all {
+				if _, ok := f[k]; !ok {
+					t.Errorf("facet %s not read from %v", k, s)
+				}
+			}
+			if d := f[result.FacetDurability]; d.Value != "on" {
+				t.Errorf("durability %+v under the fair profile, want on", d)
+			}
+			if n, err := strconv.ParseInt(f[result.FacetBufferPool].Value, 10, 64); err != nil || n <= 0 {
+				t.Errorf("buffer pool %+v is not a size", f[result.FacetBufferPool])
+			}
+		})
+	}
+}
+
+// realConn is a connection to the shared test server of kind, closed when the test ends, and a
+// context that bounds the test's statements.
+func realConn(t *testing.T, kind string, limit time.Duration) (context.Context, sqldb.Conn) {
+	t.Helper()
+	tg := testserver.Database(t, kind)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	t.Cleanup(cancel)
+	c, err := sqldb.Open(ctx, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return ctx, c
 }

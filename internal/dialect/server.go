@@ -41,6 +41,10 @@ type ServerFigures interface {
 	// Settings is the server's own view of the settings that decide whether two runs are
 	// comparable (memory, durability, checkpointing); keys the server does not have are absent.
 	Settings(ctx context.Context, c sqldb.Conn) (map[string]string, error)
+	// Facets reads those settings into the names every engine shares (result.Facet), and
+	// SettingsFamily names the family whose setting names they are in.
+	Facets(settings map[string]string) map[string]result.Facet
+	SettingsFamily() string
 	// Counters reads the engine's cumulative counters, under the Key names where a figure means
 	// the same on every engine and the engine's own (lower-cased) name elsewhere. The secondary
 	// sources (views that depend on the version, InnoDB metrics) are best-effort: a key that

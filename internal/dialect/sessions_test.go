@@ -133,14 +133,7 @@ func waitFor(ctx context.Context, t *testing.T, view SessionSampler, c sqldb.Con
 func TestStatementsOnRealServers(t *testing.T) {
 	for _, kind := range []string{"postgres", "mariadb", "mysql"} {
 		t.Run(kind, func(t *testing.T) {
-			tg := testserver.Database(t, kind)
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			c, err := sqldb.Open(ctx, tg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			ctx, c := realConn(t, kind, time.Minute)
 			for _, q := range []string{"DROP TABLE IF EXISTS fb_stmts", "CREATE TABLE fb_stmts (id INT PRIMARY KEY, v INT)", "INSERT INTO fb_stmts VALUES (1, 10), (2, 20)"} {
 				if err := c.Exec(ctx, q); err != nil {
 					t.Fatalf("%s: %v", q, err)

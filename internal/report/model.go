@@ -230,6 +230,10 @@ func newModel(in *Input) *model {
 		effLabel:       map[*result.Result]string{},
 	}
 	for _, r := range in.Results {
+		if r != nil {
+			// Results read from files have their facets; ones built in memory get them here.
+			result.FillFacets(r)
+		}
 		switch {
 		case r == nil:
 		case len(r.Flipped) > 0:

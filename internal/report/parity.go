@@ -47,17 +47,13 @@ func (a *parityAudit) unexplained() int {
 	return n
 }
 
-// facet is one setting compared across engines, read from the server's own view of it.
+// facet is one setting compared across engines, read from its common name in the results
+// (result.Facet), which the engine layer formed from the server's own view of its settings.
 type facet struct {
+	key  string // result.Facet* name
 	name string
-	// innodbOnly facets are compared among the MySQL-family engines only (PostgreSQL has no such
-	// setting); the others across all engines.
-	innodbOnly bool
-	// read gives what the report shows and the canonical value compared; ok is false when the
-	// engine did not report the setting.
-	read func(kind string, s map[string]string) (shown, canon string, ok bool)
-	// byDesign explains a difference between PostgreSQL and InnoDB that each engine's design
-	// makes: applied only when every engine of a family agrees with its family.
+	// byDesign explains a difference between families of engines (Server.SettingsFamily) that
+	// each family's design makes: applied only when every engine agrees with its own family.
 	byDesign string
 	// writes: the setting costs only writes (the log's flush, size and copies), so a difference
 	// in it bears on the picks of workloads that write and on no read-only one.
@@ -67,236 +63,37 @@ type facet struct {
 }
 
 var facets = []facet{
-	{name: "durability (commit waits for the log flush)", read: readDurability, writes: true,
+	{key: result.FacetDurability, name: "durability (commit waits for the log flush)", writes: true,
 		consequence: "commits that survive a crash on one and not on the other: the write picks compare different guarantees"},
-	{name: "binary log", innodbOnly: true, read: readBinlog, writes: true,
+	{key: result.FacetBinaryLog, name: "binary log", writes: true,
 		consequence: "one writes every change a second time, to its binary log"},
-	{name: "buffer pool", read: readBytes("shared_buffers", "innodb_buffer_pool_size"),
+	{key: result.FacetBufferPool, name: "buffer pool",
 		consequence: "one caches more of the data than the other"},
-	{name: "WAL / redo size", read: readRedo, writes: true,
+	{key: result.FacetRedoSize, name: "WAL / redo size", writes: true,
 		consequence: "one checkpoints more often than the other"},
 	tornPage,
-	{name: "isolation level", read: readIsolation,
+	{key: result.FacetIsolation, name: "isolation level",
 		byDesign: "each engine's default isolation, which sysbench and fairbench leave as it is"},
-	{name: "page size", read: readBytes("block_size", "innodb_page_size"),
+	{key: result.FacetPageSize, name: "page size",
 		byDesign: "each engine's page size (PostgreSQL's is fixed when it is built)"},
-	{name: "page checksums", read: readChecksums,
+	{key: result.FacetPageChecksums, name: "page checksums",
 		byDesign: "InnoDB always checksums pages; PostgreSQL only when initdb enabled them (off by default before 18)"},
-	{name: "max_connections", read: readPlain("max_connections", "max_connections")},
-	{name: "character set", read: readCharset},
-	{name: "flush method", innodbOnly: true, read: readPlain("", "innodb_flush_method")},
+	{key: result.FacetMaxConnections, name: "max_connections"},
+	{key: result.FacetCharset, name: "character set"},
+	{key: result.FacetFlushMethod, name: "flush method"},
 	// Statement accounting costs every engine alike only when all have it on (MySQL ships its
 	// performance schema on, MariaDB off, PostgreSQL without pg_stat_statements).
-	{name: "statement accounting", read: readStatementAccounting},
+	{key: result.FacetStatementAccounting, name: "statement accounting"},
 }
 
-func readStatementAccounting(kind string, s map[string]string) (string, string, bool) {
-	if isInnoDB(kind) {
-		v, ok := s["performance_schema"]
-		if !ok {
-			return "", "", false
-		}
-		on := strings.EqualFold(v, "ON") || v == "1"
-		return "performance_schema=" + v, onOff(on), true
-	}
-	v, ok := s["shared_preload_libraries"]
-	if !ok {
-		return "", "", false
-	}
-	if strings.Contains(v, "pg_stat_statements") {
-		return "pg_stat_statements", "on", true
-	}
-	return "no pg_stat_statements", "off", true
-}
-
-var tornPage = facet{name: "torn-page protection", read: readTornPage, writes: true,
+var tornPage = facet{key: result.FacetTornPage, name: "torn-page protection", writes: true,
 	consequence: "one writes pages twice or logs them whole, the other not: a crash may leave it a torn page"}
-
-// isInnoDB: the MySQL family, galera's MariaDB nodes included; every other kind is PostgreSQL
-// (postgres-ha's nodes too).
-func isInnoDB(kind string) bool { return kind == "mysql" || kind == "mariadb" || kind == "galera" }
-
-// isPostgres: PostgreSQL, single or under Patroni.
-func isPostgres(kind string) bool { return kind == "postgres" || kind == "postgres-ha" }
-
-// knownKind says whether the settings' names of kind are known here: an engine kind fairbench does
-// not know is not read as PostgreSQL's, which every reader here would otherwise take it for.
-func knownKind(kind string) bool { return isInnoDB(kind) || isPostgres(kind) }
-
-func readPlain(pgKey, myKey string) func(string, map[string]string) (string, string, bool) {
-	return func(kind string, s map[string]string) (string, string, bool) {
-		key := pgKey
-		if isInnoDB(kind) {
-			key = myKey
-		}
-		v, ok := s[key]
-		if key == "" || !ok {
-			return "", "", false
-		}
-		return v, strings.ToUpper(v), true
-	}
-}
-
-func readDurability(kind string, s map[string]string) (string, string, bool) {
-	if isInnoDB(kind) {
-		v, ok := s["innodb_flush_log_at_trx_commit"]
-		if !ok {
-			return "", "", false
-		}
-		return "innodb_flush_log_at_trx_commit=" + v, onOff(v == "1"), true
-	}
-	fs, ok1 := s["fsync"]
-	sc, ok2 := s["synchronous_commit"]
-	if !ok1 || !ok2 {
-		return "", "", false
-	}
-	return "fsync=" + fs + ", synchronous_commit=" + sc, onOff(fs == "on" && sc != "off"), true
-}
-
-func readBinlog(kind string, s map[string]string) (string, string, bool) {
-	v, ok := s["log_bin"]
-	if !isInnoDB(kind) || !ok {
-		return "", "", false
-	}
-	if !strings.EqualFold(v, "ON") && v != "1" {
-		return "off", "off", true
-	}
-	shown := "on"
-	if sb, ok := s["sync_binlog"]; ok {
-		shown += ", sync_binlog=" + sb
-	}
-	return shown, strings.ToLower(shown), true
-}
-
-func readBytes(pgKey, myKey string) func(string, map[string]string) (string, string, bool) {
-	return func(kind string, s map[string]string) (string, string, bool) {
-		key := pgKey
-		if isInnoDB(kind) {
-			key = myKey
-		}
-		n, ok := settingBytes(s[key])
-		if !ok {
-			return "", "", false
-		}
-		return fmtSize(n), strconv.FormatInt(n, 10), true
-	}
-}
-
-func readRedo(kind string, s map[string]string) (string, string, bool) {
-	if !isInnoDB(kind) {
-		return readBytes("max_wal_size", "")(kind, s)
-	}
-	for _, k := range []string{"innodb_redo_log_capacity", "innodb_log_file_size"} {
-		if n, ok := settingBytes(s[k]); ok {
-			return fmtSize(n) + " (" + k + ")", strconv.FormatInt(n, 10), true
-		}
-	}
-	return "", "", false
-}
-
-func readTornPage(kind string, s map[string]string) (string, string, bool) {
-	key := "full_page_writes"
-	if isInnoDB(kind) {
-		key = "innodb_doublewrite"
-	}
-	v, ok := s[key]
-	if !ok {
-		return "", "", false
-	}
-	on := strings.EqualFold(v, "on") || v == "1" || strings.EqualFold(v, "true")
-	return key + "=" + v, onOff(on), true
-}
-
-func readIsolation(kind string, s map[string]string) (string, string, bool) {
-	key := "default_transaction_isolation"
-	if isInnoDB(kind) {
-		key = "transaction_isolation"
-	}
-	v, ok := s[key]
-	if !ok {
-		return "", "", false
-	}
-	canon := strings.ToUpper(strings.ReplaceAll(v, "-", " "))
-	return canon, canon, true
-}
-
-func readChecksums(kind string, s map[string]string) (string, string, bool) {
-	if isInnoDB(kind) {
-		v, ok := s["innodb_checksum_algorithm"]
-		if !ok {
-			return "", "", false
-		}
-		on := !strings.Contains(strings.ToLower(v), "none")
-		return onOff(on) + " (" + v + ")", onOff(on), true
-	}
-	v, ok := s["data_checksums"]
-	if !ok {
-		return "", "", false
-	}
-	return v, strings.ToLower(v), true
-}
-
-func readCharset(kind string, s map[string]string) (string, string, bool) {
-	key := "server_encoding"
-	if isInnoDB(kind) {
-		key = "character_set_server"
-	}
-	v, ok := s[key]
-	if !ok {
-		return "", "", false
-	}
-	canon := strings.ToUpper(v)
-	switch canon {
-	case "UTF8", "UTF8MB4":
-		canon = "UTF-8"
-	case "UTF8MB3":
-		canon = "UTF-8 (3-byte)"
-	}
-	return v, canon, true
-}
 
 func onOff(b bool) string {
 	if b {
 		return "on"
 	}
 	return "off"
-}
-
-// settingBytes reads a size as a server reports it: PostgreSQL's "128MB", "1GB", "8192", or
-// a plain byte count from the MySQL family.
-func settingBytes(v string) (int64, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		m      int64
-	}{{"kB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"TB", 1 << 40}} {
-		if strings.HasSuffix(v, u.suffix) {
-			mult, v = u.m, strings.TrimSuffix(v, u.suffix)
-			break
-		}
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	return n * mult, true
-}
-
-// fmtSize writes bytes in the largest binary unit that states them exactly.
-func fmtSize(n int64) string {
-	for _, u := range []struct {
-		name string
-		b    int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.b && n%u.b == 0 {
-			return fmtInt(n/u.b) + " " + u.name
-		}
-	}
-	return fmtInt(n) + " B"
 }
 
 // audit runs the parity audit over the comparison's runs (not the --explain runs).
@@ -316,23 +113,37 @@ func (m *model) audit() *parityAudit {
 	return a
 }
 
-// variantValues gathers one facet's distinct shown and canonical values per engine.
+// variantValues gathers one facet's distinct shown and compared values per engine, and how the
+// engine did it where engines differ in that (result.Facet.Mechanism).
 type variantValues struct {
-	shown, canon []string
+	shown, canon, mechanism []string
 }
 
-func (m *model) facetValues(f facet) map[*variant]*variantValues {
-	out := map[*variant]*variantValues{}
+// facetState is what the results say of one facet for one engine where they give no value.
+type facetState int
+
+const (
+	facetUnrecorded facetState = iota // no value: not reported, or results that predate the audit
+	facetNoSuch                       // the engine has no such setting
+	facetUnread                       // settings recorded under names this fairbench cannot read
+)
+
+func (m *model) facetValues(f facet) (map[*variant]*variantValues, map[*variant]facetState) {
+	out, states := map[*variant]*variantValues{}, map[*variant]facetState{}
 	for _, r := range m.Results {
-		if r.Server == nil || len(r.Server.Settings) == 0 {
+		if r.Server == nil || len(r.Server.Settings) == 0 && r.Server.Facets == nil {
 			continue
 		}
 		v := m.variantOf(r)
-		if (f.innodbOnly && !isInnoDB(v.Kind)) || !knownKind(v.Kind) {
+		fv, ok := r.Server.Facets[f.key]
+		switch {
+		case r.Server.Facets == nil:
+			states[v] = facetUnread
 			continue
-		}
-		shown, canon, ok := f.read(v.Kind, r.Server.Settings)
-		if !ok {
+		case ok && fv.NoSuch:
+			states[v] = facetNoSuch
+			continue
+		case !ok:
 			continue
 		}
 		vv := out[v]
@@ -340,14 +151,29 @@ func (m *model) facetValues(f facet) map[*variant]*variantValues {
 			vv = &variantValues{}
 			out[v] = vv
 		}
-		if !containsStr(vv.shown, shown) {
-			vv.shown = append(vv.shown, shown)
-		}
-		if !containsStr(vv.canon, canon) {
-			vv.canon = append(vv.canon, canon)
+		appendNew(&vv.shown, fv.Shown)
+		appendNew(&vv.canon, fv.Value)
+		if fv.Mechanism != "" {
+			appendNew(&vv.mechanism, fv.Mechanism)
 		}
 	}
-	return out
+	return out, states
+}
+
+func appendNew(ss *[]string, s string) {
+	if !containsStr(*ss, s) {
+		*ss = append(*ss, s)
+	}
+}
+
+// familyOf is the settings family of a variant's servers ("" where no result names one).
+func (m *model) familyOf(v *variant) string {
+	for _, r := range m.Results {
+		if r.Server != nil && r.Server.SettingsFamily != "" && m.variantOf(r) == v {
+			return r.Server.SettingsFamily
+		}
+	}
+	return ""
 }
 
 func (m *model) settingsAudit(a *parityAudit) *document.Table {
@@ -375,18 +201,19 @@ func (m *model) settingsAudit(a *parityAudit) *document.Table {
 	}
 	m.transportRow(a, t)
 	for _, f := range facets {
-		vals := m.facetValues(f)
+		vals, states := m.facetValues(f)
 		row := []document.Cell{{Text: f.name, Head: true}}
 		for _, v := range m.Variants {
 			txt := "—"
-			if vv := vals[v]; vv != nil {
+			switch vv := vals[v]; {
+			case vv != nil:
 				txt = strings.Join(vv.shown, " / ")
-			} else if f.innodbOnly && !isInnoDB(v.Kind) {
+			case states[v] == facetNoSuch:
 				txt = "n/a"
-			} else if !knownKind(v.Kind) {
+			case states[v] == facetUnread:
 				txt = "not read: engine kind " + v.Kind + " is unknown to this fairbench"
-			} else if !containsStr(a.unrecorded, f.name) {
-				a.unrecorded = append(a.unrecorded, f.name)
+			default:
+				appendNew(&a.unrecorded, f.name)
 			}
 			row = append(row, document.Cell{Text: txt})
 		}
@@ -435,18 +262,22 @@ func (m *model) transportRow(a *parityAudit, t *document.Table) {
 func (m *model) facetDiff(f facet, vals map[*variant]*variantValues, defaults bool) (parityDiff, bool) {
 	byCanon := map[string][]string{}
 	var order []string
-	family := map[bool]map[string]bool{true: {}, false: {}}
+	family := map[string]map[string]bool{}
 	for _, v := range m.Variants {
 		vv := vals[v]
 		if vv == nil {
 			continue
+		}
+		fam := m.familyOf(v)
+		if family[fam] == nil {
+			family[fam] = map[string]bool{}
 		}
 		for _, c := range vv.canon {
 			if byCanon[c] == nil {
 				order = append(order, c)
 			}
 			byCanon[c] = append(byCanon[c], v.Name)
-			family[isInnoDB(v.Kind)][c] = true
+			family[fam][c] = true
 		}
 	}
 	if len(order) < 2 {
@@ -458,7 +289,7 @@ func (m *model) facetDiff(f facet, vals map[*variant]*variantValues, defaults bo
 	}
 	d := parityDiff{what: f.name + ": " + strings.Join(parts, "; "), setting: f.name, writes: f.writes}
 	switch {
-	case f.byDesign != "" && len(family[true]) == 1 && len(family[false]) == 1:
+	case f.byDesign != "" && eachAgrees(family):
 		d.reason = f.byDesign
 	case defaults:
 		d.reason = "each package's default (--profile defaults)"
@@ -479,19 +310,43 @@ func (m *model) shownFor(vals map[*variant]*variantValues, names []string) strin
 	return ""
 }
 
-// tornPageMechanism names the one deliberate difference that equal settings hide: PostgreSQL and
-// InnoDB protect against torn pages in different ways, with different write costs.
+// eachAgrees: every family of engines holds one value, so the values differ between families
+// only (a family unknown, "", agrees with nothing).
+func eachAgrees(family map[string]map[string]bool) bool {
+	for fam, vals := range family {
+		if fam == "" || len(vals) != 1 {
+			return false
+		}
+	}
+	return len(family) > 1
+}
+
+// tornPageMechanism names the one deliberate difference that equal settings hide: families of
+// engines protect against torn pages in different ways, with different write costs.
 func (m *model) tornPageMechanism(a *parityAudit) {
-	var pg, inno bool
-	for v, vv := range m.facetValues(tornPage) {
-		on := len(vv.canon) == 1 && vv.canon[0] == "on"
-		pg = pg || (!isInnoDB(v.Kind) && on)
-		inno = inno || (isInnoDB(v.Kind) && on)
+	vals, _ := m.facetValues(tornPage)
+	byMech := map[string][]string{}
+	var order []string
+	for _, v := range m.Variants {
+		vv := vals[v]
+		if vv == nil || len(vv.canon) != 1 || vv.canon[0] != "on" || len(vv.mechanism) != 1 {
+			continue
+		}
+		mech := vv.mechanism[0]
+		if byMech[mech] == nil {
+			order = append(order, mech)
+		}
+		byMech[mech] = append(byMech[mech], v.Name)
 	}
-	if pg && inno {
-		a.diffs = append(a.diffs, parityDiff{what: "torn-page protection: full_page_writes on PostgreSQL, doublewrite on InnoDB",
-			reason: "each engine's own mechanism (PostgreSQL logs a page's first change after a checkpoint whole; InnoDB writes pages twice)"})
+	if len(order) < 2 {
+		return
 	}
+	parts := make([]string, len(order))
+	for i, mech := range order {
+		parts[i] = mech + " on " + joinAnd(byMech[mech])
+	}
+	a.diffs = append(a.diffs, parityDiff{what: "torn-page protection: " + strings.Join(parts, "; "),
+		reason: "each engine's own mechanism, at its own write cost"})
 }
 
 // datasetKey names a data set by its tables, so that the runs of one prepare compare together.

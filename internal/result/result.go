@@ -668,6 +668,11 @@ type Server struct {
 	// keys that matter (SHOW VARIABLES / pg_settings).
 	Profile  map[string]string `json:"profile,omitempty"`
 	Settings map[string]string `json:"settings,omitempty"`
+	// Facets are the settings that decide a fair fight under names every engine shares (see
+	// Facet), formed by the engine layer from Settings; SettingsFamily names whose setting names
+	// Settings are in ("postgres", "innodb"): a difference between families may be by design.
+	Facets         map[string]Facet `json:"facets,omitempty"`
+	SettingsFamily string           `json:"settings_family,omitempty"`
 	// Translations are the profile settings this server's version took under another name or in
 	// another form (a renamed variable, an initdb flag), so that a parity check can follow them.
 	Translations []Translation `json:"translations,omitempty"`
@@ -826,6 +831,7 @@ func Write(path string, r *Result) error {
 	if r.Schema == 0 {
 		r.Schema = SchemaVersion
 	}
+	FillFacets(r)
 	return WriteJSON(path, r)
 }
 
@@ -884,6 +890,7 @@ func Decode(data []byte, source string) (*Result, error) {
 	if err := r.validate(source); err != nil {
 		return nil, err
 	}
+	FillFacets(&r)
 	return &r, nil
 }
 
