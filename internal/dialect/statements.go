@@ -73,7 +73,7 @@ const innodbStatements = "SELECT digest_text, count_star, sum_rows_sent + sum_ro
 // mariadbPrepared is MariaDB's account of server-side prepared statements, which its digests
 // leave out (their executions are statement/com/Execute, without a text): per statement the
 // connection prepared, on the threads using this database. The instances go with their
-// connection, so they are read before the clients disconnect (runner.Config.OnMeasureEnd).
+// connection, so they are read before the clients disconnect (runner.Observer.MeasureEnd).
 const mariadbPrepared = "SELECT p.sql_text, p.count_execute, p.sum_rows_sent + p.sum_rows_affected, p.sum_timer_execute / 1000000000, '' " +
 	"FROM performance_schema.prepared_statements_instances p JOIN performance_schema.threads t ON t.thread_id = p.owner_thread_id " +
 	"WHERE t.processlist_db = DATABASE()"

@@ -79,7 +79,7 @@ func runWithFaults(t *testing.T, c *engine.Cluster, tg sqldb.Target, faults stri
 		}
 	}()
 	res, err := j.Run(context.Background(), runner.Config{Threads: 4, Duration: 25 * time.Second, MaxTries: 10, ReportInterval: time.Second,
-		OnMeasureStart: func() { start <- time.Now() }})
+		Observers: []runner.Observer{runner.Hooks{OnMeasureStart: func() { start <- time.Now() }}}})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}

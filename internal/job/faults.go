@@ -17,13 +17,9 @@ func (j *Job) scheduleFaults(ctx context.Context, cfg *runner.Config) (stop func
 		return func() []result.FaultEvent { return nil }
 	}
 	var sched *fault.Schedule
-	next := cfg.OnMeasureStart
-	cfg.OnMeasureStart = func() {
+	cfg.Observers = append(cfg.Observers, runner.Hooks{OnMeasureStart: func() {
 		sched = fault.Start(context.WithoutCancel(ctx), j.Cluster, j.Faults, time.Now(), cfg.Progress)
-		if next != nil {
-			next()
-		}
-	}
+	}})
 	return func() []result.FaultEvent {
 		if sched == nil {
 			return nil

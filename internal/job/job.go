@@ -202,15 +202,8 @@ func (w *wireTally) sum() sqldb.Counters {
 	return total
 }
 
-// measureFrom takes the starting reading when the warm-up ends, then calls next.
-func (w *wireTally) measureFrom(next func()) func() {
-	return func() {
-		w.before = w.sum()
-		if next != nil {
-			next()
-		}
-	}
-}
+// measureFrom takes the starting reading when the warm-up ends.
+func (w *wireTally) measureFrom() { w.before = w.sum() }
 
 func (w *wireTally) result(transactions int64) *result.Wire {
 	n := w.sum().Sub(w.before)
@@ -248,11 +241,11 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 		env := j.Env(cfg.Threads, false, nil, cfg.Progress)
 		env.Connect = j.clientConnect
 		res, runErr = st.Measure(ctx, env, workload.RunSettings{Threads: cfg.Threads, Duration: cfg.Duration, Progress: cfg.Progress,
-			PIDs: j.PIDs, Monitor: j.Connect, OnMeasureStart: cfg.OnMeasureStart, OnMeasureEnd: cfg.OnMeasureEnd})
+			PIDs: j.PIDs, Monitor: j.Connect, OnMeasureStart: cfg.MeasureStart, OnMeasureEnd: cfg.MeasureEnd})
 	} else {
 		var tally wireTally
-		cfg.OnMeasureStart = tally.measureFrom(cfg.OnMeasureStart)
-		cfg.OnAcks = func(a []*workload.Acks) { acks = a }
+		cfg.Observers = append(cfg.Observers, runner.Hooks{OnMeasureStart: tally.measureFrom,
+			OnAcks: func(a []*workload.Acks) { acks = a }})
 		faults := j.scheduleFaults(ctx, &cfg)
 		done := j.feedLive(&cfg, ver)
 		res, runErr = runner.Run(ctx, cfg, tally.connector(j.clientConnect), j.Workload)

@@ -14,8 +14,7 @@ func (j *Job) feedLive(cfg *runner.Config, version string) (done func()) {
 		return func() {}
 	}
 	l := livemetrics.Labels{Engine: string(j.Target.Kind), Version: result.VersionNumber(version), Workload: j.Spec.Name, Kind: livemetrics.AllKinds}
-	prev := cfg.OnIntervalDetail
-	cfg.OnIntervalDetail = func(d runner.IntervalDetail) {
+	cfg.Observers = append(cfg.Observers, runner.Hooks{OnDetail: func(d runner.IntervalDetail) {
 		iv := d.Interval
 		j.Live.Add(l, livemetrics.Sample{Transactions: d.Transactions, Errors: d.Errors, Retries: d.Retries,
 			Clients: iv.Threads, Latency: d.Latency, Lag: d.Lag, ServerCPUPct: iv.ServerCPUPct, ServerMemMB: iv.ServerMemMB,
@@ -26,9 +25,6 @@ func (j *Job) feedLive(cfg *runner.Config, version string) (done func()) {
 			kl.Kind = k.Kind
 			j.Live.Add(kl, livemetrics.Sample{Transactions: k.Transactions, Errors: k.Errors, Retries: k.Retries, Latency: k.Latency})
 		}
-		if prev != nil {
-			prev(d)
-		}
-	}
+	}})
 	return func() { j.Live.Done(l) }
 }

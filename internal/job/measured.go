@@ -38,36 +38,29 @@ func (j *Job) Measured(ctx context.Context, cfg runner.Config, mon Watcher, run 
 	if err := mon.Start(ctx); err != nil {
 		return nil, fmt.Errorf("reading the server's counters: %w", err)
 	}
-	prevInterval, prevStart, prevSettled := cfg.OnInterval, cfg.OnMeasureStart, j.OnSettled
+	prevSettled := j.OnSettled
 	machine := machineload.New(j.PIDs)
-	cfg.OnInterval = func(iv *result.Interval) {
-		mon.OnInterval(iv)
-		machine.OnInterval(iv) // after the monitor: it subtracts the server's CPU
-		if prevInterval != nil {
-			prevInterval(iv)
-		}
-	}
 	inst := j.instrument(ctx)
 	if inst != nil && cfg.OnStall == nil {
 		cfg.OnStall = inst.stallView
 	}
-	prevEnd := cfg.OnMeasureEnd
-	cfg.OnMeasureEnd = func() {
-		inst.finish()
-		if prevEnd != nil {
-			prevEnd()
-		}
+	// First among the observers: those after it (a study's sampling, live metrics) see the
+	// server's figures in each interval.
+	watch := runner.Hooks{
+		OnMeasureStart: func() {
+			machine.Reset()
+			inst.begin()
+			if cfg.Warmup > 0 {
+				rebase(ctx, mon)
+			}
+		},
+		OnInterval: func(iv *result.Interval) {
+			mon.OnInterval(iv)
+			machine.OnInterval(iv) // after the monitor: it subtracts the server's CPU
+		},
+		OnMeasureEnd: inst.finish,
 	}
-	cfg.OnMeasureStart = func() {
-		machine.Reset()
-		inst.begin()
-		if cfg.Warmup > 0 {
-			rebase(ctx, mon)
-		}
-		if prevStart != nil {
-			prevStart()
-		}
-	}
+	cfg.Observers = append([]runner.Observer{watch}, cfg.Observers...)
 	j.OnSettled = func() {
 		rebase(ctx, mon)
 		machine.Reset()

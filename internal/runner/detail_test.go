@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The live metrics' feed: every measured transaction reaches OnIntervalDetail exactly once, the
+// The live metrics' feed: every measured transaction reaches an Observer that wants the detail exactly once, the
 // last partial interval included, and each interval's histogram holds its transactions. In open
 // loop the schedule lags come along too.
 func TestIntervalDetailsAddUpToTheResult(t *testing.T) {
@@ -16,11 +16,11 @@ func TestIntervalDetailsAddUpToTheResult(t *testing.T) {
 		cfg.Rate = rate
 		cfg.ReportInterval = 200 * time.Millisecond
 		var txns, histCount, lagCount int64
-		cfg.OnIntervalDetail = func(d IntervalDetail) {
+		cfg.Observers = []Observer{Hooks{OnDetail: func(d IntervalDetail) {
 			txns += d.Transactions
 			histCount += d.Latency.Count()
 			lagCount += d.Lag.Count()
-		}
+		}}}
 		res, err := Run(context.Background(), cfg, db.connect, &probe{})
 		if err != nil {
 			t.Fatal(err)
@@ -41,7 +41,7 @@ func TestIntervalDetailsByKind(t *testing.T) {
 	cfg := config(2, 1300*time.Millisecond)
 	cfg.ReportInterval = 200 * time.Millisecond
 	txns, hist := map[string]int64{}, map[string]int64{}
-	cfg.OnIntervalDetail = func(d IntervalDetail) {
+	cfg.Observers = []Observer{Hooks{OnDetail: func(d IntervalDetail) {
 		var sum int64
 		for _, k := range d.Kinds {
 			txns[k.Kind] += k.Transactions
@@ -51,7 +51,7 @@ func TestIntervalDetailsByKind(t *testing.T) {
 		if sum != d.Transactions {
 			t.Errorf("interval at %.1fs: kinds hold %d transactions, the interval %d", d.Interval.T, sum, d.Transactions)
 		}
-	}
+	}}}
 	res, err := Run(context.Background(), cfg, db.connect, &typedProbe{})
 	if err != nil {
 		t.Fatal(err)

@@ -106,20 +106,18 @@ var errFatal = fmt.Errorf("a client failed")
 // begin starts counting: the measured window starts now, after any warm-up bookkeeping. Without
 // a warm-up Run calls it before the clients start, so none of their first transactions is lost.
 func (m *measurement) begin() {
-	// The window opens when counting does: reading the server's counters (OnMeasureStart) takes a
+	// The window opens when counting does: reading the server's counters (Observer.MeasureStart) takes a
 	// round trip or more, and the shards of one run must open their windows at one instant.
 	m.cs.measuring.Store(true)
 	m.start = time.Now()
 	m.cs.outages.begin(m.start)
-	if m.cfg.OnMeasureStart != nil {
-		m.cfg.OnMeasureStart()
-	}
+	observers(m.cfg.Observers).measureStart()
 	m.started = true
 	m.cpuStart = cpuTime()
 	if m.ramp != nil {
 		m.ramp.stepStart = m.start
 	}
-	m.ivs = newIntervals(m.tallies(), m.start, m.cfg.OnInterval, m.cfg.OnIntervalDetail, m.kinds)
+	m.ivs = newIntervals(m.tallies(), m.start, m.cfg.Observers, m.kinds)
 }
 
 // window cuts an interval every ReportInterval until Duration is over (the last interval is cut

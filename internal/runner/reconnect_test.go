@@ -68,13 +68,15 @@ func TestReconnectOnFakeConnection(t *testing.T) {
 	var downFrom, downTo atomic.Int64
 	connect := outageDB(&downFrom, &downTo)
 	cfg := config(3, 1400*time.Millisecond)
-	cfg.OnMeasureStart = func() {
-		now := time.Now()
-		downFrom.Store(now.Add(400 * time.Millisecond).UnixNano())
-		downTo.Store(now.Add(800 * time.Millisecond).UnixNano())
-	}
 	var acks []*workload.Acks
-	cfg.OnAcks = func(a []*workload.Acks) { acks = a }
+	cfg.Observers = []Observer{Hooks{
+		OnMeasureStart: func() {
+			now := time.Now()
+			downFrom.Store(now.Add(400 * time.Millisecond).UnixNano())
+			downTo.Store(now.Add(800 * time.Millisecond).UnixNano())
+		},
+		OnAcks: func(a []*workload.Acks) { acks = a },
+	}}
 	p := &ackProbe{}
 	res, err := Run(context.Background(), cfg, connect, p)
 	if err != nil || !res.Complete {
@@ -138,7 +140,7 @@ func TestServerGoneForGoodOnFakeConnection(t *testing.T) {
 	forever.Store(math.MaxInt64)
 	connect := outageDB(&downFrom, &forever)
 	cfg := config(3, 1200*time.Millisecond)
-	cfg.OnMeasureStart = func() { downFrom.Store(time.Now().Add(400 * time.Millisecond).UnixNano()) }
+	cfg.Observers = []Observer{Hooks{OnMeasureStart: func() { downFrom.Store(time.Now().Add(400 * time.Millisecond).UnixNano()) }}}
 	res, err := Run(context.Background(), cfg, connect, &ackProbe{})
 	var gone *ServerGoneError
 	if !errors.As(err, &gone) || gone.Clients != 3 || res == nil || res.Complete {

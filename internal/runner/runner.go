@@ -36,17 +36,9 @@ type Config struct {
 	Seed           uint64 // 0 = from the clock
 	// Progress receives one sysbench-like line per interval; nil = silent.
 	Progress io.Writer
-	// OnInterval is called after each measured interval (server metrics sampling hooks in here).
-	OnInterval func(iv *result.Interval)
-	// OnIntervalDetail, when set, is called after OnInterval with the interval's counts and
-	// histograms (live metrics feed on it).
-	OnIntervalDetail func(IntervalDetail)
-	// OnMeasureStart is called when the warm-up ends and counting begins, so server-side counters
-	// can take their starting point there and per-transaction figures exclude the warm-up.
-	OnMeasureStart func()
-	// OnMeasureEnd is called when the measured window has closed and the clients have stopped,
-	// before they disconnect: what the server keeps per connection is still there to read.
-	OnMeasureEnd func()
+	// Observers are told of the run's moments (MeasureStart, each Interval, MeasureEnd, Acks),
+	// in their order: the server's watcher, the machine's load, live metrics, faults.
+	Observers []Observer
 	// OnStall, when set, is called when clients are still inside a statement after the end's
 	// grace, before their connections are closed: the moment to read the server's view of them,
 	// whose answer goes with the StallError.
@@ -60,9 +52,6 @@ type Config struct {
 	StartAt time.Time
 	// NoReconnect makes a lost connection fail the run instead of being reopened (reconnect.go).
 	NoReconnect bool
-	// OnAcks, when set, is given at the end the ids every worker saw committed or in doubt
-	// (workers that record them: workload.AckRecorder), for the check after the run.
-	OnAcks func([]*workload.Acks)
 }
 
 // Connector opens one connection to the server under test.
@@ -178,14 +167,14 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 	cs.start()
 	res := &result.Result{Threads: cfg.Threads, Rate: cfg.Rate, WarmupS: cfg.Warmup.Seconds(), Complete: true}
 	stopReason := m.run(ctx, start.Add(cfg.Warmup))
-	if m.started && cfg.OnMeasureEnd != nil {
-		cfg.OnMeasureEnd()
+	if m.started {
+		observers(cfg.Observers).measureEnd()
 	}
 	if err := m.finish(res, sh); err != nil {
 		return res, err
 	}
-	if cfg.OnAcks != nil && cs.reconn != nil {
-		cfg.OnAcks(cs.reconn.acks(cs.workers()))
+	if cs.reconn != nil {
+		observers(cfg.Observers).acks(cs.reconn.acks(cs.workers()))
 	}
 	if f := cs.fatal.Load(); f != nil {
 		stopReason = f

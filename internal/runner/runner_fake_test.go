@@ -299,11 +299,13 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 		cfg.Rate = rate
 		var first, last runtime.MemStats
 		var calls int64
-		cfg.OnMeasureStart = func() {
-			runtime.ReadMemStats(&first)
-			calls = db.calls.Load()
-		}
-		cfg.OnInterval = func(*result.Interval) { runtime.ReadMemStats(&last) }
+		cfg.Observers = []Observer{Hooks{
+			OnMeasureStart: func() {
+				runtime.ReadMemStats(&first)
+				calls = db.calls.Load()
+			},
+			OnInterval: func(*result.Interval) { runtime.ReadMemStats(&last) },
+		}}
 		res, err := Run(context.Background(), cfg, db.connect, &probe{})
 		if err != nil || res.Transactions < 5000 {
 			t.Fatalf("rate %.0f: err=%v txns=%d", rate, err, res.Transactions)
@@ -354,7 +356,7 @@ func TestEndWaitsForAServerThatKeepsAnswering(t *testing.T) {
 		}
 	}}
 	cfg := config(3, time.Second)
-	cfg.OnMeasureStart = func() { windowStart.Store(time.Now().UnixNano()) }
+	cfg.Observers = []Observer{Hooks{OnMeasureStart: func() { windowStart.Store(time.Now().UnixNano()) }}}
 	began := time.Now()
 	res, err := Run(context.Background(), cfg, db.connect, &probe{})
 	if err != nil || !res.Complete {

@@ -208,7 +208,7 @@ func shapeOf(wl workload.Workload) shape {
 // newClient is client i, without its connection, with a tally of the workload's shape and, for a
 // workload that times its statements, the room its worker records them in.
 func newClient(cfg *Config, i int, sh shape) *client {
-	cl := &client{id: i, tally: newTally(sh, cfg.OnIntervalDetail != nil), done: make(chan struct{}),
+	cl := &client{id: i, tally: newTally(sh, observers(cfg.Observers).wantDetail()), done: make(chan struct{}),
 		rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))}
 	if len(sh.statements) > 0 {
 		cl.times = &workload.StatementTimes{}

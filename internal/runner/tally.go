@@ -202,16 +202,16 @@ type intervals struct {
 	lastLen time.Duration
 	lastSum counts
 	list    []result.Interval
-	onCut   func(iv *result.Interval)
-	// onDetail, when set, is given each interval's raw counts and histograms after onCut.
-	onDetail func(IntervalDetail)
-	// kindNames and kinds: the last part's figures per transaction type, for onDetail.
+	// observers are given each interval, with its raw counts and histograms where one wants them.
+	observers observers
+	detailed  bool
+	// kindNames and kinds: the last part's figures per transaction type, for the detail.
 	kindNames []string
 	kinds     []kindTotals
 }
 
 // IntervalDetail is one interval as the live metrics need it: its record (server figures
-// included, once OnInterval has run), and the counts and histograms behind it. The histograms
+// included, once the observers before have seen it), and the counts and histograms behind it. The histograms
 // are the runner's own and valid only during the call.
 type IntervalDetail struct {
 	Interval                      *result.Interval
@@ -229,10 +229,10 @@ type KindDetail struct {
 	Latency                       *histogram.Histogram
 }
 
-func newIntervals(tallies []*tally, start time.Time, onCut func(iv *result.Interval), onDetail func(IntervalDetail), kinds []string) *intervals {
+func newIntervals(tallies []*tally, start time.Time, obs []Observer, kinds []string) *intervals {
 	s := &intervals{tallies: tallies, merged: histogram.New(), lag: histogram.New(), start: start, last: start,
-		onCut: onCut, onDetail: onDetail}
-	if onDetail != nil {
+		observers: obs, detailed: observers(obs).wantDetail()}
+	if s.detailed {
 		s.kindNames, s.kinds = kinds, newKindTotals(len(kinds))
 	}
 	return s
@@ -246,16 +246,17 @@ func (s *intervals) resetKinds() {
 	}
 }
 
-func (s *intervals) detail(iv *result.Interval, sum counts, lat *histogram.Histogram) {
-	if s.onDetail == nil {
-		return
+// detail is the interval's counts and histograms, nil where no observer wants them.
+func (s *intervals) detail(iv *result.Interval, sum counts, lat *histogram.Histogram) *IntervalDetail {
+	if !s.detailed {
+		return nil
 	}
-	d := IntervalDetail{Interval: iv, Transactions: sum.txns, Errors: sum.errors, Retries: sum.retries, Latency: lat, Lag: s.lag}
+	d := &IntervalDetail{Interval: iv, Transactions: sum.txns, Errors: sum.errors, Retries: sum.retries, Latency: lat, Lag: s.lag}
 	for i, name := range s.kindNames {
 		k := &s.kinds[i]
 		d.Kinds = append(d.Kinds, KindDetail{Kind: name, Transactions: k.n.txns, Errors: k.n.errors, Retries: k.n.retries, Latency: k.hist})
 	}
-	s.onDetail(d)
+	return d
 }
 
 // cut closes the interval that ends now, with active clients running, and returns its counts,
@@ -282,10 +283,7 @@ func (s *intervals) close(active int, end time.Time, sum counts) (counts, time.D
 	s.last = end
 	s.list = append(s.list, s.record(active))
 	iv := &s.list[len(s.list)-1]
-	if s.onCut != nil {
-		s.onCut(iv)
-	}
-	s.detail(iv, sum, s.merged)
+	s.observers.interval(iv, s.detail(iv, sum, s.merged))
 	return sum, s.lastLen, iv
 }
 

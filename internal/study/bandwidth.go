@@ -350,7 +350,7 @@ func runStep(ctx context.Context, o *BandwidthOptions, th *throttle.Throttled, s
 	// the settle's flush before it writes what earlier steps left dirty.
 	var dev *deviceRates
 	startSampling := func() { dev = sampleDevice(th.Device.Stats, time.Second) }
-	m, runErr := runMeasured(ctx, tg, &o.Common, st.Workload, srv.PIDs, stepOptions{dataDir: srv.DataDir, onStart: startSampling})
+	m, runErr := measureStudyStep(ctx, tg, &o.Common, st.Workload, srv.PIDs, stepOptions{dataDir: srv.DataDir, onStart: startSampling})
 	dev.finish()
 	if m != nil {
 		fillStep(st, m, dev, pageSize)

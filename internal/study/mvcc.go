@@ -408,7 +408,7 @@ func runPhase(ctx context.Context, c *Common, srv *engine.Server, tg sqldb.Targe
 				}
 			}
 		}
-		m, err = runMeasured(ctx, tg, c, workloadName, srv.PIDs, stepOptions{onInterval: onInterval, after: flush})
+		m, err = measureStudyStep(ctx, tg, c, workloadName, srv.PIDs, stepOptions{onInterval: onInterval, after: flush})
 	}
 	if m != nil {
 		fillPhase(p, m, pageSize)

@@ -200,8 +200,8 @@ type stepOptions struct {
 	after func(context.Context, sqldb.Conn) error
 }
 
-// runMeasured runs a workload for the study's time with a server monitor around it.
-func runMeasured(ctx context.Context, tg sqldb.Target, c *Common, workloadName string, pids func() []int, o stepOptions) (*measured, error) {
+// measureStudyStep runs a workload for the study's time with a server monitor around it.
+func measureStudyStep(ctx context.Context, tg sqldb.Target, c *Common, workloadName string, pids func() []int, o stepOptions) (*measured, error) {
 	j, err := newJob(tg, c, workloadName)
 	if err != nil {
 		return nil, err
@@ -217,7 +217,7 @@ func runMeasured(ctx context.Context, tg sqldb.Target, c *Common, workloadName s
 		mon = mon.WithDataDir(o.dataDir)
 	}
 	cfg := runner.Config{Threads: c.Threads, Duration: c.Time, MaxTries: runspec.DefaultMaxTries, ReportInterval: runspec.DefaultReportInterval,
-		OnInterval: o.onInterval, OnMeasureStart: o.onStart}
+		Observers: []runner.Observer{runner.Hooks{OnInterval: o.onInterval, OnMeasureStart: o.onStart}}}
 	clients := func(ctx context.Context, cfg runner.Config) (*result.Result, error) {
 		res, err := j.Run(ctx, cfg)
 		if res != nil && err == nil && o.after != nil {

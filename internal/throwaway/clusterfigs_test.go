@@ -33,7 +33,7 @@ func checkClusterFigures(t *testing.T, ctx context.Context, srv *Server) {
 		t.Fatal(err)
 	}
 	j.OnSettled = func() { _ = mon.MeasureStart(ctx) }
-	res, err := j.Run(ctx, runner.Config{Threads: 6, Duration: 4 * time.Second, ReportInterval: time.Second, MaxTries: 100, OnInterval: mon.OnInterval})
+	res, err := j.Run(ctx, runner.Config{Threads: 6, Duration: 4 * time.Second, ReportInterval: time.Second, MaxTries: 100, Observers: []runner.Observer{runner.Hooks{OnInterval: mon.OnInterval}}})
 	if err != nil {
 		t.Fatal(err)
 	}
