@@ -60,7 +60,7 @@ func newCapacityCmd() *cobra.Command {
 			fmt.Fprintf(s.Log, "capacity of %s at %s with %d connections, %s windows after %s of warm-up, budget %s\n",
 				j.Spec.Name, s.SLO.Text(), s.Connections, s.Window, s.Warmup, s.Budget)
 			res, err := capacity.Search(cmd.Context(), s, func(ctx context.Context, cfg runner.Config) (*result.Result, error) {
-				return runMeasured(ctx, j, cfg, hosts)
+				return measureAttached(ctx, j, cfg, hosts)
 			})
 			if err != nil {
 				return classify(err)

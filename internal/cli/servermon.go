@@ -16,9 +16,9 @@ import (
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
-// runMeasured runs the job with the server side watched as compare watches it (job.Measured):
+// measureAttached runs the job with the server side watched as compare watches it (job.Measured):
 // the engine's own counters over a connection of the monitor's own, and the host figures from h.
-func runMeasured(ctx context.Context, j *job.Job, cfg runner.Config, h attach.Host) (*result.Result, error) {
+func measureAttached(ctx context.Context, j *job.Job, cfg runner.Config, h attach.Host) (*result.Result, error) {
 	if j.PIDs == nil {
 		j.PIDs = h.Processes()
 	}

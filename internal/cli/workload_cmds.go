@@ -489,7 +489,7 @@ func newRunCmd() *cobra.Command {
 						return err
 					}
 				}
-				res, runErr := runMeasured(cmd.Context(), j, cfg, hosts)
+				res, runErr := measureAttached(cmd.Context(), j, cfg, hosts)
 				if res != nil && sh != nil {
 					res.Shard = sh.record()
 				}
