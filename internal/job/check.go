@@ -58,13 +58,7 @@ func CheckError(dc *result.DataCheck) error {
 	if dc == nil || dc.Passed {
 		return nil
 	}
-	var failed []string
-	for _, v := range dc.Verdicts {
-		if !v.OK {
-			failed = append(failed, v.Name+": "+v.Detail)
-		}
-	}
-	return fmt.Errorf("data check failed: %s", strings.Join(failed, "; "))
+	return fmt.Errorf("data check failed: %s", strings.Join(result.FailedVerdicts(dc.Verdicts), "; "))
 }
 
 func (j *Job) wantsCheck() bool {

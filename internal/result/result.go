@@ -243,6 +243,17 @@ type Verdict struct {
 	Detail string `json:"detail,omitempty"`
 }
 
+// FailedVerdicts names each verdict that does not hold, with its detail: "name: detail".
+func FailedVerdicts(vs []Verdict) []string {
+	var failed []string
+	for _, v := range vs {
+		if !v.OK {
+			failed = append(failed, v.Name+": "+v.Detail)
+		}
+	}
+	return failed
+}
+
 // TPCH is one TPC-H power or throughput test. A query whose answer is wrong or that timed out
 // never shows as a time: its status says so and Seconds is 0.
 type TPCH struct {

@@ -172,9 +172,22 @@ type Summarizer interface {
 type Verdict = result.Verdict
 
 // Explainer is implemented by workloads whose check has several named conditions (TPC-C's
-// consistency conditions 1-12): check prints every verdict, not only the first failure.
+// consistency conditions 1-12): check prints every verdict, not only the first failure. Such a
+// workload's Check is CheckFromVerdicts of them.
 type Explainer interface {
 	Verdicts(ctx context.Context, env *Env) ([]Verdict, error)
+}
+
+// CheckFromVerdicts is the Check of a workload with named conditions: the error of reading them,
+// or one naming each condition of what ("TPC-C consistency conditions") that does not hold.
+func CheckFromVerdicts(what string, vs []Verdict, err error) error {
+	if err != nil {
+		return err
+	}
+	if failed := result.FailedVerdicts(vs); len(failed) > 0 {
+		return fmt.Errorf("%s failed:\n  %s", what, strings.Join(failed, "\n  "))
+	}
+	return nil
 }
 
 // ReadOnly is implemented by workloads that can say whether their measured transactions only

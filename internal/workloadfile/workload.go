@@ -241,15 +241,7 @@ func (w *fileWorkload) Cleanup(ctx context.Context, env *workload.Env) error {
 // Check verifies the data as Verdicts does, returning the first condition that failed.
 func (w *fileWorkload) Check(ctx context.Context, env *workload.Env) error {
 	vs, err := w.Verdicts(ctx, env)
-	if err != nil {
-		return err
-	}
-	for _, v := range vs {
-		if !v.OK {
-			return fmt.Errorf("%s: %s", v.Name, v.Detail)
-		}
-	}
-	return nil
+	return workload.CheckFromVerdicts("the workload file's checks", vs, err)
 }
 
 // Verdicts are the file's data check: every table still holds at least the rows it was loaded

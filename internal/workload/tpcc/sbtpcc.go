@@ -295,19 +295,7 @@ func (s *sbtpcc) Cleanup(ctx context.Context, env *workload.Env) error {
 // seven of them).
 func (s *sbtpcc) Check(ctx context.Context, env *workload.Env) error {
 	vs, err := s.Verdicts(ctx, env)
-	if err != nil {
-		return err
-	}
-	var failed []string
-	for _, v := range vs {
-		if !v.OK {
-			failed = append(failed, v.Name+": "+v.Detail)
-		}
-	}
-	if len(failed) > 0 {
-		return fmt.Errorf("sysbench-tpcc consistency conditions failed:\n  %s", strings.Join(failed, "\n  "))
-	}
-	return nil
+	return workload.CheckFromVerdicts("sysbench-tpcc consistency conditions", vs, err)
 }
 
 // Verdicts gives every condition's verdict for every table set.

@@ -224,19 +224,7 @@ func (t *tpcc) Cleanup(ctx context.Context, env *workload.Env) error {
 // Check runs the twelve consistency conditions and fails naming each one that does not hold.
 func (t *tpcc) Check(ctx context.Context, env *workload.Env) error {
 	vs, err := t.conditions(ctx, env)
-	if err != nil {
-		return err
-	}
-	var failed []string
-	for _, v := range vs {
-		if !v.OK {
-			failed = append(failed, v.Name+": "+v.Detail)
-		}
-	}
-	if len(failed) > 0 {
-		return fmt.Errorf("TPC-C consistency conditions failed:\n  %s", strings.Join(failed, "\n  "))
-	}
-	return nil
+	return workload.CheckFromVerdicts("TPC-C consistency conditions", vs, err)
 }
 
 // Verdicts gives the command line every condition's verdict, held or not, in order.
