@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/slo"
+	"github.com/fairbench/fairbench/internal/workload"
 )
 
 // DefaultCapacityConnections is --max-connections' default: enough for thousands of arrivals a
@@ -116,20 +118,18 @@ func checkCapacitySettings(s capacity.Settings) error {
 }
 
 // checkKind refuses an objective on a kind of transaction the workload does not run.
-func checkKind(w any, kind string) error {
+func checkKind(w workload.Workload, kind string) error {
 	if kind == "" {
 		return nil
 	}
-	typed, ok := w.(interface{ TransactionKinds() []string })
-	if !ok {
+	kinds := w.Traits().TransactionKinds
+	if len(kinds) == 0 {
 		return badInputf("--slo names the transaction kind %s, and this workload has one kind of transaction: drop (%s)", kind, kind)
 	}
-	for _, k := range typed.TransactionKinds() {
-		if k == kind {
-			return nil
-		}
+	if slices.Contains(kinds, kind) {
+		return nil
 	}
-	return badInputf("--slo names the transaction kind %s, which this workload does not run: choose one of %s", kind, strings.Join(typed.TransactionKinds(), ", "))
+	return badInputf("--slo names the transaction kind %s, which this workload does not run: choose one of %s", kind, strings.Join(kinds, ", "))
 }
 
 // printCapacity prints every rate measured and the capacity found.

@@ -158,7 +158,7 @@ func newPrepareCmd() *cobra.Command {
 			if err := j.Prepare(cmd.Context(), j.Env(loadThreads, force, bar, out)); err != nil {
 				return classify(explainLoadFailure(cmd.Context(), err, dataDir))
 			}
-			if existing := workload.ExistingTablesOf(j.Workload); existing != nil {
+			if existing := j.Workload.Traits().ExistingTables; existing != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "prepare: %s runs on existing tables (%s), which are there: nothing loaded\n", j.Spec.Name, strings.Join(existing, ", "))
 				return nil
 			}
@@ -233,7 +233,7 @@ func newCleanupCmd() *cobra.Command {
 			if err := j.Cleanup(cmd.Context(), j.Env(1, false, nil, cmd.ErrOrStderr())); err != nil {
 				return classify(err)
 			}
-			if existing := workload.ExistingTablesOf(j.Workload); existing != nil {
+			if existing := j.Workload.Traits().ExistingTables; existing != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "cleanup: %s runs on existing tables (%s), which are not fairbench's: none dropped\n", j.Spec.Name, strings.Join(existing, ", "))
 				return nil
 			}

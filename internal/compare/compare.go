@@ -94,7 +94,7 @@ type Options struct {
 	// Faults are injected into each cluster engine during every step's measured window
 	// (--fault); every engine must then be a cluster.
 	Faults []runspec.Fault
-	// ReadReplicas sends the measured clients of read-only workloads (workload.ReadOnly) on
+	// ReadReplicas sends the measured clients of read-only workloads (workload.Traits.ReadOnly) on
 	// postgres-ha to its replicas (--read-replicas); mixed workloads and other engines are
 	// unchanged.
 	ReadReplicas bool
@@ -923,7 +923,7 @@ func (c *comparison) route(j *job.Job, srv *roundServer) string {
 	if srv.kind != engine.PostgresHA {
 		return ""
 	}
-	if !c.opts.ReadReplicas || !workload.IsReadOnly(j.Workload) {
+	if !c.opts.ReadReplicas || !j.Workload.Traits().ReadOnly {
 		return "leader"
 	}
 	rt := srv.target.WithSessionAttrs("prefer-standby")

@@ -62,8 +62,7 @@ func CheckError(dc *result.DataCheck) error {
 }
 
 func (j *Job) wantsCheck() bool {
-	ac, ok := j.Workload.(workload.AutoChecked)
-	return j.CheckAfterRun || ok && ac.CheckAfterRun()
+	return j.CheckAfterRun || j.Workload.Traits().CheckAfterRun
 }
 
 // checkAfterRun checks the data a run has just used and records the verdicts in its result. A

@@ -45,7 +45,7 @@ func (j *Job) Prepare(ctx context.Context, env *workload.Env) error {
 		return err
 	}
 	defer c.Close()
-	if tables := workload.ExistingTablesOf(j.Workload); tables != nil {
+	if tables := j.Workload.Traits().ExistingTables; tables != nil {
 		return existingTablesThere(ctx, c, j.Spec.Name, tables)
 	}
 	if env.Force {
@@ -100,7 +100,7 @@ func (j *Job) Cleanup(ctx context.Context, env *workload.Env) error {
 		return err
 	}
 	defer c.Close()
-	if workload.ExistingTablesOf(j.Workload) != nil {
+	if j.Workload.Traits().ExistingTables != nil {
 		return nil // not fairbench's to drop
 	}
 	rec, err := j.adoptRecord(ctx, c, false)
@@ -128,7 +128,7 @@ func (j *Job) Guard(ctx context.Context) (*result.Prepared, error) {
 		return nil, err
 	}
 	defer c.Close()
-	if tables := workload.ExistingTablesOf(j.Workload); tables != nil {
+	if tables := j.Workload.Traits().ExistingTables; tables != nil {
 		if err := existingTablesThere(ctx, c, j.Spec.Name, tables); err != nil {
 			return nil, err
 		}

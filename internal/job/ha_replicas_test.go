@@ -9,7 +9,6 @@ import (
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/sqldb"
-	"github.com/fairbench/fairbench/internal/workload"
 	"github.com/fairbench/fairbench/internal/workload/workloadtest"
 )
 
@@ -20,7 +19,7 @@ import (
 func TestPostgresHAReadReplicas(t *testing.T) {
 	c, tg := startHA(t, engine.HAOptions{})
 	j := newJob(t, tg, "oltp_point_select", map[string]string{"tables": "1", "table-size": "2000"})
-	if !workload.IsReadOnly(j.Workload) {
+	if !j.Workload.Traits().ReadOnly {
 		t.Fatal("oltp_point_select does not say it is read-only")
 	}
 	workloadtest.Prepare(t, j, 2)

@@ -38,7 +38,7 @@ type Job struct {
 	// must agree with what prepare recorded; data options not given come from the record.
 	Set map[string]string
 	// CheckAfterRun runs the data check after every run (--check); workloads that ask for it
-	// (workload.AutoChecked) get it regardless.
+	// (workload.Traits.CheckAfterRun) get it regardless.
 	CheckAfterRun bool
 	// Faults are injected into Cluster during each run, at their offsets from the measured
 	// window's start (fault.Schedule); the result records them.

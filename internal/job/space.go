@@ -15,20 +15,20 @@ import (
 )
 
 // checkSpace refuses a data set that cannot fit: where the workload can say how much it takes
-// at the least (workload.Sizer) and the server runs on this machine, a load that would fill the
-// server's disk is refused before it starts (issue 28: "--table-size 2147483647" was taken with
-// no space check). A server elsewhere, or one whose directory this user may not read, is not
+// at the least (workload.Traits.MinDataBytes) and the server runs on this machine, a load that
+// would fill the server's disk is refused before it starts ("--table-size 2147483647" would
+// otherwise be taken). A server elsewhere, or one whose directory this user may not read, is not
 // checked: its free space is not known here.
 func (j *Job) checkSpace(ctx context.Context, c sqldb.Conn) error {
-	sizer, ok := j.Workload.(workload.Sizer)
-	if !ok {
+	need := j.Workload.Traits().MinDataBytes
+	if need == 0 {
 		return nil
 	}
 	free, dir, ok := dataDirFree(ctx, c, j.Target)
 	if !ok {
 		return nil
 	}
-	if need := sizer.MinDataBytes(); need > free {
+	if need > free {
 		return workload.Refusef("%s's data set needs at least %s and the server's data directory %s has %s free: "+
 			"give it a smaller size (--table-size, --tables, --scale, --warehouses, --sf) or the server more space",
 			j.Spec.Name, units.BytesSize(float64(need)), dir, units.BytesSize(float64(free)))

@@ -94,8 +94,11 @@ func (w *scripts) labelCommands() {
 	}
 }
 
-// StatementLabels names the scripts' SQL commands for their latency as the clients saw it.
-func (w *scripts) StatementLabels() []string { return w.labels }
+// Traits: each script counted apart, as pgbench's per-script report does, and the scripts' SQL
+// commands timed apart (-r).
+func (w *scripts) Traits() workload.Traits {
+	return workload.Traits{TransactionKinds: w.scriptNames(), StatementLabels: w.labels}
+}
 
 // Load reads "NAME[@WEIGHT]": a built-in script, else a file.
 func Load(arg string) (*Script, error) {
@@ -119,9 +122,8 @@ func Load(arg string) (*Script, error) {
 	return s, nil
 }
 
-// TransactionKinds names each script, so the runner keeps counts and latency per script as
-// pgbench's per-script report does.
-func (w *scripts) TransactionKinds() []string {
+// scriptNames names each script.
+func (w *scripts) scriptNames() []string {
 	out := make([]string, len(w.list))
 	for i, s := range w.list {
 		out[i] = s.Name

@@ -15,7 +15,7 @@ import (
 // client is one simulated user: a connection, the workload's worker on it, and its tally.
 type client struct {
 	id int
-	// times is where a StatementTimed workload's worker records one transaction's statements.
+	// times is where the worker of a workload with Traits.StatementLabels records one transaction's statements.
 	times  *workload.StatementTimes
 	conn   sqldb.Conn
 	worker workload.Worker

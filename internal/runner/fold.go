@@ -56,7 +56,7 @@ func fold(res *result.Result, tallies []*tally, sh shape, measured time.Duration
 	return err
 }
 
-// foldKinds is the per-transaction-type split of a Typed workload, nil for others.
+// foldKinds is the per-transaction-type split of a workload with Traits.TransactionKinds, nil for others.
 func foldKinds(tallies []*tally, kinds []string, secs float64) (map[string]*result.KindStats, error) {
 	if len(kinds) == 0 {
 		return nil, nil

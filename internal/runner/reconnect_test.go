@@ -34,6 +34,7 @@ type ackProbe struct{ next atomic.Int64 }
 func (p *ackProbe) Prepare(context.Context, *workload.Env) error { return nil }
 func (p *ackProbe) Cleanup(context.Context, *workload.Env) error { return nil }
 func (p *ackProbe) Check(context.Context, *workload.Env) error   { return nil }
+func (p *ackProbe) Traits() workload.Traits                      { return workload.Traits{} }
 func (p *ackProbe) NewWorker(ctx context.Context, c sqldb.Conn, _ *randgen.Rand, _, _ int) (workload.Worker, error) {
 	st, err := c.Prepare(ctx, "SELECT 1")
 	return &ackWorker{p: p, st: st}, err

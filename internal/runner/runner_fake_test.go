@@ -417,7 +417,9 @@ func TestWaitForGivesUp(t *testing.T) {
 // spins 200 µs, the second fails every fourth time (and is retried).
 type timedProbe struct{ probe }
 
-func (p *timedProbe) StatementLabels() []string { return []string{"t #1: SELECT 1", "t #2: UPDATE x"} }
+func (p *timedProbe) Traits() workload.Traits {
+	return workload.Traits{StatementLabels: []string{"t #1: SELECT 1", "t #2: UPDATE x"}}
+}
 
 func (p *timedProbe) NewWorker(context.Context, sqldb.Conn, *randgen.Rand, int, int) (workload.Worker, error) {
 	return &timedWorker{p: p}, nil

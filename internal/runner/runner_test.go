@@ -34,6 +34,7 @@ type probe struct {
 func (p *probe) Prepare(context.Context, *workload.Env) error { return nil }
 func (p *probe) Cleanup(context.Context, *workload.Env) error { return nil }
 func (p *probe) Check(context.Context, *workload.Env) error   { return nil }
+func (p *probe) Traits() workload.Traits                      { return workload.Traits{} }
 func (p *probe) NewWorker(ctx context.Context, c sqldb.Conn, _ *randgen.Rand, _, _ int) (workload.Worker, error) {
 	st, err := c.Prepare(ctx, "SELECT 1")
 	return &probeWorker{p: p, st: st}, err
@@ -58,7 +59,9 @@ func (w *probeWorker) Transaction(ctx context.Context, q *workload.Queries) erro
 // typedProbe has two transaction kinds: odd transactions are "b", and every 10th rolls back on purpose.
 type typedProbe struct{ probe }
 
-func (p *typedProbe) TransactionKinds() []string { return []string{"a", "b"} }
+func (p *typedProbe) Traits() workload.Traits {
+	return workload.Traits{TransactionKinds: []string{"a", "b"}}
+}
 func (p *typedProbe) NewWorker(ctx context.Context, c sqldb.Conn, r *randgen.Rand, i, n int) (workload.Worker, error) {
 	w, err := p.probe.NewWorker(ctx, c, r, i, n)
 	return &typedWorker{probeWorker: w.(*probeWorker)}, err

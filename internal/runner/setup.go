@@ -190,19 +190,13 @@ func (cs *clients) workers() []workload.Worker {
 	return out
 }
 
-// shape is what the clients' tallies keep apart: the workload's transaction types (Typed) and
-// its timed statements (StatementTimed).
+// shape is what the clients' tallies keep apart: the workload's transaction types (Traits.TransactionKinds) and
+// its timed statements (Traits.StatementLabels).
 type shape struct{ kinds, statements []string }
 
 func shapeOf(wl workload.Workload) shape {
-	var sh shape
-	if typed, ok := wl.(workload.Typed); ok {
-		sh.kinds = typed.TransactionKinds()
-	}
-	if timed, ok := wl.(workload.StatementTimed); ok {
-		sh.statements = timed.StatementLabels()
-	}
-	return sh
+	t := wl.Traits()
+	return shape{kinds: t.TransactionKinds, statements: t.StatementLabels}
 }
 
 // newClient is client i, without its connection, with a tally of the workload's shape and, for a

@@ -50,13 +50,13 @@ type tally struct {
 	total     counts
 	totalHist *histogram.Histogram
 	lagHist   *histogram.Histogram
-	// byKind holds per-transaction-type totals for Typed workloads.
+	// byKind holds per-transaction-type totals for workloads with Traits.TransactionKinds.
 	byKind []kindTotals
 	// ivKinds is this interval's part of byKind, kept only when live metrics are served: they
 	// are the one reader of interval figures per kind, and without them a transaction costs no
 	// third histogram record.
 	ivKinds []kindTotals
-	// stmts are the measured executions of each timed statement (StatementTimed workloads).
+	// stmts are the measured executions of each timed statement (workloads with Traits.StatementLabels).
 	stmts []stmtTotals
 	// maxPause is the longest on-purpose pause (TPC-C's think times) of one transaction: the end
 	// of a run waits that long for a client before it counts it as stuck.

@@ -29,6 +29,36 @@ type Workload interface {
 	Check(ctx context.Context, env *Env) error
 	// NewWorker prepares one thread's statements on its own connection.
 	NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.Rand, thread, threads int) (Worker, error)
+	// Traits is what the workload declares about itself, as data.
+	Traits() Traits
+}
+
+// Traits are what a workload declares about itself, so that the runner and the job ask one
+// value instead of probing for one-method interfaces. The zero value declares nothing: one
+// kind of transaction, no statement timed apart, no size known before loading, transactions
+// that may write, tables of its own, the data check only when asked for.
+type Traits struct {
+	// TransactionKinds: the workload's several transaction types (TPC-C's new_order, payment...);
+	// the runner keeps counts and latency per type, Queries.Kind indexing this list.
+	TransactionKinds []string
+	// StatementLabels: the workload times each of its statements, as pgbench -r does; the runner
+	// gives its workers a StatementTimes and reports each statement's executions, failures and
+	// latency, a worker's index being into this list.
+	StatementLabels []string
+	// MinDataBytes: how many bytes the data set takes on a server at the least (the rows' values
+	// and headers, not the engines' free space or every index), 0 when not known: prepare refuses
+	// a data set that cannot fit in the free space of a data directory on this machine instead of
+	// filling the disk.
+	MinDataBytes int64
+	// ReadOnly: the measured transactions never write, so compare --read-replicas may send them
+	// to a cluster's replicas (a replica refuses writes and a mixed transaction cannot be split).
+	ReadOnly bool
+	// ExistingTables: the tables the workload runs on without having created them (a workload
+	// file with existing_tables: true); the job then prepares and cleans up nothing, records no
+	// data set and checks that the tables are there. nil for a workload that creates its own.
+	ExistingTables []string
+	// CheckAfterRun: the data check runs after every run (TPC-C's consistency conditions).
+	CheckAfterRun bool
 }
 
 // Worker runs transactions for one runner thread. It is never used by two goroutines at once.
@@ -41,26 +71,19 @@ type Worker interface {
 // Queries counts statements as sysbench does.
 type Queries struct {
 	Read, Write, Other int64
-	// Kind is the index, in TransactionKinds(), of the transaction type the worker ran; workloads
+	// Kind is the index, in Traits.TransactionKinds, of the transaction type the worker ran; workloads
 	// with one kind of transaction leave it 0.
 	Kind int
 	// Paused is time the worker waited on purpose (TPC-C's keying and think times): the runner
 	// leaves it out of the transaction's latency, as the spec measures response time.
 	Paused time.Duration
-	// Times is where a StatementTimed workload's worker records each statement it sent, with
+	// Times is where the worker of a workload with Traits.StatementLabels records each statement it sent, with
 	// its latency as the client saw it; nil for other workloads (Add then does nothing).
 	Times *StatementTimes
 	// Retry is set by the runner when it calls Transaction again after a deadlock, serialization
 	// failure or duplicate key: the worker runs the same kind of transaction again, so that a kind
 	// that conflicts more is not drawn less often (the mix would then differ between engines).
 	Retry bool
-}
-
-// StatementTimed is implemented by workloads that time each of their statements, as pgbench -r
-// does: the runner gives their workers a StatementTimes and reports each statement's executions,
-// failures and latency. StatementLabels names the statements; a worker's index is into it.
-type StatementTimed interface {
-	StatementLabels() []string
 }
 
 // ShortSQL is a statement on one line, at most 60 characters: how a statement is named in
@@ -104,20 +127,6 @@ func (s *StatementTimes) All() []StatementTime {
 		return nil
 	}
 	return s.list
-}
-
-// Sizer is implemented by workloads that can say before loading how many bytes their data set
-// takes on a server at the least (the rows' values and headers, not the engines' free space or
-// every index): prepare refuses a data set that cannot fit in the free space of the server's
-// data directory, where that directory is on this machine, instead of filling the disk.
-type Sizer interface {
-	MinDataBytes() int64
-}
-
-// Typed is implemented by workloads with several transaction types (TPC-C's NewOrder, Payment,
-// ...): the runner then keeps counts and latency per type.
-type Typed interface {
-	TransactionKinds() []string
 }
 
 // Answerer is implemented by workloads whose read statements can be run once with fixed
@@ -188,40 +197,6 @@ func CheckFromVerdicts(what string, vs []Verdict, err error) error {
 		return fmt.Errorf("%s failed:\n  %s", what, strings.Join(failed, "\n  "))
 	}
 	return nil
-}
-
-// ReadOnly is implemented by workloads that can say whether their measured transactions only
-// read: compare --read-replicas sends only those to a cluster's replicas, since a replica
-// refuses writes and a mixed transaction cannot be split.
-type ReadOnly interface {
-	ReadOnly() bool
-}
-
-// IsReadOnly says whether w declares that its measured transactions never write.
-func IsReadOnly(w Workload) bool {
-	ro, ok := w.(ReadOnly)
-	return ok && ro.ReadOnly()
-}
-
-// OnExistingTables is implemented by workloads that may run on tables they did not create (a
-// workload file with existing_tables: true): ExistingTables lists them, or is nil for a workload
-// that creates its own. The job then prepares and cleans up nothing and records no data set; it
-// checks that the tables are there.
-type OnExistingTables interface {
-	ExistingTables() []string
-}
-
-// ExistingTablesOf is the tables w runs on without having created them, or nil.
-func ExistingTablesOf(w Workload) []string {
-	if e, ok := w.(OnExistingTables); ok {
-		return e.ExistingTables()
-	}
-	return nil
-}
-
-// AutoChecked is implemented by workloads whose data check runs after every run (TPC-C).
-type AutoChecked interface {
-	CheckAfterRun() bool
 }
 
 // Env is what Prepare, Cleanup and Check get: a way to open connections and where to report.

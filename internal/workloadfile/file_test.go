@@ -337,7 +337,7 @@ func TestMinDataBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 300 rows of a header (24), a bigint (8) and a varchar of 5 to 20 letters (6 at least).
-	if got, want := w.MinDataBytes(), int64(300*(24+8+6)); got != want {
+	if got, want := w.Traits().MinDataBytes, int64(300*(24+8+6)); got != want {
 		t.Errorf("MinDataBytes = %d, want %d", got, want)
 	}
 }

@@ -182,10 +182,10 @@ func columnNames(t *Table) []string {
 // header and line pointer, InnoDB's transaction id, roll pointer and record header.
 const rowHeader = 24
 
-// MinDataBytes is the least the file's rows take on any engine: each row's header and its
+// minDataBytes is the least the file's rows take on any engine: each row's header and its
 // columns' values at their shortest (a string its minimum length), before indexes and free
 // space, so prepare refuses a data set that cannot fit before it fills a disk.
-func (w *fileWorkload) MinDataBytes() int64 {
+func (w *fileWorkload) minDataBytes() int64 {
 	var total int64
 	for _, t := range w.f.Tables {
 		row := int64(rowHeader)

@@ -142,7 +142,7 @@ type fileWorkload struct {
 	readOnly bool
 	rows     map[string]int64 // per table, scaled
 	kinds    []string
-	// labels name every statement for the per-statement latency (StatementTimed), transaction
+	// labels name every statement for the per-statement latency (Traits.StatementLabels), transaction
 	// by transaction, each multi-statement one's COMMIT last; first is each transaction's first
 	// index into labels.
 	labels []string
@@ -175,8 +175,12 @@ func newFileWorkload(f *File, scale int64) (*fileWorkload, error) {
 	return w, nil
 }
 
-// StatementLabels names each statement for its latency as the clients saw it (pgbench -r).
-func (w *fileWorkload) StatementLabels() []string { return w.labels }
+// Traits: the file's transactions counted apart, its statements timed apart (pgbench -r), its
+// size at the least, whether it only reads, and the user's tables where it runs on them.
+func (w *fileWorkload) Traits() workload.Traits {
+	return workload.Traits{TransactionKinds: w.kinds, StatementLabels: w.labels, MinDataBytes: w.minDataBytes(),
+		ReadOnly: w.readsOnly(), ExistingTables: w.existingTables()}
+}
 
 // resolve gives ref and next the key range of the sequence they name, at this scale. next
 // starts above the loaded keys and is shared by every worker, so no two INSERTs draw one key.
@@ -202,17 +206,17 @@ func (w *fileWorkload) tableNames() []string {
 	return out
 }
 
-// ExistingTables lists the file's tables where they are the user's (existing_tables: true), which
+// existingTables lists the file's tables where they are the user's (existing_tables: true), which
 // fairbench neither creates nor drops; nil where fairbench creates them.
-func (w *fileWorkload) ExistingTables() []string {
+func (w *fileWorkload) existingTables() []string {
 	if !w.f.Existing {
 		return nil
 	}
 	return w.tableNames()
 }
 
-// ReadOnly says whether every statement of the file only reads.
-func (w *fileWorkload) ReadOnly() bool {
+// readsOnly says whether every statement of the file only reads.
+func (w *fileWorkload) readsOnly() bool {
 	for _, tx := range w.f.Transactions {
 		for _, st := range tx.Statements {
 			for _, form := range st.forms() {
@@ -224,9 +228,6 @@ func (w *fileWorkload) ReadOnly() bool {
 	}
 	return true
 }
-
-// TransactionKinds lists the file's transactions, for per-transaction counts and latency.
-func (w *fileWorkload) TransactionKinds() []string { return w.kinds }
 
 // Cleanup drops the file's tables that fairbench created, children first.
 func (w *fileWorkload) Cleanup(ctx context.Context, env *workload.Env) error {

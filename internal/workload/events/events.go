@@ -169,6 +169,9 @@ func (w *joinWorker) Transaction(ctx context.Context, q *workload.Queries) error
 }
 
 // Cleanup drops the tables fairbench created and leaves any others alone.
+// Traits: events declares nothing beyond the defaults (one kind of transaction, writes).
+func (e *events) Traits() workload.Traits { return workload.Traits{} }
+
 func (e *events) Cleanup(ctx context.Context, env *workload.Env) error {
 	c, err := env.Connect(ctx)
 	if err != nil {

@@ -179,9 +179,14 @@ func (w *oltp) tableNames() []string {
 }
 
 // Cleanup drops sbtest1..N where fairbench created them and reports any it had to leave alone.
-// MinDataBytes: a row is id, k, c (120 characters) and pad (60): about 190 bytes of values and
-// 20 of row header on every engine.
-func (w *oltp) MinDataBytes() int64 { return int64(w.cfg.tables) * int64(w.cfg.tableSize) * 200 }
+// Traits: the size at the least, a row being id, k, c (120 characters) and pad (60): about 190
+// bytes of values and 20 of row header on every engine; and read-only for mixes without a write
+// statement (oltp_read_only, oltp_point_select, select_random_*), which compare --read-replicas
+// may then send to replicas.
+func (w *oltp) Traits() workload.Traits {
+	_, write, _ := w.QueriesPerTransaction()
+	return workload.Traits{MinDataBytes: int64(w.cfg.tables) * int64(w.cfg.tableSize) * 200, ReadOnly: write == 0}
+}
 
 func (w *oltp) Cleanup(ctx context.Context, env *workload.Env) error {
 	c, err := env.Connect(ctx)

@@ -246,13 +246,6 @@ func (w *oltp) QueriesPerTransaction() (read, write, other int) {
 	return
 }
 
-// ReadOnly is true for mixes without a write statement (oltp_read_only, oltp_point_select,
-// select_random_*): compare --read-replicas may send them to replicas.
-func (w *oltp) ReadOnly() bool {
-	_, write, _ := w.QueriesPerTransaction()
-	return write == 0
-}
-
 func tableName(n int) string { return fmt.Sprintf("sbtest%d", n) }
 
 // NewWorker prepares, per table, only the statements this workload's transaction uses, as

@@ -102,11 +102,13 @@ func (p *payments) transferOptions(o workload.Options) error {
 // deleting says whether a run removes transfers, so that Check can no longer recompute each balance.
 func (p *payments) deleting() bool { return p.deletes || p.deleteEvery > 0 }
 
-func (p *payments) TransactionKinds() []string {
+// Traits: transfers and, where a run removes them, deletes, counted apart.
+func (p *payments) Traits() workload.Traits {
+	kinds := []string{"transfer"}
 	if p.deleting() {
-		return []string{"transfer", "delete"}
+		kinds = append(kinds, "delete")
 	}
-	return []string{"transfer"}
+	return workload.Traits{TransactionKinds: kinds}
 }
 
 func (p *payments) missing(err error) error {

@@ -163,9 +163,11 @@ func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 }
 
 // Cleanup drops the pgbench_* tables fairbench created and leaves any others alone.
-// MinDataBytes: the accounts are nearly all of it, each aid, bid, abalance and an 84-character
-// filler: about 100 bytes with its header.
-func (w *tpcb) MinDataBytes() int64 { return int64(w.accounts()) * 100 }
+// Traits: the size at the least, the accounts being nearly all of it, each aid, bid, abalance
+// and an 84-character filler: about 100 bytes with its header.
+func (w *tpcb) Traits() workload.Traits {
+	return workload.Traits{MinDataBytes: int64(w.accounts()) * 100}
+}
 
 func (w *tpcb) Cleanup(ctx context.Context, env *workload.Env) error {
 	c, err := env.Connect(ctx)

@@ -67,19 +67,15 @@ type sbtpcc struct {
 }
 
 var (
-	_ workload.Typed       = (*sbtpcc)(nil)
-	_ workload.AutoChecked = (*sbtpcc)(nil)
-	_ workload.Explainer   = (*sbtpcc)(nil)
+	_ workload.Explainer = (*sbtpcc)(nil)
 )
 
-func (s *sbtpcc) TransactionKinds() []string { return kinds }
-
-// MinDataBytes is every table set's warehouses, as TPC-C's.
-func (s *sbtpcc) MinDataBytes() int64 { return int64(s.tables) * int64(s.scale) * warehouseBytes }
-
-// CheckAfterRun: the consistency conditions hold for sysbench-tpcc's transactions as for TPC-C's,
-// and a figure from a database that broke them is not a result.
-func (s *sbtpcc) CheckAfterRun() bool { return true }
+// Traits: TPC-C's transaction types and size, for every table set's warehouses; the consistency
+// conditions hold for sysbench-tpcc's transactions as for TPC-C's, and a figure from a database
+// that broke them is not a result.
+func (s *sbtpcc) Traits() workload.Traits {
+	return workload.Traits{TransactionKinds: kinds, MinDataBytes: int64(s.tables) * int64(s.scale) * warehouseBytes, CheckAfterRun: true}
+}
 
 // sbTables are sysbench-tpcc's nine tables, parents first; it calls new_order "new_orders".
 var sbTables = []string{"warehouse", "item", "stock", "district", "customer", "history", "orders", "new_orders", "order_line"}

@@ -94,25 +94,21 @@ type tpcc struct {
 
 // What the runner, job and command line look for in a TPC-C workload.
 var (
-	_ workload.Typed       = (*tpcc)(nil)
-	_ workload.AutoChecked = (*tpcc)(nil)
-	_ workload.Explainer   = (*tpcc)(nil)
-	_ workload.Summarizer  = (*tpcc)(nil)
+	_ workload.Explainer  = (*tpcc)(nil)
+	_ workload.Summarizer = (*tpcc)(nil)
 )
-
-func (t *tpcc) TransactionKinds() []string { return kinds }
 
 // warehouseBytes is a TPC-C warehouse's rows at the least: the specification's initial population
 // (100,000 stock, 30,000 customers, 300,000 order lines and the rest) comes to about 70 MB of
 // values and headers; the engines store 85-110 MB.
 const warehouseBytes = 70 << 20
 
-// MinDataBytes is the warehouses' rows (and the 100,000 items, which are shared).
-func (t *tpcc) MinDataBytes() int64 { return int64(t.warehouses) * warehouseBytes }
-
-// CheckAfterRun makes the runner's caller verify the consistency conditions after every run: a
-// TPC-C figure from a database that broke them is not a result.
-func (t *tpcc) CheckAfterRun() bool { return true }
+// Traits: the five transaction types counted apart; the warehouses' rows at the least (the
+// 100,000 items are shared); the consistency conditions checked after every run, since a TPC-C
+// figure from a database that broke them is not a result.
+func (t *tpcc) Traits() workload.Traits {
+	return workload.Traits{TransactionKinds: kinds, MinDataBytes: int64(t.warehouses) * warehouseBytes, CheckAfterRun: true}
+}
 
 // NOPM is the run's committed NewOrders per minute (HammerDB's NOPM; the "tpmC" of go-tpc and
 // BenchBase reports): NewOrders rolled back on purpose are left out.

@@ -475,9 +475,11 @@ func (w *tpch) checkScale(meta map[string]string) error {
 	return nil
 }
 
-// MinDataBytes: dbgen writes about 1 GB of text per unit of scale factor, which the engines store
-// in more (1.3-2 GB with keys and indexes).
-func (w *tpch) MinDataBytes() int64 { return int64(w.cfg.sf * (1 << 30)) }
+// Traits: the size at the least, dbgen writing about 1 GB of text per unit of scale factor,
+// which the engines store in more (1.3-2 GB with keys and indexes).
+func (w *tpch) Traits() workload.Traits {
+	return workload.Traits{MinDataBytes: int64(w.cfg.sf * (1 << 30))}
+}
 
 func (w *tpch) Cleanup(ctx context.Context, env *workload.Env) error {
 	c, err := env.Connect(ctx)
