@@ -83,3 +83,4 @@ fuzz:
 # Speed and memory goals: fairbench beside sysbench and pgbench on the same servers.
 bench: engines
 	./bench/vs-sysbench.sh postgres mariadb mysql
+	./bench/file-vs-pgbench.sh postgres
