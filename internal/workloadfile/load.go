@@ -1,10 +1,8 @@
 package workloadfile
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -41,7 +39,7 @@ func (w *fileWorkload) Prepare(ctx context.Context, env *workload.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := w.loadTables(ctx, env, loader); err != nil {
+	if err := w.loadTables(ctx, env); err != nil {
 		return err
 	}
 	return w.addKeys(ctx, c, d)
@@ -99,7 +97,7 @@ func (w *fileWorkload) addKeys(ctx context.Context, c sqldb.Conn, d dialect.Dial
 }
 
 // loadTables loads the tables in parallel, one connection each, with a progress bar over all rows.
-func (w *fileWorkload) loadTables(ctx context.Context, env *workload.Env, loader dialect.Loader) error {
+func (w *fileWorkload) loadTables(ctx context.Context, env *workload.Env) error {
 	var total int64
 	for _, t := range w.f.Tables {
 		total += w.rows[t.Name]
@@ -117,10 +115,9 @@ func (w *fileWorkload) loadTables(ctx context.Context, env *workload.Env, loader
 	return workload.OnConnections(ctx, env, env.LoadThreads, idx, func(conn sqldb.Conn, i int) error {
 		t := w.f.Tables[i]
 		rng := env.Rand.New(env.Seed*1000003 + uint64(i) + 1)
-		pr, pw := io.Pipe()
-		go w.generate(t, rng, pw, progress)
-		err := loader.Load(ctx, conn, t.Name, columnNames(t), pr)
-		pr.CloseWithError(err) // unblocks the generator if the load failed
+		err := workload.BulkLoad(ctx, conn, t.Name, columnNames(t), 0, w.rows[t.Name]-1, func(b []byte, row int64) []byte {
+			return appendRow(b, t, rng, row)
+		}, progress)
 		if err != nil {
 			return fmt.Errorf("loading %s: %w", t.Name, err)
 		}
@@ -128,36 +125,20 @@ func (w *fileWorkload) loadTables(ctx context.Context, env *workload.Env, loader
 	})
 }
 
-// generate writes t's rows as text lines, column by column in order, so a seed gives one set of
-// rows on every engine.
-func (w *fileWorkload) generate(t *Table, rng *randgen.Rand, pw *io.PipeWriter, progress func(int64)) {
-	const every = 10000
-	bw := bufio.NewWriterSize(pw, 256<<10)
-	var line []byte
-	n := w.rows[t.Name]
-	for row := int64(0); row < n; row++ {
-		line = line[:0]
-		for i, c := range t.Columns {
-			if i > 0 {
-				line = append(line, '\t')
-			}
-			if c.Null > 0 && rng.Float64() < c.Null {
-				line = append(line, '\\', 'N')
-				continue
-			}
-			line = c.Gen.Append(line, rng, row)
+// appendRow writes row number row of t as a text line, column by column in order, so a seed
+// gives one set of rows on every engine.
+func appendRow(line []byte, t *Table, rng *randgen.Rand, row int64) []byte {
+	for i, c := range t.Columns {
+		if i > 0 {
+			line = append(line, '\t')
 		}
-		line = append(line, '\n')
-		if _, err := bw.Write(line); err != nil {
-			pw.CloseWithError(err)
-			return
+		if c.Null > 0 && rng.Float64() < c.Null {
+			line = append(line, '\\', 'N')
+			continue
 		}
-		if (row+1)%every == 0 {
-			progress(every)
-		}
+		line = c.Gen.Append(line, rng, row)
 	}
-	progress(n % every)
-	pw.CloseWithError(bw.Flush())
+	return append(line, '\n')
 }
 
 // indexed says whether the primary key or an index starts with cols.

@@ -1,10 +1,8 @@
 package events
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -163,31 +161,16 @@ func (e *events) addKeys(ctx context.Context, env *workload.Env, c sqldb.Conn, d
 	})
 }
 
-const progressEvery = 10000
 
 func copyRows(ctx context.Context, c sqldb.Conn, j loadJob, rng *randgen.Rand, progress func(int64)) error {
-	pr, pw := io.Pipe()
-	go func() {
-		bw := bufio.NewWriterSize(pw, 256<<10)
-		r := &workload.Rows{}
-		for i := j.lo; i <= j.hi; i++ {
-			r.Reset("")
-			j.gen(r, i, rng)
-			r.End()
-			if _, err := bw.Write(r.Buf); err != nil {
-				pw.CloseWithError(err)
-				return
-			}
-			if (i-j.lo+1)%progressEvery == 0 {
-				progress(progressEvery)
-			}
-		}
-		progress(int64((j.hi - j.lo + 1) % progressEvery))
-		pw.CloseWithError(bw.Flush())
-	}()
-	err := dialect.LoaderFor(c.Kind()).Load(ctx, c, j.table, j.cols, pr)
-	pr.CloseWithError(err) // unblocks the generator if COPY failed
-	return err
+	r := &workload.Rows{}
+	return workload.BulkLoad(ctx, c, j.table, j.cols, int64(j.lo), int64(j.hi), func(b []byte, i int64) []byte {
+		r.Buf = b
+		r.Reset("")
+		j.gen(r, int(i), rng)
+		r.End()
+		return r.Buf
+	}, progress)
 }
 
 // insertRows sends multi-row INSERTs of up to 5,000 rows (a few hundred kB, far below

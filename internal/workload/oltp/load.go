@@ -1,10 +1,8 @@
 package oltp
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -66,9 +64,10 @@ func (w *oltp) loadTable(ctx context.Context, c sqldb.Conn, n int, rng *randgen.
 	}
 	var err error
 	if bulk {
-		err = w.streamRows(rng, progress, func(r io.Reader) error {
-			return dialect.LoaderFor(c.Kind()).Load(ctx, c, tableName(n), columns, r)
-		})
+		cbuf, padbuf := make([]byte, len(cTemplate)), make([]byte, len(padTemplate))
+		err = workload.BulkLoad(ctx, c, tableName(n), columns, 1, int64(w.cfg.tableSize), func(b []byte, id int64) []byte {
+			return w.appendRow(b, int(id), rng, cbuf, padbuf, false)
+		}, progress)
 	} else {
 		err = w.insertRows(ctx, c, n, rng, progress)
 	}
@@ -116,35 +115,8 @@ func (w *oltp) appendRow(b []byte, id int, rng *randgen.Rand, cbuf, padbuf []byt
 	return append(b, '\n')
 }
 
-const progressEvery = 10000
 
 var columns = []string{"id", "k", "c", "pad"}
-
-// streamRows generates the table's rows as text (tab-separated, newline-terminated: the format
-// both COPY and LOAD DATA read) into load, which reads them as they are made.
-func (w *oltp) streamRows(rng *randgen.Rand, progress func(int64), load func(io.Reader) error) error {
-	pr, pw := io.Pipe()
-	go func() {
-		bw := bufio.NewWriterSize(pw, 256<<10)
-		cbuf, padbuf := make([]byte, len(cTemplate)), make([]byte, len(padTemplate))
-		var line []byte
-		for id := 1; id <= w.cfg.tableSize; id++ {
-			line = w.appendRow(line[:0], id, rng, cbuf, padbuf, false)
-			if _, err := bw.Write(line); err != nil {
-				pw.CloseWithError(err)
-				return
-			}
-			if id%progressEvery == 0 {
-				progress(progressEvery)
-			}
-		}
-		progress(int64(w.cfg.tableSize % progressEvery))
-		pw.CloseWithError(bw.Flush())
-	}()
-	err := load(pr)
-	pr.CloseWithError(err) // unblocks the generator if the load failed
-	return err
-}
 
 // insertRows, for servers where LOAD DATA LOCAL is off and cannot be turned on, sends multi-row INSERTs of about 1 MB, well under the default max_allowed_packet
 // (16 MB on MariaDB, 64 MB on MySQL) and large enough that round trips do not dominate.

@@ -1,10 +1,8 @@
 package payments
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"sync/atomic"
 
@@ -233,32 +231,17 @@ func indexSuffix(cols string) string {
 	return string(out)
 }
 
-const progressEvery = 10000
 
 func copyRows(ctx context.Context, c sqldb.Conn, j loadJob, progress func(int64)) error {
-	pr, pw := io.Pipe()
-	go func() {
-		bw := bufio.NewWriterSize(pw, 256<<10)
-		w := &workload.Rows{}
-		scratch := make([]byte, 0, 64)
-		for i := j.lo; i <= j.hi; i++ {
-			w.Reset("")
-			j.t.gen(w, i, scratch[:0])
-			w.End()
-			if _, err := bw.Write(w.Buf); err != nil {
-				pw.CloseWithError(err)
-				return
-			}
-			if (i-j.lo+1)%progressEvery == 0 {
-				progress(progressEvery)
-			}
-		}
-		progress(int64((j.hi - j.lo + 1) % progressEvery))
-		pw.CloseWithError(bw.Flush())
-	}()
-	err := dialect.LoaderFor(c.Kind()).Load(ctx, c, j.t.name, j.t.insert, pr)
-	pr.CloseWithError(err) // unblocks the generator if COPY failed
-	return err
+	w := &workload.Rows{}
+	scratch := make([]byte, 0, 64)
+	return workload.BulkLoad(ctx, c, j.t.name, j.t.insert, int64(j.lo), int64(j.hi), func(b []byte, i int64) []byte {
+		w.Buf = b
+		w.Reset("")
+		j.t.gen(w, int(i), scratch[:0])
+		w.End()
+		return w.Buf
+	}, progress)
 }
 
 // insertRows sends multi-row INSERTs of up to 5,000 rows (a few hundred kB, far below

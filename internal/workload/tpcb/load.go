@@ -1,10 +1,8 @@
 package tpcb
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -167,27 +165,8 @@ func appendAccount(b []byte, aid int) []byte {
 }
 
 func copyAccounts(ctx context.Context, c sqldb.Conn, lo, hi int, progress func(int64)) error {
-	const every = 10000
-	pr, pw := io.Pipe()
-	go func() {
-		bw := bufio.NewWriterSize(pw, 256<<10)
-		var line []byte
-		for aid := lo; aid <= hi; aid++ {
-			line = appendAccount(line[:0], aid)
-			if _, err := bw.Write(line); err != nil {
-				pw.CloseWithError(err)
-				return
-			}
-			if (aid-lo+1)%every == 0 {
-				progress(every)
-			}
-		}
-		progress(int64((hi - lo + 1) % every))
-		pw.CloseWithError(bw.Flush())
-	}()
-	err := dialect.LoaderFor(c.Kind()).Load(ctx, c, "pgbench_accounts", []string{"aid", "bid", "abalance", "filler"}, pr)
-	pr.CloseWithError(err) // unblocks the generator if COPY failed
-	return err
+	return workload.BulkLoad(ctx, c, "pgbench_accounts", []string{"aid", "bid", "abalance", "filler"}, int64(lo), int64(hi),
+		func(b []byte, aid int64) []byte { return appendAccount(b, int(aid)) }, progress)
 }
 
 func insertAccounts(ctx context.Context, c sqldb.Conn, lo, hi int, progress func(int64)) error {
