@@ -161,7 +161,6 @@ func (e *events) addKeys(ctx context.Context, env *workload.Env, c sqldb.Conn, d
 	})
 }
 
-
 func copyRows(ctx context.Context, c sqldb.Conn, j loadJob, rng *randgen.Rand, progress func(int64)) error {
 	r := &workload.Rows{}
 	return workload.BulkLoad(ctx, c, j.table, j.cols, int64(j.lo), int64(j.hi), func(b []byte, i int64) []byte {

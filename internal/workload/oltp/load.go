@@ -115,7 +115,6 @@ func (w *oltp) appendRow(b []byte, id int, rng *randgen.Rand, cbuf, padbuf []byt
 	return append(b, '\n')
 }
 
-
 var columns = []string{"id", "k", "c", "pad"}
 
 // insertRows, for servers where LOAD DATA LOCAL is off and cannot be turned on, sends multi-row INSERTs of about 1 MB, well under the default max_allowed_packet

@@ -231,7 +231,6 @@ func indexSuffix(cols string) string {
 	return string(out)
 }
 
-
 func copyRows(ctx context.Context, c sqldb.Conn, j loadJob, progress func(int64)) error {
 	w := &workload.Rows{}
 	scratch := make([]byte, 0, 64)
