@@ -47,6 +47,21 @@ func MarkOwned(ctx context.Context, c sqldb.Conn, name string) error {
 	return c.Exec(ctx, dialect.Of(c).CommentOn(name, Marker))
 }
 
+// ConnectClaiming opens the connection a Prepare works on and claims the workload's tables on it
+// (ClaimTables); the caller closes it. It is how a Prepare starts whose tables are all it must
+// claim first.
+func ConnectClaiming(ctx context.Context, env *Env, workloadName string, names []string) (sqldb.Conn, error) {
+	c, err := env.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := ClaimTables(ctx, c, workloadName, names, env.Force); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
 // ClaimTables is what every Prepare does first: it looks at all the workload's tables before
 // touching any, refuses if one belongs to someone else, refuses if fairbench's own are there
 // unless force, and with force drops fairbench's own (children first: list parents first).

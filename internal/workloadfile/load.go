@@ -19,14 +19,11 @@ import (
 // a generator seeded by the seed and the table's place in the file, whatever the number of load
 // threads, so every engine loads the same rows.
 func (w *fileWorkload) Prepare(ctx context.Context, env *workload.Env) error {
-	c, err := env.Connect(ctx)
+	c, err := workload.ConnectClaiming(ctx, env, w.f.Path, w.tableNames())
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if err := workload.ClaimTables(ctx, c, w.f.Path, w.tableNames(), env.Force); err != nil {
-		return err
-	}
 	d := dialect.Of(c)
 	for _, t := range w.f.Tables {
 		if err := workload.CreateOwned(ctx, c, t.Name, createTable(d, t)); err != nil {

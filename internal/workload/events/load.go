@@ -66,14 +66,11 @@ func (e *events) jobs() []loadJob {
 // PostgreSQL, multi-row INSERTs on MySQL and MariaDB), then adds the keys, the customer_id index
 // and the foreign key, and records the preloaded figures in events_meta for Check.
 func (e *events) Prepare(ctx context.Context, env *workload.Env) error {
-	c, err := env.Connect(ctx)
+	c, err := workload.ConnectClaiming(ctx, env, e.mode, tableNames)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if err := workload.ClaimTables(ctx, c, e.mode, tableNames, env.Force); err != nil {
-		return err
-	}
 	d := dialect.Of(c)
 	if err := createTables(ctx, c, d); err != nil {
 		return err

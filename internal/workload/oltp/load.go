@@ -21,14 +21,11 @@ func (w *oltp) createTableSQL(d dialect.Dialect, n int) string {
 }
 
 func (w *oltp) Prepare(ctx context.Context, env *workload.Env) error {
-	c, err := env.Connect(ctx)
+	c, err := workload.ConnectClaiming(ctx, env, w.cfg.name, w.tableNames())
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if err := workload.ClaimTables(ctx, c, w.cfg.name, w.tableNames(), env.Force); err != nil {
-		return err
-	}
 	// The engine's bulk path where the server takes it (LOAD DATA LOCAL needs local_infile),
 	// multi-row INSERTs where it does not, as sysbench sends.
 	restore, err := dialect.LoaderFor(c.Kind()).StartLoading(ctx, c)

@@ -106,14 +106,11 @@ type loadJob struct {
 // multi-row INSERTs on MySQL and MariaDB), then adds keys, indexes and foreign keys, and records
 // the starting figures Check needs in payments_meta.
 func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
-	c, err := env.Connect(ctx)
+	c, err := workload.ConnectClaiming(ctx, env, name, tableNames)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if err := workload.ClaimTables(ctx, c, name, tableNames, env.Force); err != nil {
-		return err
-	}
 	if err := claimRoutine(ctx, c); err != nil {
 		return err
 	}

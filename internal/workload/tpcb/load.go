@@ -42,14 +42,11 @@ func (w *tpcb) createSQL(d dialect.Dialect) (names, ddl []string) {
 // Prepare does what 'pgbench -i' does (create tables, generate data client-side, vacuum, primary
 // keys), with pgbench_accounts loaded over several connections when --load-threads allows.
 func (w *tpcb) Prepare(ctx context.Context, env *workload.Env) error {
-	c, err := env.Connect(ctx)
+	c, err := workload.ConnectClaiming(ctx, env, name, tableNames)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if err := workload.ClaimTables(ctx, c, name, tableNames, env.Force); err != nil {
-		return err
-	}
 	d := dialect.Of(c)
 	names, ddl := w.createSQL(d)
 	for i, q := range ddl {

@@ -163,14 +163,11 @@ func sbCreateSQL(d dialect.Dialect, t tableDDL, n int) string {
 // customers with a history row each, 30,000 orders of 5-15 lines, the last 900 of each district
 // undelivered), with the spec's values rather than sysbench-tpcc's simplified ones.
 func (s *sbtpcc) Prepare(ctx context.Context, env *workload.Env) error {
-	c, err := env.Connect(ctx)
+	c, err := workload.ConnectClaiming(ctx, env, sbName, s.names())
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if err := workload.ClaimTables(ctx, c, sbName, s.names(), env.Force); err != nil {
-		return err
-	}
 	for n := 1; n <= s.tables; n++ {
 		for _, td := range sbSchema {
 			if err := c.Exec(ctx, sbCreateSQL(dialect.Of(c), td, n)); err != nil {
