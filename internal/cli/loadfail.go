@@ -15,13 +15,13 @@ import (
 // room enough that a failed load there is not the disk's doing).
 func nearlyFull(free, size uint64) bool { return free < 32<<20 || free < min(size/100, 1<<30) }
 
-// explainLoadFailure says why a load lost its connection, which the driver reports only as a
+// diagnoseLoadFailure says why a load lost its connection, which the driver reports only as a
 // closed or reset socket. Ctrl-C closes the connections itself: that is an interruption. A server
 // that drops every connection mid-load has crashed or been stopped; PostgreSQL does that when its
 // WAL cannot grow on a full disk (a PANIC, where a full table file is an error it answers with).
 // When the server is a throwaway one on this machine (dataDir known) and its filesystem is full,
 // that is the user's to fix: a DiskFullError, exit status 2.
-func explainLoadFailure(ctx context.Context, err error, dataDir string) error {
+func diagnoseLoadFailure(ctx context.Context, err error, dataDir string) error {
 	if err == nil {
 		return nil
 	}

@@ -68,7 +68,7 @@ func TestPrepareFillsTheServersDisk(t *testing.T) {
 	}
 }
 
-// explainLoadFailure's cases that need no full disk: Ctrl-C, a statement's own error, and a
+// diagnoseLoadFailure's cases that need no full disk: Ctrl-C, a statement's own error, and a
 // lost connection on a server whose disk cannot be looked at (not a throwaway one here).
 func TestExplainLoadFailure(t *testing.T) {
 	cancelled, cancel := context.WithCancel(context.Background())
@@ -92,7 +92,7 @@ func TestExplainLoadFailure(t *testing.T) {
 			if c.name == "lost, disk with room" {
 				dir = t.TempDir()
 			}
-			got := explainLoadFailure(c.ctx, c.err, dir)
+			got := diagnoseLoadFailure(c.ctx, c.err, dir)
 			if got == nil || !strings.Contains(got.Error(), c.want) || !errors.Is(got, c.err) {
 				t.Errorf("%v: want %q, wrapping %v", got, c.want, c.err)
 			}

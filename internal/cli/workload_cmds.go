@@ -156,7 +156,7 @@ func newPrepareCmd() *cobra.Command {
 				dataDir = hs.Local.DataDir
 			}
 			if err := j.Prepare(cmd.Context(), j.Env(loadThreads, force, bar, out)); err != nil {
-				return classify(explainLoadFailure(cmd.Context(), err, dataDir))
+				return classify(diagnoseLoadFailure(cmd.Context(), err, dataDir))
 			}
 			if existing := j.Workload.Traits().ExistingTables; existing != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "prepare: %s runs on existing tables (%s), which are there: nothing loaded\n", j.Spec.Name, strings.Join(existing, ", "))

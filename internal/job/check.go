@@ -24,12 +24,12 @@ func (j *Job) Check(ctx context.Context, log io.Writer) (*result.DataCheck, erro
 	return j.checkData(ctx, log)
 }
 
-// checkData runs the workload's check. A workload with named conditions (workload.Explainer)
+// checkData runs the workload's check. A workload with named conditions (workload.Verdicter)
 // gives a verdict for each; any other gives one verdict, its Check's.
 func (j *Job) checkData(ctx context.Context, log io.Writer) (*result.DataCheck, error) {
 	env := j.Env(1, false, nil, log)
 	var vs []workload.Verdict
-	if ex, ok := j.Workload.(workload.Explainer); ok {
+	if ex, ok := j.Workload.(workload.Verdicter); ok {
 		var err error
 		if vs, err = ex.Verdicts(ctx, env); err != nil {
 			return nil, err

@@ -180,10 +180,10 @@ type Summarizer interface {
 // Verdict is one named condition of a workload's data check; results store the same type.
 type Verdict = result.Verdict
 
-// Explainer is implemented by workloads whose check has several named conditions (TPC-C's
+// Verdicter is implemented by workloads whose check has several named conditions (TPC-C's
 // consistency conditions 1-12): check prints every verdict, not only the first failure. Such a
 // workload's Check is CheckFromVerdicts of them.
-type Explainer interface {
+type Verdicter interface {
 	Verdicts(ctx context.Context, env *Env) ([]Verdict, error)
 }
 

@@ -405,7 +405,7 @@ func TestExistingTablesReadOnlyOnEveryEngine(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "the server refused a write to the existing tables") {
 				t.Errorf("a SELECT of a function that writes: %v, want the server's read-only refusal", err)
 			}
-			vs, err := j.Workload.(workload.Explainer).Verdicts(ctx, j.Env(1, false, nil, nil))
+			vs, err := j.Workload.(workload.Verdicter).Verdicts(ctx, j.Env(1, false, nil, nil))
 			if err != nil || len(vs) != 1 || vs[0].OK {
 				t.Errorf("the check that calls it: %+v, %v, want it failed", vs, err)
 			}

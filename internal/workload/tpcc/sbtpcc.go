@@ -67,7 +67,7 @@ type sbtpcc struct {
 }
 
 var (
-	_ workload.Explainer = (*sbtpcc)(nil)
+	_ workload.Verdicter = (*sbtpcc)(nil)
 )
 
 // Traits: TPC-C's transaction types and size, for every table set's warehouses; the consistency

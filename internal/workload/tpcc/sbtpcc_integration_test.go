@@ -64,7 +64,7 @@ func TestSysbenchTPCCOnRealServers(t *testing.T) {
 // requireVerdicts wants all twelve conditions to hold on each of the two table sets.
 func requireVerdicts(t *testing.T, j *job.Job, when string) {
 	t.Helper()
-	vs, err := j.Workload.(workload.Explainer).Verdicts(context.Background(), j.Env(1, false, nil, nil))
+	vs, err := j.Workload.(workload.Verdicter).Verdicts(context.Background(), j.Env(1, false, nil, nil))
 	if err != nil {
 		t.Fatalf("%s: %v", when, err)
 	}

@@ -94,7 +94,7 @@ type tpcc struct {
 
 // What the runner, job and command line look for in a TPC-C workload.
 var (
-	_ workload.Explainer  = (*tpcc)(nil)
+	_ workload.Verdicter  = (*tpcc)(nil)
 	_ workload.Summarizer = (*tpcc)(nil)
 )
 

@@ -237,7 +237,7 @@ func breakAndCheck(t *testing.T, c sqldb.Conn, j *job.Job) {
 		}
 	}
 	// The command line's verdicts: all twelve, in order, only 1 and 8 failing.
-	vs, err := j.Workload.(workload.Explainer).Verdicts(ctx, j.Env(1, false, nil, nil))
+	vs, err := j.Workload.(workload.Verdicter).Verdicts(ctx, j.Env(1, false, nil, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
