@@ -17,9 +17,10 @@ func (j *Job) scheduleFaults(ctx context.Context, cfg *runner.Config) (stop func
 		return func() []result.FaultEvent { return nil }
 	}
 	var sched *fault.Schedule
-	cfg.Observers = append(cfg.Observers, runner.Hooks{OnMeasureStart: func() {
+	// First: the faults' schedule starts with the window, not after the others' round trips.
+	cfg.Observers = append([]runner.Observer{runner.Hooks{OnMeasureStart: func() {
 		sched = fault.Start(context.WithoutCancel(ctx), j.Cluster, j.Faults, time.Now(), cfg.Progress)
-	}})
+	}}}, cfg.Observers...)
 	return func() []result.FaultEvent {
 		if sched == nil {
 			return nil

@@ -244,8 +244,11 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 			PIDs: j.PIDs, Monitor: j.Connect, OnMeasureStart: cfg.MeasureStart, OnMeasureEnd: cfg.MeasureEnd})
 	} else {
 		var tally wireTally
-		cfg.Observers = append(cfg.Observers, runner.Hooks{OnMeasureStart: tally.measureFrom,
-			OnAcks: func(a []*workload.Acks) { acks = a }})
+		// First among the observers: the wire counts start where the window opens, before one
+		// that takes round trips of its own (the server's watcher re-reads its counters while the
+		// clients run, whose statements would otherwise go uncounted against counted transactions).
+		cfg.Observers = append([]runner.Observer{runner.Hooks{OnMeasureStart: tally.measureFrom,
+			OnAcks: func(a []*workload.Acks) { acks = a }}}, cfg.Observers...)
 		faults := j.scheduleFaults(ctx, &cfg)
 		done := j.feedLive(&cfg, ver)
 		res, runErr = runner.Run(ctx, cfg, tally.connector(j.clientConnect), j.Workload)

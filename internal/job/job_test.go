@@ -18,6 +18,7 @@ import (
 	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/job"
 	"github.com/fairbench/fairbench/internal/randgen"
+	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
@@ -59,6 +60,42 @@ func TestWireAndTransport(t *testing.T) {
 			}
 			t.Logf("%d transactions: %.3f statements, %.3f round trips each", res.Transactions, w.StatementsPerTxn, w.RoundTripsPerTxn)
 		})
+	}
+}
+
+// slowWatcher is a server watcher whose re-reading of the counters as the window opens takes as
+// long as a loaded server's can, while the clients already run.
+type slowWatcher struct{ rebase time.Duration }
+
+func (w slowWatcher) Start(context.Context) error { return nil }
+func (w slowWatcher) MeasureStart(context.Context) error {
+	time.Sleep(w.rebase)
+	return nil
+}
+func (w slowWatcher) OnInterval(*result.Interval) {}
+func (w slowWatcher) Finish(context.Context, int64) (*result.Server, error) {
+	return &result.Server{}, nil
+}
+
+// The wire counts start where the window opens, not after the server's watcher is done with
+// its own round trips: statements sent meanwhile belong to transactions the window counts.
+func TestWireCountsFromTheWindowOpening(t *testing.T) {
+	ctx := context.Background()
+	j, err := job.New(testserver.Database(t, "postgres"), "oltp_read_only",
+		map[string]string{"tables": "1", "table-size": "200"}, randgen.DefaultConfig("uniform"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Prepare(ctx, j.Env(1, false, nil, io.Discard)); err != nil {
+		t.Fatal(err)
+	}
+	cfg := runner.Config{Threads: 2, Duration: 800 * time.Millisecond, Warmup: 200 * time.Millisecond, MaxTries: 3, ReportInterval: 100 * time.Millisecond}
+	res, err := j.Measured(ctx, cfg, slowWatcher{rebase: 300 * time.Millisecond}, j.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := res.Wire; w == nil || math.Abs(w.StatementsPerTxn-16) > 0.5 {
+		t.Fatalf("wire %+v over %d transactions: want 16 statements each", w, res.Transactions)
 	}
 }
 

@@ -44,8 +44,8 @@ func (j *Job) Measured(ctx context.Context, cfg runner.Config, mon Watcher, run 
 	if inst != nil && cfg.OnStall == nil {
 		cfg.OnStall = inst.stallView
 	}
-	// First among the observers: those after it (a study's sampling, live metrics) see the
-	// server's figures in each interval.
+	// Before the observers the caller gave: those (a study's sampling, live metrics) see the
+	// server's figures in each interval. job.Run puts the wire counts and faults before it.
 	watch := runner.Hooks{
 		OnMeasureStart: func() {
 			machine.Reset()
