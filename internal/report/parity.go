@@ -89,13 +89,6 @@ var facets = []facet{
 var tornPage = facet{key: result.FacetTornPage, name: "torn-page protection", writes: true,
 	consequence: "one writes pages twice or logs them whole, the other not: a crash may leave it a torn page"}
 
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
-}
-
 // audit runs the parity audit over the comparison's runs (not the --explain runs).
 func (m *model) audit() *parityAudit {
 	if m.parity != nil {
