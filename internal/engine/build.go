@@ -7,8 +7,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/fairbench/fairbench/internal/result"
 )
@@ -42,13 +44,13 @@ func FromBuild(kind, dir string) (Installation, error) {
 	case err == nil && st.Mode().IsRegular() && isArchiveName(abs):
 		prefix, err := unpacked(abs)
 		if err != nil {
-			return Installation{}, selectErrorf("--engines %s@%s: %v", kind, dir, err)
+			return Installation{}, selectErrorf("--engines %s: %v", engineArg(kind, dir), err)
 		}
 		inst, err := FromBuild(kind, prefix)
 		inst.Build, inst.Origin = abs, "build "+abs+" (unpacked for this run)"
 		return inst, err
 	case err != nil || !st.IsDir():
-		return Installation{}, selectErrorf("--engines %s@%s: no such directory or archive: give the prefix a %s build was installed or unpacked into, or its .tar.xz/.tar.gz", kind, dir, kind)
+		return Installation{}, selectErrorf("--engines %s: no such directory or archive: give the prefix a %s build was installed or unpacked into, or its .tar.xz/.tar.gz", engineArg(kind, dir), kind)
 	}
 	binary := ""
 	for _, rel := range buildLayouts[kind] {
@@ -58,21 +60,21 @@ func FromBuild(kind, dir string) (Installation, error) {
 		}
 	}
 	if binary == "" {
-		return Installation{}, selectErrorf("--engines %s@%s: no %s server there (looked for %s): give the install prefix, the directory that holds bin/", kind, dir, kind, strings.Join(buildLayouts[kind], ", "))
+		return Installation{}, selectErrorf("--engines %s: no %s server there (looked for %s): give the install prefix, the directory that holds bin/", engineArg(kind, dir), kind, strings.Join(buildLayouts[kind], ", "))
 	}
 	if err := buildCompanions(kind, abs, binary); err != nil {
 		return Installation{}, err
 	}
 	out, err := versionOutput("", binary)
 	if lib := missingLibrary(out); lib != "" {
-		return Installation{}, selectErrorf("--engines %s@%s: %s needs the shared library %s, which this machine lacks: %s", kind, dir, filepath.Base(binary), lib, libraryFix(lib))
+		return Installation{}, selectErrorf("--engines %s: %s needs the shared library %s, which this machine lacks: %s", engineArg(kind, dir), filepath.Base(binary), lib, libraryFix(lib))
 	}
 	if err != nil {
-		return Installation{}, selectErrorf("--engines %s@%s: %s --version failed (%s): is it a build for this machine?", kind, dir, binary, firstLineOf(out, err))
+		return Installation{}, selectErrorf("--engines %s: %s --version failed (%s): is it a build for this machine?", engineArg(kind, dir), binary, firstLineOf(out, err))
 	}
 	got := buildKind(out)
 	if got != kind {
-		return Installation{}, selectErrorf("--engines %s@%s: the server there says it is %s (%s): write %s@%s", kind, dir, orUnknown(got), strings.TrimSpace(firstLineOf(out, nil)), orUnknown(got), dir)
+		return Installation{}, selectErrorf("--engines %s: the server there says it is %s (%s): write %s", engineArg(kind, dir), orUnknown(got), strings.TrimSpace(firstLineOf(out, nil)), engineArg(orUnknown(got), dir))
 	}
 	marker := "Ver"
 	if kind == Postgres {
@@ -88,11 +90,11 @@ func buildCompanions(kind, dir, binary string) error {
 	switch kind {
 	case Postgres:
 		if !isExecutable(filepath.Join(filepath.Dir(binary), "initdb")) {
-			return selectErrorf("--engines %s@%s: bin/postgres has no bin/initdb beside it: give a complete install (make install), not the server alone", kind, dir)
+			return selectErrorf("--engines %s: bin/postgres has no bin/initdb beside it: give a complete install (make install), not the server alone", engineArg(kind, dir))
 		}
 	case MariaDB:
 		if mariadbInstallDB(binary, "") == "" {
-			return selectErrorf("--engines %s@%s: no mariadb-install-db in scripts/ or bin/: give a complete bintar or install", kind, dir)
+			return selectErrorf("--engines %s: no mariadb-install-db in scripts/ or bin/: give a complete bintar or install", engineArg(kind, dir))
 		}
 	}
 	return nil
@@ -248,4 +250,13 @@ func RemoveUnpacked() error {
 		delete(unpackedBuilds.dirs, archive)
 	}
 	return errors.Join(errs...)
+}
+
+// engineArg is KIND@DIR as the user gave it, quoted where the directory's name holds a character
+// that would break the one-line message it appears in (a newline, a control character).
+func engineArg(kind, dir string) string {
+	if strings.IndexFunc(dir, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		dir = strconv.Quote(dir)
+	}
+	return kind + "@" + dir
 }
