@@ -121,7 +121,7 @@ func bytesFacet(v, from string) (result.Facet, bool) {
 	if !ok {
 		return result.Facet{}, false
 	}
-	shown := FormatBytes(n)
+	shown := formatBytes(n)
 	if from != "" {
 		shown += " (" + from + ")"
 	}
@@ -207,9 +207,9 @@ func settingBytes(v string) (int64, bool) {
 	return n * mult, true
 }
 
-// FormatBytes writes bytes in the largest binary unit that states them exactly: "128 MiB".
+// formatBytes writes bytes in the largest binary unit that states them exactly: "128 MiB".
 // A setting's size has few digits in that unit, so they are not grouped.
-func FormatBytes(n int64) string {
+func formatBytes(n int64) string {
 	for _, u := range []struct {
 		name string
 		b    int64
