@@ -126,7 +126,7 @@ func newReproduceCmd() *cobra.Command {
 
 // checkStudyClientHosts refuses --clients/--network before anything runs when one of the study's
 // runs cannot take its load from client hosts: the storage-bandwidth study runs its own clients
-// on this machine (the option would be silently ignored), and a ramped or self-timed step would
+// on this machine (the option would be silently ignored), and a ramped step or a fixed list of queries (TPC-H) would
 // fail its run and leave the study's rows empty.
 func checkStudyClientHosts(s *reproduce.Study, sc reproduce.Scale, hosts compare.Options) error {
 	if hosts.Clients == 0 && hosts.Network == nil {

@@ -38,7 +38,7 @@ type clientHosts struct {
 }
 
 // checkClientHosts refuses steps that simulated hosts cannot run: each host needs a thread,
-// and a ramp or a self-timed workload (tpch) cannot be split over processes and merged.
+// and a ramp or a fixed list of queries (tpch) cannot be split over processes and merged.
 func checkClientHosts(o *Options, steps []suite.Resolved) error {
 	if o.Clients == 0 && o.Network == nil {
 		return nil
@@ -55,8 +55,8 @@ func checkClientHosts(o *Options, steps []suite.Resolved) error {
 		if err != nil {
 			return err
 		}
-		if _, selfTimed := wl.(workload.SelfTimed); selfTimed {
-			return fmt.Errorf("--clients/--network: %s times its own queries and cannot run from client hosts: drop it from the suite or drop the option", st.Workload)
+		if _, fixed := wl.(workload.FixedList); fixed {
+			return fmt.Errorf("--clients/--network: %s runs a fixed list of queries per client, whose records client hosts cannot merge: drop it from the suite or drop the option", st.Workload)
 		}
 		if st.Ramp != nil {
 			return fmt.Errorf("--clients/--network: step %s ramps its clients, which client hosts cannot share: drop the ramp or the option", st.Workload)

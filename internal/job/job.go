@@ -234,29 +234,20 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 	}
 	cfg.Rand = &j.Rand
 	cfg.Seed = j.Seed
-	var res *result.Result
-	var runErr error
-	var acks []*workload.Acks
-	if st, ok := j.Workload.(workload.SelfTimed); ok {
-		env := j.Env(cfg.Threads, false, nil, cfg.Progress)
-		env.Connect = j.clientConnect
-		res, runErr = st.Measure(ctx, env, workload.RunSettings{Threads: cfg.Threads, Duration: cfg.Duration, Progress: cfg.Progress,
-			PIDs: j.PIDs, Monitor: j.Connect, OnMeasureStart: cfg.MeasureStart, OnMeasureEnd: cfg.MeasureEnd})
-	} else {
-		var tally wireTally
-		// First among the observers: the wire counts start where the window opens, before one
-		// that takes round trips of its own (the server's watcher re-reads its counters while the
-		// clients run, whose statements would otherwise go uncounted against counted transactions).
-		cfg.Observers = append([]runner.Observer{runner.Hooks{OnMeasureStart: tally.measureFrom,
-			OnAcks: func(a []*workload.Acks) { acks = a }}}, cfg.Observers...)
-		faults := j.scheduleFaults(ctx, &cfg)
-		done := j.feedLive(&cfg, ver)
-		res, runErr = runner.Run(ctx, cfg, tally.connector(j.clientConnect), j.Workload)
-		done()
-		events := faults()
-		if res != nil {
-			res.Wire = tally.result(res.Transactions)
-			recordFaults(res, events)
+	list, fixed := j.Workload.(workload.FixedList)
+	if fixed {
+		threads, err := list.Begin(ctx, workload.RunSettings{Env: j.Env(cfg.Threads, false, nil, cfg.Progress),
+			Threads: cfg.Threads, Progress: cfg.Progress, PIDs: j.PIDs})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Threads = threads
+	}
+	res, acks, runErr := j.runClients(ctx, cfg, ver)
+	if fixed {
+		if err := list.End(ctx, res); err != nil && res != nil && runErr == nil {
+			runErr = err
+			res.Fail(err)
 		}
 	}
 	if res == nil {
@@ -271,6 +262,28 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 		runErr = j.checkAfterRun(ctx, res, cfg.Progress)
 	}
 	return res, runErr
+}
+
+// runClients runs the workload's clients through the runner with the wire tally, faults and live
+// metrics around them; the result is nil only when no client ran.
+func (j *Job) runClients(ctx context.Context, cfg runner.Config, ver string) (*result.Result, []*workload.Acks, error) {
+	var tally wireTally
+	var acks []*workload.Acks
+	// First among the observers: the wire counts start where the window opens, before one
+	// that takes round trips of its own (the server's watcher re-reads its counters while the
+	// clients run, whose statements would otherwise go uncounted against counted transactions).
+	cfg.Observers = append([]runner.Observer{runner.Hooks{OnMeasureStart: tally.measureFrom,
+		OnAcks: func(a []*workload.Acks) { acks = a }}}, cfg.Observers...)
+	faults := j.scheduleFaults(ctx, &cfg)
+	done := j.feedLive(&cfg, ver)
+	res, err := runner.Run(ctx, cfg, tally.connector(j.clientConnect), j.Workload)
+	done()
+	events := faults()
+	if res != nil {
+		res.Wire = tally.result(res.Transactions)
+		recordFaults(res, events)
+	}
+	return res, acks, err
 }
 
 // Ready refuses data that is not what the job expects (Guard), then brings the server to the

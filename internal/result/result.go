@@ -41,8 +41,9 @@ type Result struct {
 
 	// Meaningful is false when the run measured too little for its throughput to mean anything
 	// (too few transactions, too short, stopped in its warm-up): TPS and QPS are then 0, and
-	// NotMeaningful says why. Absent (nil) in results that predate it and for self-timed
-	// workloads, which count as meaningful; see IsMeaningful.
+	// NotMeaningful says why. Absent (nil) in results that predate it and for a fixed list
+	// of queries per client (TPC-H), whose figures are the queries' own times, not a rate; such
+	// results count as meaningful (IsMeaningful).
 	Meaningful    *bool  `json:"meaningful,omitempty"`
 	NotMeaningful string `json:"not_meaningful,omitempty"`
 

@@ -30,6 +30,8 @@ type client struct {
 	// abandoned is set when the run gave up waiting for the client (stuck in a statement): its
 	// connection is then closed under it, and the error that comes back is not the run's failure.
 	abandoned atomic.Bool
+	// recorder is the worker when it keeps a record of each transaction's latency, else nil.
+	recorder workload.LatencyRecorder
 	// held is the pooled connection a stage ramp's client holds for its transaction (nil between
 	// transactions and outside stage ramps, where conn is the client's own).
 	held atomic.Pointer[slot]
@@ -64,6 +66,10 @@ type clients struct {
 	// the server went away and did not return, so the run is incomplete (ServerGoneError).
 	gaveUp  atomic.Int32
 	outages *outages
+	// lists counts the clients of a fixed list (workload.FixedList) still running theirs;
+	// listsDone is closed when the last is done, which ends the window. nil for other workloads.
+	lists     atomic.Int32
+	listsDone chan struct{}
 }
 
 // start runs every client on its own goroutine. Each client is a locked OS thread that spins
@@ -133,6 +139,10 @@ func (cs *clients) loop(cl *client) {
 		if err == errStopped {
 			return
 		}
+		if errors.Is(err, workload.ErrWorkDone) {
+			cs.listDone()
+			return
+		}
 		done := time.Now()
 		if err != nil && !sqldb.IsRetryable(err) {
 			cs.fail(cl.id, err)
@@ -144,7 +154,11 @@ func (cs *clients) loop(cl *client) {
 		if n.txns > 0 {
 			cs.outages.commit(done)
 		}
-		if !cl.tally.record(&n, done.Sub(due)-n.q.Paused, began.Sub(due), open) {
+		latency := done.Sub(due) - n.q.Paused
+		if cl.recorder != nil {
+			cl.recorder.RecordLatency(latency)
+		}
+		if !cl.tally.record(&n, latency, began.Sub(due), open) {
 			return
 		}
 	}
@@ -203,6 +217,13 @@ func (cs *clients) resilient(cl *client, l link, n *counts) error {
 	}
 }
 
+// listDone counts a client whose fixed list is done; the last one ends the window.
+func (cs *clients) listDone() {
+	if cs.lists.Add(-1) == 0 {
+		close(cs.listsDone)
+	}
+}
+
 // fail records the first non-retryable error and stops the run.
 func (cs *clients) fail(id int, err error) {
 	if cs.fatal.CompareAndSwap(nil, &FatalError{Thread: id, Err: err}) {
@@ -229,6 +250,16 @@ func attempt(ctx context.Context, w workload.Worker, c sqldb.Conn, maxTries int,
 		err := w.Transaction(ctx, &n.q)
 		if err == nil {
 			n.txns++
+			return nil
+		}
+		if errors.Is(err, workload.ErrWorkDone) {
+			return err
+		}
+		if errors.Is(err, workload.ErrRecordedFailure) {
+			if rbErr := c.Exec(ctx, "ROLLBACK"); rbErr != nil {
+				return rbErr
+			}
+			n.errors++
 			return nil
 		}
 		if errors.Is(err, workload.ErrRolledBack) {

@@ -29,6 +29,7 @@ type measurement struct {
 	cfg      *Config
 	cs       *clients
 	kinds    []string // the workload's transaction types, if it has them
+	finite   bool     // the clients run fixed lists (workload.FixedList)
 	ramp     *rampState
 	rampStop string
 	active   int // clients let in so far
@@ -142,6 +143,8 @@ func (m *measurement) window(ctx context.Context) error {
 			return ErrInterrupted
 		case <-m.cs.fatalCh:
 			return errFatal
+		case <-m.cs.listsDone:
+			return nil
 		}
 		if final {
 			m.rampStop = "time"
@@ -264,6 +267,9 @@ func (m *measurement) finish(res *result.Result, sh shape) error {
 // judge marks a result that measured too little to mean anything, and says so on the progress
 // output, where a reader would otherwise take its summary's rate as a figure.
 func (m *measurement) judge(res *result.Result, measured time.Duration) {
+	if m.finite {
+		return // its figures are its transactions' own times, not a rate a short window makes noise
+	}
 	why := tooLittle(res, measured, !m.started)
 	ok := why == ""
 	res.Meaningful = &ok

@@ -100,10 +100,3 @@ func (o observers) acks(a []*workload.Acks) {
 		x.Acks(a)
 	}
 }
-
-// MeasureStart tells every observer of cfg that counting begins: for a workload that times
-// itself (workload.SelfTimed), which opens its own window.
-func (cfg Config) MeasureStart() { observers(cfg.Observers).measureStart() }
-
-// MeasureEnd tells every observer of cfg that the measured window has closed.
-func (cfg Config) MeasureEnd() { observers(cfg.Observers).measureEnd() }

@@ -132,6 +132,30 @@ func (cfg *Config) check() error {
 	return nil
 }
 
+// forFixedList adapts cfg to a workload whose clients each run a fixed list (workload.FixedList):
+// measured from the clients' start to the end of the lists, without reconnecting (a new worker
+// would start its list again). The list is the test's length, so a duration does not cut it
+// short (a suite's default duration would end a TPC-H power test at SF 1 half-way); each query's
+// own timeout bounds it. A rate, a ramp or a shared start instant has no meaning for it.
+func (cfg *Config) forFixedList() error {
+	switch {
+	case cfg.Rate > 0:
+		return fmt.Errorf("--rate: this workload runs a fixed list of queries on each client, which no arrival rate paces: drop --rate")
+	case cfg.Ramp != nil:
+		return fmt.Errorf("this workload runs a fixed list of queries on each client and cannot ramp its clients: drop the ramp")
+	case !cfg.StartAt.IsZero():
+		return fmt.Errorf("--start-at: this workload runs a fixed list of queries on each client, which shards cannot split: drop --start-at")
+	}
+	cfg.Warmup = 0 // its own untimed pass warms it (TPC-H's --warm)
+	cfg.NoReconnect = true
+	cfg.Duration = fixedListLimit
+	return nil
+}
+
+// fixedListLimit is a fixed list's window as the clock sees it: the list ends it, and each
+// query's own timeout bounds it long before this.
+const fixedListLimit = 1000 * time.Hour
+
 // Run connects the threads, runs the workload for the warm-up and the measured duration, and
 // returns the measurements. When ctx is cancelled (Ctrl-C) or a thread fails for good, it stops
 // early and returns what it measured with Complete=false and the error. It ends at the warm-up
@@ -142,6 +166,11 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 		return nil, err
 	}
 	sh := shapeOf(wl)
+	if sh.finite {
+		if err := cfg.forFixedList(); err != nil {
+			return nil, err
+		}
+	}
 	cs, err := connectClients(ctx, &cfg, connect, wl, sh)
 	if err != nil {
 		return nil, err
@@ -155,7 +184,7 @@ func Run(ctx context.Context, cfg Config, connect Connector, wl workload.Workloa
 		cfg.Warmup = cfg.StartAt.Sub(start)
 	}
 	cs.pace = newPacer(&cfg, start, &cs.stop)
-	m := &measurement{cfg: &cfg, cs: cs, active: cfg.Threads, kinds: sh.kinds}
+	m := &measurement{cfg: &cfg, cs: cs, active: cfg.Threads, kinds: sh.kinds, finite: sh.finite}
 	if cfg.Ramp != nil {
 		m.ramp = newRampState(*cfg.Ramp, start)
 		m.active = m.ramp.level

@@ -16,6 +16,10 @@ import (
 // set-up goroutine closes what it opened when it gets back.
 func connectClients(ctx context.Context, cfg *Config, connect Connector, wl workload.Workload, sh shape) (*clients, error) {
 	cs := &clients{stopped: make(chan struct{}), fatalCh: make(chan struct{}), maxTries: cfg.MaxTries, policy: clientScheduling()}
+	if sh.finite {
+		cs.listsDone = make(chan struct{})
+		cs.lists.Store(int32(cfg.Threads))
+	}
 	cs.stmtCtx = context.WithoutCancel(ctx)
 	cs.outages = newOutages(cfg)
 	if !cfg.NoReconnect {
@@ -67,6 +71,7 @@ func openClients(ctx context.Context, cfg *Config, connect Connector, wl workloa
 		if cl.worker, err = newWorker(ctx, wl, c, cfg, i, cfg.Threads); err != nil {
 			return list, err
 		}
+		cl.recorder, _ = cl.worker.(workload.LatencyRecorder)
 	}
 	return list, nil
 }
@@ -192,11 +197,16 @@ func (cs *clients) workers() []workload.Worker {
 
 // shape is what the clients' tallies keep apart: the workload's transaction types (Traits.TransactionKinds) and
 // its timed statements (Traits.StatementLabels).
-type shape struct{ kinds, statements []string }
+type shape struct {
+	kinds, statements []string
+	// finite: each client runs a fixed list and stops (workload.FixedList).
+	finite bool
+}
 
 func shapeOf(wl workload.Workload) shape {
 	t := wl.Traits()
-	return shape{kinds: t.TransactionKinds, statements: t.StatementLabels}
+	_, finite := wl.(workload.FixedList)
+	return shape{kinds: t.TransactionKinds, statements: t.StatementLabels, finite: finite}
 }
 
 // newClient is client i, without its connection, with a tally of the workload's shape and, for a

@@ -146,29 +146,48 @@ type SourceMixer interface {
 // NewOrders with an unused item do: the runner counts it as done, and as a rollback.
 var ErrRolledBack = errors.New("rolled back on purpose by the workload")
 
-// SelfTimed is implemented by workloads whose measurement is not a loop of transactions (TPC-H's
-// power and throughput tests run a fixed list of queries). job.Run hands them the run instead of
-// the runner; they must still honour ctx (Ctrl-C) and return what they measured, marked
-// incomplete, on failure.
-type SelfTimed interface {
-	Measure(ctx context.Context, env *Env, run RunSettings) (*result.Result, error)
+// FixedList is implemented by a workload whose clients each run a fixed list of transactions
+// instead of running until the time is up (TPC-H's power and throughput tests run each query
+// once, in order). The runner times it as it times every workload; what differs is the end: the
+// measured window opens as the clients start (no warm-up by time; such a workload has its own
+// untimed pass) and closes when every worker has said ErrWorkDone, whatever the duration. A lost
+// connection fails the run instead of being reopened, since a new worker would start
+// its list again.
+type FixedList interface {
+	// Begin is called once before the runner connects its clients, with what the workers need
+	// beyond their own connection; it returns how many clients the list needs (TPC-H's streams).
+	Begin(ctx context.Context, run RunSettings) (threads int, err error)
+	// End is called with the runner's result, also a failed run's, to add the workload's own
+	// figures from its workers' records; an error fails the run (a wrong answer).
+	End(ctx context.Context, res *result.Result) error
 }
 
-// RunSettings are the command line's run settings as a self-timed workload sees them.
+// LatencyRecorder is implemented by the workers of a FixedList workload that keep a record of
+// each transaction (TPC-H's time per query): after each transaction of the measured window the
+// runner tells the worker the latency it measured, pauses left out.
+type LatencyRecorder interface {
+	RecordLatency(latency time.Duration)
+}
+
+// ErrWorkDone is what a FixedList worker's Transaction returns, before sending anything, when its
+// list is done: the client stops.
+var ErrWorkDone = errors.New("the worker's list of transactions is done")
+
+// ErrRecordedFailure is wrapped by a transaction that failed in a way the workload records itself
+// and that does not stop the run (a TPC-H query past its timeout, a wrong answer): the runner
+// rolls back, counts an error and goes on, as sysbench does with an ignored error.
+var ErrRecordedFailure = errors.New("failed (recorded by the workload)")
+
+// RunSettings are what a FixedList workload's workers need beyond their own connection.
 type RunSettings struct {
-	Threads  int
-	Duration time.Duration
+	// Env connects sessions that are not clients (a query cancelled from another session, a
+	// plan taken after the window) and holds the run's options and log.
+	Env      *Env
+	Threads  int // the command line's --threads
 	Progress io.Writer
 	// PIDs of the server's processes when fairbench started it locally (nil otherwise), for
 	// per-query server metrics.
 	PIDs func() []int
-	// Monitor, when set, opens a connection for the workload's own readings (counters, metadata):
-	// unlike Env.Connect's, its session is not one of the clients the wait sampler follows.
-	Monitor func(ctx context.Context) (sqldb.Conn, error)
-	// OnMeasureStart and OnMeasureEnd, when set, are called as the timed window opens and
-	// closes, as the runner calls its own (runner.Config): the server-side instruments (wait
-	// sampling, statement accounts) cover that window.
-	OnMeasureStart, OnMeasureEnd func()
 }
 
 // Summarizer is implemented by workloads with headline figures of their own (TPC-C's NOPM and

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/big"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fairbench/fairbench/internal/result"
@@ -307,6 +309,73 @@ func checkCached(dir, file string, q int, a Answer, who string) (bool, string, e
 			from = "an earlier run"
 		}
 		return false, d + " (reference: " + from + ", " + path + ")", nil
+	}
+	return true, "", nil
+}
+
+// checker compares answers with the reference of the run: the official SF 1 answers, or the
+// answers the first engine gave on the same data and parameters.
+type checker struct {
+	mode     string
+	official string // directory
+	cache    string // directory
+	out      string // directory for --answers-out, or ""
+	seed     uint64
+	who      string
+	mu       sync.Mutex
+	refs     map[int]Answer
+}
+
+func (w *tpch) newChecker(who string, log io.Writer) *checker {
+	ck := &checker{mode: CheckedNone, out: w.cfg.answersOut, seed: w.cfg.seed, who: who, refs: map[int]Answer{}}
+	if w.cfg.sf == 1 && w.cfg.seed == 0 {
+		if dir := officialAnswersDir(w.cfg.answers); dir != "" {
+			ck.mode, ck.official = CheckedOfficial, dir
+			return ck
+		}
+		if log != nil {
+			fmt.Fprintf(log, "tpch: the official SF 1 answers are not there (--%s): checking answers across engines instead\n", OptAnswers)
+		}
+	}
+	dir, err := answersCacheDir(w.cfg.answersCache, w.cfg.sf, w.cfg.seed)
+	if err != nil {
+		if log != nil {
+			fmt.Fprintf(log, "tpch: answers are not checked: %v\n", err)
+		}
+		return ck
+	}
+	ck.mode, ck.cache = CheckedCrossEngine, dir
+	return ck
+}
+
+// check normalizes a and compares it; ok with an empty detail when it matches or when it is the
+// first answer seen for that query.
+func (ck *checker) check(q, stream int, a Answer) (bool, string, error) {
+	a = Normalize(a)
+	ck.mu.Lock()
+	defer ck.mu.Unlock()
+	if ck.out != "" {
+		if err := WriteAnswer(filepath.Join(ck.out, answerFile(q, ck.seed, stream)), a); err != nil {
+			return false, "", err
+		}
+	}
+	switch ck.mode {
+	case CheckedOfficial:
+		ref, ok := ck.refs[q]
+		if !ok {
+			var err error
+			if ref, err = ReadAnswer(filepath.Join(ck.official, fmt.Sprintf("q%d.out", q))); err != nil {
+				return false, "", fmt.Errorf("reading the official answer of Q%d: %w", q, err)
+			}
+			ck.refs[q] = ref
+		}
+		ok, d := CompareAnswers(q, a, ref)
+		if !ok {
+			d += " (official answer " + filepath.Join(ck.official, fmt.Sprintf("q%d.out", q)) + ")"
+		}
+		return ok, d, nil
+	case CheckedCrossEngine:
+		return checkCached(ck.cache, answerFile(q, ck.seed, stream), q, a, ck.who)
 	}
 	return true, "", nil
 }

@@ -478,7 +478,7 @@ func (w *tpch) checkScale(meta map[string]string) error {
 // Traits: the size at the least, dbgen writing about 1 GB of text per unit of scale factor,
 // which the engines store in more (1.3-2 GB with keys and indexes).
 func (w *tpch) Traits() workload.Traits {
-	return workload.Traits{MinDataBytes: int64(w.cfg.sf * (1 << 30))}
+	return workload.Traits{MinDataBytes: int64(w.cfg.sf * (1 << 30)), TransactionKinds: queryKinds()}
 }
 
 func (w *tpch) Cleanup(ctx context.Context, env *workload.Env) error {

@@ -144,6 +144,20 @@ func TestTPCHOnRealServers(t *testing.T) {
 			if !res.Complete || res.Server == nil || res.Server.DataSizeBytes <= 0 || !res.Server.Local {
 				t.Errorf("complete %v, server %+v", res.Complete, res.Server)
 			}
+			// The runner timed the queries as it times every workload: its counts, a kind per
+			// query, its intervals and the wire tally are there, and each query's time is within
+			// the window.
+			if res.Transactions != numQueries || res.Errors != 0 || len(res.ByKind) != numQueries || len(res.Intervals) == 0 || res.Wire == nil {
+				t.Errorf("runner's figures: %d transactions, %d errors, %d kinds, %d intervals, wire %+v",
+					res.Transactions, res.Errors, len(res.ByKind), len(res.Intervals), res.Wire)
+			}
+			var sum float64
+			for _, q := range tp.Queries {
+				sum += q.Seconds
+			}
+			if sum > res.DurationS {
+				t.Errorf("the queries took %.3f s in a window of %.3f s", sum, res.DurationS)
+			}
 			answered = append(answered, kind)
 
 			// Throughput: two streams at once, each in its own order, Q15's views apart.
@@ -171,8 +185,9 @@ func TestTPCHOnRealServers(t *testing.T) {
 			if err != nil {
 				t.Fatalf("a timeout failed the run: %v", err)
 			}
-			if q := res.TPCH.Queries[0]; q.Status != StatusTimeout || q.Seconds != 0 {
-				t.Errorf("Q1 with a 1 ms timeout: %s (%s), %.3fs", q.Status, q.Detail, q.Seconds)
+			if q := res.TPCH.Queries[0]; q.Status != StatusTimeout || q.Seconds != 0 || res.Errors != 1 || res.Transactions != 0 {
+				t.Errorf("Q1 with a 1 ms timeout: %s (%s), %.3fs; runner counted %d errors, %d transactions",
+					q.Status, q.Detail, q.Seconds, res.Errors, res.Transactions)
 			}
 
 			if stale := staleOrdersStatistics[kind]; stale != nil {
