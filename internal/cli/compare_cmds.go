@@ -16,6 +16,7 @@ import (
 	"github.com/fairbench/fairbench/internal/compare"
 	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/output"
 	"github.com/fairbench/fairbench/internal/report"
 	"github.com/fairbench/fairbench/internal/runspec"
@@ -269,15 +270,15 @@ func checkOutDir(out string, force bool) error {
 
 // profileFromFlags is the profile --profile names with --buffer-pool and --binlog applied, the
 // same for compare and serve so both start identical servers.
-func profileFromFlags(bufferPool string, binlog bool, mode string) (engine.Profile, error) {
-	prof := engine.DefaultProfile()
+func profileFromFlags(bufferPool string, binlog bool, mode string) (profile.Profile, error) {
+	prof := profile.Default()
 	prof.Binlog = binlog
-	m, err := engine.ParseMode(mode)
+	m, err := profile.ParseMode(mode)
 	if err != nil {
 		return prof, badInput(err)
 	}
 	prof.Mode = m
-	if m == engine.ModeDefaults && bufferPool != "" {
+	if m == profile.ModeDefaults && bufferPool != "" {
 		return prof, badInputf("--buffer-pool contradicts --profile defaults (which keeps each engine's own buffer pool): drop one of them")
 	}
 	if bufferPool != "" {
@@ -286,7 +287,7 @@ func profileFromFlags(bufferPool string, binlog bool, mode string) (engine.Profi
 			return prof, err
 		}
 		// A pool the machine cannot hold fails only once a server maps it, in its log: say so first.
-		if mem := engine.MachineMemory(); n > mem {
+		if mem := profile.MachineMemory(); n > mem {
 			return prof, badInputf("--buffer-pool %s is more than this machine's memory (%.1f GiB): give at most that (the default is 25%% of it, at most 2G)",
 				bufferPool, float64(mem)/(1<<30))
 		}
@@ -350,7 +351,7 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := engine.CheckProfile(inst, prof); err != nil {
+			if err := prof.Check(inst.NodeKind(), inst.Kind); err != nil {
 				return badInput(err)
 			}
 			return serve(cmd, inst, prof, workDir, device, noJournal)
@@ -370,13 +371,13 @@ func newServeCmd() *cobra.Command {
 }
 
 func addProfileFlag(f *pflag.FlagSet, v *string) {
-	f.StringVar(v, "profile", engine.ModeFair, "fair: the same settings on every engine; defaults: each engine as its package ships it (buffer pool included, MySQL's binary log on)")
+	f.StringVar(v, "profile", profile.ModeFair, "fair: the same settings on every engine; defaults: each engine as its package ships it (buffer pool included, MySQL's binary log on)")
 }
 
 // knobList documents the knobs --explain takes.
 func knobList() string {
 	var parts []string
-	for _, k := range engine.Knobs {
+	for _, k := range profile.Knobs {
 		parts = append(parts, k.Name+" ("+k.Doc+")")
 	}
 	return strings.Join(parts, "; ")

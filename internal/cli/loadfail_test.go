@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/testserver"
 )
 
@@ -43,7 +44,7 @@ func TestPrepareFillsTheServersDisk(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	prof := engine.DefaultProfile()
+	prof := profile.Default()
 	// The profile's 1 GiB max_wal_size, as compare and serve run it: the WAL grows into the last
 	// free space, and the server PANICs.
 	prof.BufferPoolBytes, prof.MaxConnections = 64<<20, 20

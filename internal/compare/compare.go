@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/fairbench/fairbench/internal/capacity"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/slo"
 	"io"
 	"maps"
@@ -61,8 +62,8 @@ type Options struct {
 	// suite's rounds, judged once.
 	Budget  time.Duration
 	OutDir  string
-	Profile engine.Profile
-	// Explain lists knobs (engine.Knobs) to flip one at a time: each engine a knob applies to runs
+	Profile profile.Profile
+	// Explain lists knobs (profile.Knobs) to flip one at a time: each engine a knob applies to runs
 	// the suite again with that knob flipped, and the report shows each knob's effect.
 	Explain   []string
 	MySQLRoot string
@@ -88,7 +89,7 @@ type Options struct {
 	// ClientBinary is the fairbench the client hosts run; "" = this executable.
 	ClientBinary string
 	// ServerCPUs, when given, runs the suite on each engine once per entry with the server
-	// confined to that many CPUs (engine.Profile.CPUs) and the client kept off them where CPUs
+	// confined to that many CPUs (profile.Profile.CPUs) and the client kept off them where CPUs
 	// are left: the core-scaling studies' sweep.
 	ServerCPUs []int
 	// Faults are injected into each cluster engine during every step's measured window
@@ -126,7 +127,7 @@ func Plan(ctx context.Context, o *Options) ([]Contender, error) {
 	}
 	var kinds []string
 	for _, inst := range insts {
-		if err := engine.CheckProfile(inst.Installation, o.Profile); err != nil {
+		if err := o.Profile.Check(inst.Installation.NodeKind(), inst.Installation.Kind); err != nil {
 			return nil, err
 		}
 		kinds = append(kinds, inst.Kind)
@@ -334,8 +335,8 @@ const connectionHeadroom = 10
 // raiseConnections lifts the fair profile's max_connections, alike for every engine, where a
 // step runs more clients than it allows (a thread sweep to 512), and returns the new limit (0
 // when it was enough). The defaults profile keeps each package's own limit, as it promises.
-func raiseConnections(p *engine.Profile, steps []suite.Resolved) int {
-	if p.Mode == engine.ModeDefaults {
+func raiseConnections(p *profile.Profile, steps []suite.Resolved) int {
+	if p.Mode == profile.ModeDefaults {
 		return 0
 	}
 	need := 0
@@ -345,7 +346,7 @@ func raiseConnections(p *engine.Profile, steps []suite.Resolved) int {
 		}
 	}
 	if p.MaxConnections == 0 {
-		p.MaxConnections = engine.DefaultProfile().MaxConnections
+		p.MaxConnections = profile.Default().MaxConnections
 	}
 	if need <= p.MaxConnections {
 		return 0
@@ -472,7 +473,7 @@ func (c *comparison) eta() string {
 
 // engine runs the whole suite on one server: a freshly started throwaway one, always stopped
 // after, or the user's (a target), its fairbench tables always dropped after.
-func (c *comparison) engine(ctx context.Context, inst Contender, rep int, prof engine.Profile) (err error) {
+func (c *comparison) engine(ctx context.Context, inst Contender, rep int, prof profile.Profile) (err error) {
 	name := inst.Name()
 	// What the round cost outside its steps (start, load, fingerprint, stop), for rounds until
 	// decided: deferred first, so it runs last, after the server stopped; an --explain run's
@@ -502,7 +503,7 @@ func (c *comparison) engine(ctx context.Context, inst Contender, rep int, prof e
 
 // startServer starts a throwaway server of inst with prof, its data directory on a loop device
 // of its own where --device asks; close stops it and removes both.
-func (c *comparison) startServer(ctx context.Context, inst Contender, prof engine.Profile) (*roundServer, func() error, error) {
+func (c *comparison) startServer(ctx context.Context, inst Contender, prof profile.Profile) (*roundServer, func() error, error) {
 	name := inst.Name()
 	c.logf("== %s %s (%s): starting a throwaway server, profile %s (ETA %s)", name, inst.Version, inst.Origin, profileText(prof), c.eta())
 	workDir, closeDevice, err := c.serverWorkDir(ctx, name)
@@ -545,7 +546,7 @@ func (c *comparison) startServer(ctx context.Context, inst Contender, prof engin
 
 // suiteOn runs every step of the suite (or of the round's open picks) on srv, loading each data
 // set once, and says how long its steps took; a target's fairbench tables are dropped after.
-func (c *comparison) suiteOn(ctx context.Context, srv *roundServer, rep int, prof engine.Profile) (inSteps time.Duration, err error) {
+func (c *comparison) suiteOn(ctx context.Context, srv *roundServer, rep int, prof profile.Profile) (inSteps time.Duration, err error) {
 	o := c.opts
 	rnd := randgen.DefaultConfig(o.Suite.RandType)
 	var data loadedData
@@ -641,7 +642,7 @@ func (c *comparison) load(ctx context.Context, srv *roundServer, data *loadedDat
 // stepRun is what one step records beside its measurements.
 type stepRun struct {
 	srv          *roundServer
-	prof         engine.Profile
+	prof         profile.Profile
 	dataset      *result.Dataset
 	threads, rep int
 }
@@ -790,7 +791,7 @@ func (c *comparison) annotate(res *result.Result, st suite.Resolved, run stepRun
 		srvRes.Translations = srv.translations
 		srvRes.Settings = srv.settings
 		recordCPUs(srvRes, run.prof.CPUs)
-		res.FlipExpect = engine.FlipExpect(run.prof.Flip, srv.kind, srv.applied)
+		res.FlipExpect = profile.FlipExpect(run.prof.Flip, srv.kind, srv.applied)
 	}
 }
 
@@ -879,8 +880,8 @@ func writeEnvironment(dir string, env *result.Environment) error {
 }
 
 // fairnessSummary is the profile in words, for the report's fairness section.
-func fairnessSummary(p engine.Profile) map[string]string {
-	if p.Mode == engine.ModeDefaults {
+func fairnessSummary(p profile.Profile) map[string]string {
+	if p.Mode == profile.ModeDefaults {
 		return map[string]string{
 			"profile": "defaults: each engine as its package ships it (buffer pool, WAL/redo, max_connections, binary log); only the loopback address and the character set are set",
 		}
@@ -895,10 +896,10 @@ func fairnessSummary(p engine.Profile) map[string]string {
 	}
 }
 
-func notes(p engine.Profile) []string {
+func notes(p profile.Profile) []string {
 	n := []string{"Each engine ran alone on the machine, in a fresh data directory, started and stopped by fairbench."}
 	switch {
-	case p.Mode == engine.ModeDefaults:
+	case p.Mode == profile.ModeDefaults:
 		n = append(n, "Profile defaults: each engine ran with its package's own settings, so they differ (MySQL writes and syncs a binary log, MariaDB and PostgreSQL do not; buffer pools and redo sizes are each engine's default); the parity section lists every difference.")
 	case !p.Binlog:
 		n = append(n, "The binary log is off on MySQL and MariaDB (as PostgreSQL has no equivalent on by default); --binlog turns it on for both.")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/suite"
@@ -58,7 +59,7 @@ func options(t *testing.T, kinds []string) *Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prof := engine.DefaultProfile()
+	prof := profile.Default()
 	prof.BufferPoolBytes = 256 << 20
 	prof.RedoBytes = 256 << 20
 	return &Options{Engines: kinds, Suite: s, OutDir: t.TempDir(), Profile: prof, WorkDir: workDir(t), Seed: 1, Command: "go test"}

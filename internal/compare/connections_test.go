@@ -3,7 +3,7 @@ package compare
 import (
 	"testing"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/suite"
 )
@@ -16,15 +16,15 @@ func TestRaiseConnections(t *testing.T) {
 	}
 	cases := []struct {
 		name       string
-		prof       engine.Profile
+		prof       profile.Profile
 		steps      []suite.Resolved
 		wantRaised int
 		wantMax    int
 	}{
-		{"within the default 200", engine.Profile{}, steps(1, 8, 64), 0, 200},
-		{"a sweep to 512", engine.Profile{}, steps(1, 2, 4, 512), 522, 522},
-		{"a profile already large enough", engine.Profile{MaxConnections: 600}, steps(512), 0, 600},
-		{"defaults profile untouched", engine.Profile{Mode: engine.ModeDefaults}, steps(512), 0, 0},
+		{"within the default 200", profile.Profile{}, steps(1, 8, 64), 0, 200},
+		{"a sweep to 512", profile.Profile{}, steps(1, 2, 4, 512), 522, 522},
+		{"a profile already large enough", profile.Profile{MaxConnections: 600}, steps(512), 0, 600},
+		{"defaults profile untouched", profile.Profile{Mode: profile.ModeDefaults}, steps(512), 0, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

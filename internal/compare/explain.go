@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 )
 
 // ParseExplain reads --explain: a comma list of knob names, each at most once.
@@ -16,7 +16,7 @@ func ParseExplain(v string) ([]string, error) {
 	seen := map[string]bool{}
 	for _, name := range strings.Split(v, ",") {
 		name = strings.TrimSpace(name)
-		if _, err := engine.LookupKnob(name); err != nil {
+		if _, err := profile.LookupKnob(name); err != nil {
 			return nil, err
 		}
 		if seen[name] {
@@ -31,7 +31,7 @@ func ParseExplain(v string) ([]string, error) {
 // checkExplain refuses a knob that would flip nothing on the engines compared.
 func checkExplain(knobs, engines []string) error {
 	for _, name := range knobs {
-		k, err := engine.LookupKnob(name)
+		k, err := profile.LookupKnob(name)
 		if err != nil {
 			return err
 		}
@@ -55,7 +55,7 @@ type explainRun struct {
 func explainRuns(knobs []string, insts []Contender) []explainRun {
 	var out []explainRun
 	for _, name := range knobs {
-		k, err := engine.LookupKnob(name)
+		k, err := profile.LookupKnob(name)
 		if err != nil {
 			continue
 		}
@@ -69,7 +69,7 @@ func explainRuns(knobs []string, insts []Contender) []explainRun {
 }
 
 // profileText names a profile and its flipped knobs for progress lines.
-func profileText(p engine.Profile) string {
+func profileText(p profile.Profile) string {
 	s := p.Name()
 	if len(p.Flip) > 0 {
 		s += " with " + strings.Join(p.Flip, ", ") + " flipped"

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 )
 
 // --explain is user input: whatever it holds, ParseExplain returns valid, distinct knobs or one
@@ -23,7 +23,7 @@ func FuzzParseExplain(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for _, k := range knobs {
-			if _, err := engine.LookupKnob(k); err != nil || seen[k] {
+			if _, err := profile.LookupKnob(k); err != nil || seen[k] {
 				t.Fatalf("ParseExplain(%q) = %v: %q is unknown or repeated", v, knobs, k)
 			}
 			seen[k] = true

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/testserver"
 )
@@ -28,7 +29,7 @@ func TestCompareDefaultsAndExplain(t *testing.T) {
 		t.Skip("needs MySQL and MariaDB")
 	}
 	o := options(t, kinds)
-	o.Profile = engine.Profile{Mode: engine.ModeDefaults}
+	o.Profile = profile.Profile{Mode: profile.ModeDefaults}
 	o.Explain = []string{"binlog"}
 	o.Suite.Steps = o.Suite.Steps[:1] // oltp_read_write: the binary log has writes to log
 	results := runClean(t, o)

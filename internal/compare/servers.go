@@ -11,7 +11,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/attach"
 	"github.com/fairbench/fairbench/internal/dialect"
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/fault"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/servermetrics"
@@ -74,7 +74,7 @@ func throwawayServer(srv *throwaway.Server, inst Contender) *roundServer {
 // attachServer connects to a target for one round, as it is configured: its settings read as it
 // runs, its host figures from its cgroup or process tree on this machine, or its node_exporter.
 // close drops nothing (suiteOn drops the round's tables) and closes the admin connection.
-func (c *comparison) attachServer(ctx context.Context, inst Contender, _ engine.Profile) (*roundServer, func() error, error) {
+func (c *comparison) attachServer(ctx context.Context, inst Contender, _ profile.Profile) (*roundServer, func() error, error) {
 	t := inst.Target
 	c.logf("== %s %s (%s): your server, as it is configured (ETA %s)", t.Name, inst.Version, inst.Origin, c.eta())
 	dsn := t.DSN

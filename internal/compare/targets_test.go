@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/suite"
@@ -201,7 +201,7 @@ func TestApplyProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Repeat = 1
-	o := &Options{Suite: s, OutDir: t.TempDir(), Seed: 1, Command: "go test", Profile: engine.DefaultProfile(), ApplyProfile: true,
+	o := &Options{Suite: s, OutDir: t.TempDir(), Seed: 1, Command: "go test", Profile: profile.Default(), ApplyProfile: true,
 		Targets: []Target{{Name: "pgmine", DSN: pg}, {Name: "mariamine", DSN: maria}}}
 	var log strings.Builder
 	o.Log = &log

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -131,7 +132,7 @@ func TestStartBuild(t *testing.T) {
 			if inst.Build != prefix || !strings.HasPrefix(inst.Binary, prefix+"/") || inst.Name() != inst.BuildName() || !strings.HasSuffix(inst.Name(), "-"+filepath.Base(prefix)) {
 				t.Fatalf("build %+v named %s", inst, inst.Name())
 			}
-			srv, err := Start(context.Background(), inst, DefaultProfile(), workDir(t, ""))
+			srv, err := Start(context.Background(), inst, profile.Default(), workDir(t, ""))
 			if err != nil {
 				t.Fatal(err)
 			}

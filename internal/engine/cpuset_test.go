@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/cgroup"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 )
 
 // A server confined to one CPU (compare --server-cpus 1) runs every process on that CPU only, as
@@ -28,7 +29,7 @@ func TestServerConfinedToCPUs(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			prof := Profile{BufferPoolBytes: 128 * mib, MaxConnections: 50, RedoBytes: 256 * mib, CPUs: 1}
+			prof := profile.Profile{BufferPoolBytes: 128 * mib, MaxConnections: 50, RedoBytes: 256 * mib, CPUs: 1}
 			srv, err := Start(ctx, inst, prof, workDir(t, ""))
 			if err != nil {
 				t.Fatal(err)

@@ -136,7 +136,7 @@ func uniqueReleases(cands []Installation) []Installation {
 		if a.Kind != b.Kind {
 			return kindIndex(a.Kind) < kindIndex(b.Kind)
 		}
-		return compareVersions(a.Version, b.Version) < 0
+		return result.CompareVersions(a.Version, b.Version) < 0
 	})
 	return out
 }
@@ -298,27 +298,6 @@ func parseVersion(out, marker string) string {
 		out = out[i+len(marker):]
 	}
 	return versionRE.FindString(out)
-}
-
-// compareVersions orders dotted versions numerically ("10.11" > "10.9").
-func compareVersions(a, b string) int {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(as) || i < len(bs); i++ {
-		var x, y int
-		if i < len(as) {
-			x, _ = strconv.Atoi(as[i])
-		}
-		if i < len(bs) {
-			y, _ = strconv.Atoi(bs[i])
-		}
-		if x != y {
-			if x < y {
-				return -1
-			}
-			return 1
-		}
-	}
-	return 0
 }
 
 // majorMinor returns the first two components of a version, 0 when absent.

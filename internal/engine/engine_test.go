@@ -15,116 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine/profile"
+	"github.com/fairbench/fairbench/internal/result"
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 )
-
-func TestDefaultProfile(t *testing.T) {
-	p := DefaultProfile()
-	if p.MaxConnections != 200 || p.RedoBytes != gib || p.Binlog {
-		t.Errorf("DefaultProfile() = %+v, want 200 connections, 1 GiB redo, binlog off", p)
-	}
-	if p.BufferPoolBytes < 128*mib || p.BufferPoolBytes > 2*gib {
-		t.Errorf("default buffer pool %d outside [128 MiB, 2 GiB]", p.BufferPoolBytes)
-	}
-	if err := p.validate(); err != nil {
-		t.Errorf("default profile does not validate: %v", err)
-	}
-	for _, c := range []struct{ ram, want int64 }{
-		{24 * gib, 2 * gib},          // capped
-		{6 * gib, gib},               // 1.5 GiB rounded down to whole GiB
-		{2 * gib, 512 * mib},         // exact quarter
-		{1500 * mib, 256 * mib},      // 375 MiB down to a 128 MiB multiple
-		{256 * mib, 128 * mib},       // floor
-		{8*gib + 4*mib, 2 * gib},     // cap
-		{4*gib - 1, 896 * mib},       // just under 1 GiB stays in 128 MiB steps
-		{4 * gib, gib},               // exactly 1 GiB
-		{7*gib + 900*mib, gib},       // 1.97 GiB -> 1 GiB
-		{8 * gib, 2 * gib},           // exactly the cap
-		{5*gib + 512*mib, gib},       // 1.375 GiB -> 1 GiB
-		{3*gib + 512*mib, 896 * mib}, // 896 MiB
-	} {
-		if got := defaultBufferPool(c.ram); got != c.want {
-			t.Errorf("defaultBufferPool(%d MiB) = %d MiB, want %d MiB", c.ram/mib, got/mib, c.want/mib)
-		}
-	}
-	// Zero fields mean default, so a partial profile is usable as is.
-	if got := (Profile{BufferPoolBytes: 128 * mib}).withDefaults(); got.MaxConnections != 200 || got.RedoBytes != gib || got.BufferPoolBytes != 128*mib {
-		t.Errorf("withDefaults = %+v", got)
-	}
-	if err := (Profile{BufferPoolBytes: 16 * mib, MaxConnections: 10, RedoBytes: gib}).validate(); err != nil {
-		t.Errorf("a 16 MiB buffer pool (the smallest allowed) does not validate: %v", err)
-	}
-	for _, bad := range []Profile{
-		{BufferPoolBytes: 1000, MaxConnections: 10, RedoBytes: gib},
-		{BufferPoolBytes: 8 * mib, MaxConnections: 10, RedoBytes: gib},
-		{BufferPoolBytes: gib, MaxConnections: 10, RedoBytes: 16 * mib},
-		{BufferPoolBytes: gib, MaxConnections: -1, RedoBytes: gib},
-	} {
-		if bad.validate() == nil {
-			t.Errorf("validate(%+v) = nil, want error", bad)
-		}
-	}
-}
-
-func TestSettings(t *testing.T) {
-	p := Profile{BufferPoolBytes: 512 * mib, MaxConnections: 150, RedoBytes: gib}
-	pg := p.Settings(Postgres)
-	for k, want := range map[string]string{
-		"shared_buffers": "512MB", "max_connections": "150", "max_wal_size": "1GB",
-		"fsync": "on", "synchronous_commit": "on", "full_page_writes": "on", "listen_addresses": "127.0.0.1",
-	} {
-		if pg[k] != want {
-			t.Errorf("postgres %s = %q, want %q", k, pg[k], want)
-		}
-	}
-	my := p.Settings(MySQL)
-	ma := p.Settings(MariaDB)
-	for _, m := range []map[string]string{my, ma} {
-		for k, want := range map[string]string{
-			"innodb_buffer_pool_size": "536870912", "max_connections": "150",
-			"innodb_flush_log_at_trx_commit": "1", "log_bin": "OFF", "bind_address": "127.0.0.1",
-		} {
-			if m[k] != want {
-				t.Errorf("%s = %q, want %q", k, m[k], want)
-			}
-		}
-		if _, ok := m["sync_binlog"]; ok {
-			t.Error("sync_binlog set with binlog off")
-		}
-	}
-	if my["innodb_redo_log_capacity"] != "1073741824" {
-		t.Errorf("mysql redo = %q", my["innodb_redo_log_capacity"])
-	}
-	if ma["innodb_log_file_size"] != "1073741824" || ma["innodb_redo_log_capacity"] != "" {
-		t.Errorf("mariadb redo = %q / %q", ma["innodb_log_file_size"], ma["innodb_redo_log_capacity"])
-	}
-	// Before 8.0.30 MySQL only knows the two-file redo log.
-	old := p.settingsFor(MySQL, "8.0.29")
-	if old["innodb_log_file_size"] != "536870912" || old["innodb_log_files_in_group"] != "2" || old["innodb_redo_log_capacity"] != "" {
-		t.Errorf("mysql 8.0.29 redo settings = %v", old)
-	}
-	if p.settingsFor(MySQL, "8.0.30")["innodb_redo_log_capacity"] == "" {
-		t.Error("mysql 8.0.30 should use innodb_redo_log_capacity")
-	}
-
-	p.Binlog = true
-	for _, kind := range []string{MySQL, MariaDB} {
-		m := p.Settings(kind)
-		if m["log_bin"] != "ON" || m["sync_binlog"] != "1" || m["binlog_format"] != "ROW" || m["server_id"] != "1" {
-			t.Errorf("%s binlog settings = %v", kind, m)
-		}
-	}
-	if p.Settings("oracle") != nil {
-		t.Error("unknown kind should give nil settings")
-	}
-	if got := pgSize(1536 * mib); got != "1536MB" {
-		t.Errorf("pgSize(1.5 GiB) = %q", got)
-	}
-	if got := pgSize(mib + 8192); got != "1032kB" {
-		t.Errorf("pgSize(1 MiB + 8 KiB) = %q", got)
-	}
-}
 
 func TestVersions(t *testing.T) {
 	for out, want := range map[string]string{
@@ -141,9 +36,6 @@ func TestVersions(t *testing.T) {
 		if got := parseVersion(out, marker); got != want {
 			t.Errorf("parseVersion(%q) = %q, want %q", out, got, want)
 		}
-	}
-	if compareVersions("10.11.2", "10.9") <= 0 || compareVersions("15.1", "15.1.0") != 0 || compareVersions("9.7", "15") >= 0 {
-		t.Error("compareVersions orders numerically")
 	}
 }
 
@@ -206,7 +98,7 @@ func TestServers(t *testing.T) {
 	var all []Installation
 	for _, in := range Discover("") {
 		all = append(all, in)
-		if prev, ok := found[in.Kind]; !ok || compareVersions(in.Version, prev.Version) > 0 {
+		if prev, ok := found[in.Kind]; !ok || result.CompareVersions(in.Version, prev.Version) > 0 {
 			found[in.Kind] = in
 		}
 	}
@@ -227,7 +119,7 @@ func TestServers(t *testing.T) {
 	for _, in := range all {
 		t.Run(in.Name(), func(t *testing.T) {
 			t.Parallel()
-			prof := Profile{BufferPoolBytes: 128 * mib, MaxConnections: 50, RedoBytes: 256 * mib}
+			prof := profile.Profile{BufferPoolBytes: 128 * mib, MaxConnections: 50, RedoBytes: 256 * mib}
 			testServer(t, in, prof, workDir(t, ""))
 		})
 	}
@@ -243,13 +135,13 @@ func TestServers(t *testing.T) {
 					t.Skipf("no second filesystem to bind-mount from")
 				}
 			}
-			prof := Profile{BufferPoolBytes: 128 * mib, MaxConnections: 50, RedoBytes: 256 * mib, Binlog: c.binlog}
+			prof := profile.Profile{BufferPoolBytes: 128 * mib, MaxConnections: 50, RedoBytes: 256 * mib, Binlog: c.binlog}
 			testServer(t, inst, prof, workDir(t, c.parent))
 		})
 	}
 }
 
-func testServer(t *testing.T, inst Installation, prof Profile, dir string) {
+func testServer(t *testing.T, inst Installation, prof profile.Profile, dir string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	t0 := time.Now()
@@ -260,7 +152,7 @@ func testServer(t *testing.T, inst Installation, prof Profile, dir string) {
 	t.Cleanup(func() { srv.Stop() })
 	t.Logf("%s %s ready on port %d in %s (data %s)", srv.Kind, srv.Version, srv.Port, time.Since(t0).Round(time.Millisecond), srv.DataDir)
 
-	if want := prof.withDefaults().settingsFor(inst.Kind, inst.Version); !reflect.DeepEqual(srv.Applied, want) {
+	if want := prof.ForServer(inst.Kind, inst.Version); !reflect.DeepEqual(srv.Applied, want) {
 		t.Errorf("Applied = %v, want profile settings %v", srv.Applied, want)
 	}
 	if _, err := os.Stat(filepath.Join(srv.DataDir)); err != nil {
@@ -470,7 +362,7 @@ func TestStartFailureCleansUp(t *testing.T) {
 	t.Parallel()
 	// PostgreSQL rejects a 64 TiB shared_buffers, so the postmaster exits
 	// right after initdb succeeded; the reason is only in its log.
-	prof := Profile{BufferPoolBytes: 64 << 40, MaxConnections: 10, RedoBytes: 64 * mib}
+	prof := profile.Profile{BufferPoolBytes: 64 << 40, MaxConnections: 10, RedoBytes: 64 * mib}
 	dir := workDir(t, "")
 	_, err = Start(context.Background(), inst, prof, dir)
 	if err == nil {
@@ -484,10 +376,10 @@ func TestStartFailureCleansUp(t *testing.T) {
 	// A cancelled context stops initdb and cleans up as well.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Start(ctx, inst, DefaultProfile(), dir); !errors.Is(err, context.Canceled) {
+	if _, err := Start(ctx, inst, profile.Default(), dir); !errors.Is(err, context.Canceled) {
 		t.Errorf("Start with cancelled context: %v", err)
 	}
-	if _, err := Start(context.Background(), Installation{Kind: Postgres, Binary: "/nonexistent/postgres"}, DefaultProfile(), dir); err == nil || !strings.Contains(err.Error(), "install-engines.sh") {
+	if _, err := Start(context.Background(), Installation{Kind: Postgres, Binary: "/nonexistent/postgres"}, profile.Default(), dir); err == nil || !strings.Contains(err.Error(), "install-engines.sh") {
 		t.Errorf("Start with a missing binary: %v", err)
 	}
 }
@@ -501,7 +393,7 @@ func TestStopAll(t *testing.T) {
 		t.Skip("no engine installed")
 	}
 	inst := insts[len(insts)-1]
-	srv, err := Start(context.Background(), inst, Profile{BufferPoolBytes: 128 * mib, RedoBytes: 64 * mib}, workDir(t, ""))
+	srv, err := Start(context.Background(), inst, profile.Profile{BufferPoolBytes: 128 * mib, RedoBytes: 64 * mib}, workDir(t, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -554,7 +446,7 @@ func TestPortTakenRetry(t *testing.T) {
 		return reservePort()
 	}
 
-	srv, err := start(context.Background(), inst, Profile{BufferPoolBytes: 128 * mib, RedoBytes: 64 * mib}, workDir(t, ""), pickPort, nil)
+	srv, err := start(context.Background(), inst, profile.Profile{BufferPoolBytes: 128 * mib, RedoBytes: 64 * mib}, workDir(t, ""), pickPort, nil)
 	if err != nil {
 		t.Fatalf("Start did not recover from a taken port: %v", err)
 	}
@@ -611,7 +503,7 @@ func TestConcurrentInit(t *testing.T) {
 			errs := make(chan error, n)
 			for range n {
 				go func() {
-					srv, err := Start(context.Background(), in, Profile{BufferPoolBytes: 64 * mib, RedoBytes: 64 * mib, MaxConnections: 20}, workDir(t, ""))
+					srv, err := Start(context.Background(), in, profile.Profile{BufferPoolBytes: 64 * mib, RedoBytes: 64 * mib, MaxConnections: 20}, workDir(t, ""))
 					if err == nil {
 						err = srv.Stop()
 					}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -143,7 +144,7 @@ type Cluster struct {
 // (--wsrep-new-cluster) and creates the database, the others join it one by one, receiving its
 // data by rsync. It returns once every node reports the cluster whole and synced. On failure
 // every node started so far is stopped and removed.
-func StartGalera(ctx context.Context, inst Installation, prof Profile, workDir string) (_ *Cluster, err error) {
+func StartGalera(ctx context.Context, inst Installation, prof profile.Profile, workDir string) (_ *Cluster, err error) {
 	if inst.NodeKind() != MariaDB || inst.Root != "" {
 		return nil, fmt.Errorf("galera runs on the host's MariaDB (Debian 12's 10.11 with galera-4), not %s: run scripts/install-engines.sh", inst)
 	}

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fairbench/fairbench/internal/engine/profile"
 )
 
 // hostMariaDB is the host's MariaDB, which galera runs on; the test skips without it or galera-4
@@ -43,7 +45,7 @@ func TestGaleraCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	t0 := time.Now()
-	c, err := StartGalera(ctx, inst, Profile{BufferPoolBytes: 128 * mib, MaxConnections: 50, RedoBytes: 64 * mib}, workDir(t, ""))
+	c, err := StartGalera(ctx, inst, profile.Profile{BufferPoolBytes: 128 * mib, MaxConnections: 50, RedoBytes: 64 * mib}, workDir(t, ""))
 	if err != nil {
 		t.Fatal(err)
 	}

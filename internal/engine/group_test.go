@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/cgroup"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 )
 
 // checkInOwnCgroup asserts that every process of the server (chrooted MySQL too) is in the
@@ -67,7 +68,7 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			os.Exit(3)
 		}
-		srv, err := Start(context.Background(), inst, Profile{}, os.Getenv("FAIRBENCH_REAP_DIR"))
+		srv, err := Start(context.Background(), inst, profile.Profile{}, os.Getenv("FAIRBENCH_REAP_DIR"))
 		if err != nil {
 			os.Stderr.WriteString(err.Error())
 			os.Exit(4)
@@ -111,7 +112,7 @@ func TestReapKilledOwner(t *testing.T) {
 	// A live owner's server (this process's) must survive the reaping.
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	mine, err := Start(ctx, inst, Profile{}, workDir(t, ""))
+	mine, err := Start(ctx, inst, profile.Profile{}, workDir(t, ""))
 	if err != nil {
 		t.Fatal(err)
 	}

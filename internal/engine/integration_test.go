@@ -1,6 +1,10 @@
 package engine
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/fairbench/fairbench/internal/engine/profile"
+)
 
 // integration skips a test that starts a real server in the unit layer (go test -short, make
 // unit), as testserver.Integration does for every other package: this package's own tests
@@ -9,5 +13,18 @@ func integration(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a real server: not in the unit layer (go test -short)")
+	}
+}
+
+// Sizes the tests' profiles are written in.
+const (
+	mib = int64(1) << 20
+	gib = int64(1) << 30
+)
+
+// TestKindNames: the profile keys its settings by the kinds this package names.
+func TestKindNames(t *testing.T) {
+	if profile.Postgres != Postgres || profile.MariaDB != MariaDB || profile.MySQL != MySQL {
+		t.Errorf("profile's kinds %q %q %q differ from engine's", profile.Postgres, profile.MariaDB, profile.MySQL)
 	}
 }

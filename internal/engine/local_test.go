@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/fairbench/fairbench/internal/engine/profile"
 )
 
 func TestParseProcAddr(t *testing.T) {
@@ -46,7 +48,7 @@ func TestFindListening(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	srv, err := Start(ctx, inst, Profile{}, workDir(t, ""))
+	srv, err := Start(ctx, inst, profile.Profile{}, workDir(t, ""))
 	if err != nil {
 		t.Fatal(err)
 	}

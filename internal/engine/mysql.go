@@ -256,7 +256,7 @@ func (s *Server) setupMySQL(ctx context.Context) error {
 	}
 	redoKey := "innodb_redo_log_capacity"
 	redoWant := s.prof.RedoBytes
-	if _, ok := s.prof.fairSettings(s.Kind, s.Version)[redoKey]; !ok {
+	if _, ok := s.prof.FairSettings(s.Kind, s.Version)[redoKey]; !ok {
 		redoKey = "innodb_log_file_size"
 		if s.Kind == MySQL {
 			redoWant /= 2

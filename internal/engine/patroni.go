@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/jackc/pgx/v5"
 	"gopkg.in/yaml.v3"
 )
@@ -70,7 +71,7 @@ type NodeInfo struct {
 // bootstraps the cluster (initdb) and creates the database, the others join as replicas by
 // pg_basebackup. It returns once the cluster has a leader and every replica streams from it.
 // On failure everything started so far is stopped and removed.
-func StartPostgresHA(ctx context.Context, inst Installation, prof Profile, workDir string, opts HAOptions) (_ *Cluster, err error) {
+func StartPostgresHA(ctx context.Context, inst Installation, prof profile.Profile, workDir string, opts HAOptions) (_ *Cluster, err error) {
 	if inst.NodeKind() != Postgres || inst.Root != "" {
 		return nil, fmt.Errorf("postgres-ha runs on the host's PostgreSQL (Debian 12's 15 with patroni and etcd-server), not %s: run scripts/install-engines.sh", inst)
 	}
@@ -209,7 +210,7 @@ func (s *Server) patroniConfig() map[string]any {
 	pn := s.patroni
 	params := map[string]any{}
 	for k, v := range s.Applied {
-		if !pgInitKeys[k] && k != "listen_addresses" && k != "port" {
+		if !profile.InitdbKeys[k] && k != "listen_addresses" && k != "port" {
 			params[k] = v
 		}
 	}
@@ -219,7 +220,7 @@ func (s *Server) patroniConfig() map[string]any {
 	}
 	params["unix_socket_directories"] = sockDir
 	initdb := []any{map[string]string{"encoding": s.Applied["server_encoding"]}, map[string]string{"locale": s.Applied["lc_collate"]}}
-	for _, f := range pgInitFlags(s.Translations()) {
+	for _, f := range profile.InitdbFlags(s.Translations()) {
 		k, v, hasV := strings.Cut(strings.TrimPrefix(f, "--"), "=")
 		if hasV {
 			initdb = append(initdb, map[string]string{k: v})

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fairbench/fairbench/internal/engine/profile"
 )
 
 // testTiming is Patroni's timing in these tests: the leader lock expires 8 s after a crash
@@ -40,7 +42,7 @@ func TestPostgresHACluster(t *testing.T) {
 	defer cancel()
 	dir := workDir(t, "")
 	t0 := time.Now()
-	c, err := StartPostgresHA(ctx, inst, Profile{BufferPoolBytes: 64 * mib, MaxConnections: 50, RedoBytes: 64 * mib}, dir, HAOptions{Timing: testTiming})
+	c, err := StartPostgresHA(ctx, inst, profile.Profile{BufferPoolBytes: 64 * mib, MaxConnections: 50, RedoBytes: 64 * mib}, dir, HAOptions{Timing: testTiming})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +175,7 @@ func reapChildCluster() {
 			inst = in
 		}
 	}
-	c, err := StartPostgresHA(context.Background(), inst, Profile{BufferPoolBytes: 64 * mib, MaxConnections: 50, RedoBytes: 64 * mib},
+	c, err := StartPostgresHA(context.Background(), inst, profile.Profile{BufferPoolBytes: 64 * mib, MaxConnections: 50, RedoBytes: 64 * mib},
 		os.Getenv("FAIRBENCH_REAP_DIR"), HAOptions{Timing: testTiming})
 	if err != nil {
 		os.Stderr.WriteString(err.Error())
@@ -239,7 +241,7 @@ func TestReapKilledCluster(t *testing.T) {
 func TestPostgresHAInterrupted(t *testing.T) {
 	integration(t)
 	inst := hostPostgresHA(t)
-	prof := Profile{BufferPoolBytes: 64 * mib, MaxConnections: 50, RedoBytes: 64 * mib}
+	prof := profile.Profile{BufferPoolBytes: 64 * mib, MaxConnections: 50, RedoBytes: 64 * mib}
 	dir := workDir(t, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
 	_, err := StartPostgresHA(ctx, inst, prof, dir, HAOptions{Timing: testTiming})

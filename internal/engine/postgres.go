@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -101,7 +102,7 @@ func (s *Server) initPostgres(ctx context.Context) error {
 		"-E", s.Applied["server_encoding"],
 		"--locale=" + s.Applied["lc_collate"],
 	}
-	args = append(args, pgInitFlags(s.Translations())...)
+	args = append(args, profile.InitdbFlags(s.Translations())...)
 	if share := buildShareDir(s.inst.Build); share != "" {
 		// A build's own catalog files (postgres.bki), not those of whatever release is installed
 		// where its binary was configured to look.
@@ -133,7 +134,7 @@ func buildShareDir(build string) string {
 func (s *Server) postgresCmd() *exec.Cmd {
 	args := []string{"-D", s.inner("data")}
 	for _, k := range sortedKeys(s.Applied) {
-		if !pgInitKeys[k] {
+		if !profile.InitdbKeys[k] {
 			args = append(args, "-c", k+"="+s.Applied[k])
 		}
 	}

@@ -134,7 +134,7 @@ func newestMatch(c Choice, installed []Installation) (Installation, bool) {
 		if in.Kind != c.Kind || !releaseMatches(c.Release, in) {
 			continue
 		}
-		if !ok || compareVersions(in.Version, best.Version) > 0 {
+		if !ok || result.CompareVersions(in.Version, best.Version) > 0 {
 			best, ok = in, true
 		}
 	}

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"errors"
-	"reflect"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -121,69 +119,4 @@ func FuzzParseEngines(f *testing.F) {
 			t.Fatalf("multi-line error for %q: %v", v, err)
 		}
 	})
-}
-
-// TestTranslations checks the translation table version by version: what each version is
-// given for every renamed or changed setting, and that each translation is recorded.
-func TestTranslations(t *testing.T) {
-	p := Profile{BufferPoolBytes: 512 * mib, MaxConnections: 100, RedoBytes: gib}
-	for _, c := range []struct {
-		kind, version string
-		want          map[string]string // settings that must hold ("" = must be absent)
-		translated    []string          // the profile settings recorded as translated
-		initFlags     []string
-	}{
-		{Postgres, "15.18", map[string]string{"data_checksums": "off", "lc_collate": "C", "shared_buffers": "512MB"}, nil, nil},
-		{Postgres, "17.6", map[string]string{"data_checksums": "off", "lc_collate": "C"}, []string{"lc_collate", "lc_ctype"}, nil},
-		{Postgres, "18.1", map[string]string{"data_checksums": "off", "max_wal_size": "1GB"}, []string{"lc_collate", "lc_ctype", "data_checksums"}, []string{"--no-data-checksums"}},
-		{MariaDB, "10.11.19", map[string]string{"innodb_log_file_size": "1073741824", "innodb_redo_log_capacity": ""}, []string{"innodb_redo_log_capacity"}, nil},
-		{MariaDB, "11.8.3", map[string]string{"innodb_log_file_size": "1073741824", "innodb_redo_log_capacity": ""}, []string{"innodb_redo_log_capacity"}, nil},
-		{MySQL, "8.0.29", map[string]string{"innodb_log_file_size": "536870912", "innodb_log_files_in_group": "2", "innodb_redo_log_capacity": ""}, []string{"innodb_redo_log_capacity"}, nil},
-		{MySQL, "8.4.6", map[string]string{"innodb_redo_log_capacity": "1073741824", "innodb_log_file_size": ""}, nil, nil},
-		{MySQL, "9.7.4", map[string]string{"innodb_redo_log_capacity": "1073741824", "innodb_log_file_size": ""}, nil, nil},
-	} {
-		m, tr := p.translatedSettings(c.kind, c.version)
-		for k, want := range c.want {
-			if got, ok := m[k]; got != want || (want == "" && ok) {
-				t.Errorf("%s %s: %s = %q (set %v), want %q", c.kind, c.version, k, got, ok, want)
-			}
-		}
-		var settings []string
-		for _, x := range tr {
-			settings = append(settings, x.Setting)
-			if x.As == "" || x.Why == "" {
-				t.Errorf("%s %s: translation of %s records no form or reason: %+v", c.kind, c.version, x.Setting, x)
-			}
-		}
-		if !reflect.DeepEqual(settings, c.translated) {
-			t.Errorf("%s %s: translated %v, want %v", c.kind, c.version, settings, c.translated)
-		}
-		if got := pgInitFlags(tr); !reflect.DeepEqual(got, c.initFlags) {
-			t.Errorf("%s %s: initdb flags %v, want %v", c.kind, c.version, got, c.initFlags)
-		}
-		// Nothing the profile sets is skipped: every base setting is applied or translated.
-		for k := range p.baseSettings(c.kind) {
-			_, applied := m[k]
-			if !applied && !slices.Contains(settings, k) {
-				t.Errorf("%s %s: %s neither applied nor translated", c.kind, c.version, k)
-			}
-		}
-	}
-}
-
-// Under --profile defaults the engine keeps what its package ships: nothing is translated, and
-// PostgreSQL 18 keeps its checksums.
-func TestTranslationsFollowTheMode(t *testing.T) {
-	fair := Profile{BufferPoolBytes: 512 * mib}
-	if tr := fair.Translations(Postgres, "18.1"); len(tr) != 3 || len(pgInitFlags(tr)) != 1 {
-		t.Errorf("fair postgres 18 translations %+v", tr)
-	}
-	def := Profile{BufferPoolBytes: 512 * mib, Mode: ModeDefaults}
-	tr := def.Translations(Postgres, "18.1")
-	if len(pgInitFlags(tr)) != 0 {
-		t.Errorf("defaults: initdb flags %v, want none (the package's checksums)", pgInitFlags(tr))
-	}
-	if tr := def.Translations(MySQL, "8.0.29"); len(tr) != 0 {
-		t.Errorf("defaults: mysql 8.0.29 translations %+v, want none", tr)
-	}
 }

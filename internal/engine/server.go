@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/cgroup"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 )
 
 // Timeouts are variables so that callers with slow disks can raise them.
@@ -50,7 +51,7 @@ type Server struct {
 	Applied map[string]string // = profile.Settings(kind), for this server's version
 
 	inst       Installation
-	prof       Profile
+	prof       profile.Profile
 	hostRun    string        // run dir as seen from here: data/, logs, socket
 	innerRun   string        // the same dir as the server sees it (differs under chroot)
 	mountPoint string        // bind-mount target inside the chroot, "" if none
@@ -199,12 +200,12 @@ func releasePort(p int) {
 // fairbench. On failure everything it created is removed again.
 //
 // ctx bounds only the start-up: the server outlives it and runs until Stop.
-func Start(ctx context.Context, inst Installation, prof Profile, workDir string) (*Server, error) {
+func Start(ctx context.Context, inst Installation, prof profile.Profile, workDir string) (*Server, error) {
 	return start(ctx, inst, prof, workDir, reservePort, nil)
 }
 
 // start is Start with the port picker given, so a test can hand out a taken port.
-func start(ctx context.Context, inst Installation, prof Profile, workDir string, pickPort func() (int, error), node *clusterNode) (*Server, error) {
+func start(ctx context.Context, inst Installation, prof profile.Profile, workDir string, pickPort func() (int, error), node *clusterNode) (*Server, error) {
 	return startWith(ctx, inst, prof, workDir, pickPort, func(s *Server) {
 		s.node = node
 		if node != nil {
@@ -214,9 +215,9 @@ func start(ctx context.Context, inst Installation, prof Profile, workDir string,
 }
 
 // startWith is start with the server's cluster membership set by member before anything starts.
-func startWith(ctx context.Context, inst Installation, prof Profile, workDir string, pickPort func() (int, error), member func(*Server)) (_ *Server, err error) {
-	prof = prof.withDefaults()
-	if err := prof.validate(); err != nil {
+func startWith(ctx context.Context, inst Installation, prof profile.Profile, workDir string, pickPort func() (int, error), member func(*Server)) (_ *Server, err error) {
+	prof = prof.WithDefaults()
+	if err := prof.Validate(); err != nil {
 		return nil, err
 	}
 	if err := checkStartable(inst); err != nil {
@@ -225,7 +226,7 @@ func startWith(ctx context.Context, inst Installation, prof Profile, workDir str
 	s := &Server{
 		Kind:    inst.Kind,
 		Version: inst.Version,
-		Applied: prof.settingsFor(inst.Kind, inst.Version),
+		Applied: prof.ForServer(inst.Kind, inst.Version),
 		inst:    inst,
 		prof:    prof,
 	}
@@ -947,3 +948,8 @@ func lastLines(s string, n int) string {
 func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// Translations are the profile settings this server's version took in another form.
+func (s *Server) Translations() []profile.Translation {
+	return s.prof.Translations(s.Kind, s.Version)
+}

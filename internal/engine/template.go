@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+
+	"github.com/fairbench/fairbench/internal/engine/profile"
 )
 
 // A MySQL 9.7 server took 3.7 s to be ready here from an empty directory and 1.9 s from a copy
@@ -86,7 +88,7 @@ func templateOf(inst Installation) *dataTemplate {
 // system's temporary directory: not in the servers' work dir, which may be a small device made
 // for a study (the bandwidth study's) or a directory its caller removes. Where the template lies
 // does not matter to a measurement: each server's data is a copy in its own work dir.
-func makeTemplate(ctx context.Context, inst Installation, prof Profile) (*Server, error) {
+func makeTemplate(ctx context.Context, inst Installation, prof profile.Profile) (*Server, error) {
 	t := &Server{Kind: inst.Kind, Version: inst.Version, inst: inst, prof: prof, password: newPassword(), template: true}
 	err := t.makeRunDir("")
 	if err == nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -29,7 +30,7 @@ func TestTemplateDataDirectory(t *testing.T) {
 			if err := DropTemplates(); err != nil {
 				t.Fatal(err)
 			}
-			prof := Profile{BufferPoolBytes: 64 * mib, RedoBytes: 64 * mib, MaxConnections: 20}
+			prof := profile.Profile{BufferPoolBytes: 64 * mib, RedoBytes: 64 * mib, MaxConnections: 20}
 			var srvs []*Server
 			var took []time.Duration
 			for range 2 {
@@ -122,7 +123,7 @@ func TestMySQLFamilyNotRoot(t *testing.T) {
 			continue
 		}
 		t.Run(inst.Name(), func(t *testing.T) {
-			prof := Profile{BufferPoolBytes: 64 * mib, RedoBytes: 64 * mib, MaxConnections: 20}
+			prof := profile.Profile{BufferPoolBytes: 64 * mib, RedoBytes: 64 * mib, MaxConnections: 20}
 			for i := range 2 { // the first may make the template, the second copies it
 				srv, err := Start(context.Background(), inst, prof, workDir(t, ""))
 				if err != nil {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/compare"
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/livemetrics"
 	"github.com/fairbench/fairbench/internal/netsim"
 	"github.com/fairbench/fairbench/internal/study"
@@ -116,8 +116,8 @@ func CheckBudgets(ctx context.Context, s *Study, o Options, c ExecConfig) error 
 
 // runProfile is the fairness profile with the run's own conditions: the study's buffer pool
 // and connections, MySQL's binary log as published, or each package's defaults.
-func runProfile(run Run) engine.Profile {
-	prof := engine.DefaultProfile()
+func runProfile(run Run) profile.Profile {
+	prof := profile.Default()
 	prof.Binlog = run.Binlog
 	prof.Mode = run.Profile
 	if run.BufferPoolBytes > 0 {

@@ -91,9 +91,9 @@ type Run struct {
 	BufferPoolBytes int64
 	// MaxConnections is raised alike on every engine for studies with many clients (0 = the profile's).
 	MaxConnections int
-	// Profile is engine.ModeDefaults for a run of each engine as its package ships it; "" is fair.
+	// Profile is profile.ModeDefaults for a run of each engine as its package ships it; "" is fair.
 	Profile string
-	// Explain lists knobs (engine.Knobs) that compare flips one at a time after each engine's
+	// Explain lists knobs (profile.Knobs) that compare flips one at a time after each engine's
 	// own run, to measure each one's share of a gap.
 	Explain []string
 	// ServerCPUs runs the suite once per entry with the server confined to that many CPUs.

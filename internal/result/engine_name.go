@@ -2,6 +2,7 @@ package result
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -71,3 +72,25 @@ func VersionNumber(version string) string {
 }
 
 var preReleaseRE = regexp.MustCompile(`\b\d+(?:alpha|beta|rc|devel)\d*`)
+
+// CompareVersions orders dotted version numbers numerically ("10.11" > "10.9"); a part that is
+// not a number counts as 0.
+func CompareVersions(a, b string) int {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) || i < len(bs); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}

@@ -17,3 +17,17 @@ func TestVersionNumber(t *testing.T) {
 		}
 	}
 }
+
+func TestCompareVersions(t *testing.T) {
+	cases := []struct {
+		a, b string
+		want int
+	}{
+		{"10.11.2", "10.9", 1}, {"15.1", "15.1.0", 0}, {"9.7", "15", -1}, {"8.0.29", "8.0.30", -1}, {"18", "16", 1},
+	}
+	for _, c := range cases {
+		if got := CompareVersions(c.a, c.b); got != c.want {
+			t.Errorf("CompareVersions(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}

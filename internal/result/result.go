@@ -85,7 +85,7 @@ type Result struct {
 	Profile string   `json:"profile,omitempty"`
 	Flipped []string `json:"flipped,omitempty"`
 	// FlipExpect is the sign of the throughput change the flip's physics allows, from the
-	// settings it led to (engine.FlipExpect): 1 when it only removes work (commit without a
+	// settings it led to (profile.FlipExpect): 1 when it only removes work (commit without a
 	// log flush), -1 when it only adds work, 0 when either way is possible (and in older files).
 	// A measured effect of the other sign is the machine moving, never claimed.
 	FlipExpect int `json:"flip_expect,omitempty"`

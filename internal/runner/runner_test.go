@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
@@ -454,7 +455,7 @@ func TestKilledServerMakesTheRunIncomplete(t *testing.T) {
 	inst := testserver.Installation(t, "postgres")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	prof := engine.DefaultProfile()
+	prof := profile.Default()
 	prof.BufferPoolBytes, prof.RedoBytes, prof.MaxConnections = 64<<20, 64<<20, 20
 	srv, err := engine.Start(ctx, inst, prof, "")
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/job"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/result"
@@ -145,7 +146,7 @@ func startServer(ctx context.Context, c *Common, kind, workDir string) (*throwaw
 			return nil, err
 		}
 	}
-	return throwaway.Start(ctx, inst, engine.Profile{BufferPoolBytes: c.BufferPoolBytes, RedoBytes: studyRedo}, workDir)
+	return throwaway.Start(ctx, inst, profile.Profile{BufferPoolBytes: c.BufferPoolBytes, RedoBytes: studyRedo}, workDir)
 }
 
 // engineInfo asks the server its page size; version and settings come with the server.

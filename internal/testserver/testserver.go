@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/throttle"
 )
@@ -92,7 +93,7 @@ func Server(t testing.TB, kind string) *engine.Server {
 		if err != nil {
 			s.err = err
 		} else {
-			prof := engine.DefaultProfile()
+			prof := profile.Default()
 			prof.BufferPoolBytes = 256 << 20
 			prof.RedoBytes = 256 << 20
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -151,7 +152,7 @@ func OnDevice(t testing.TB, kind string) (*engine.Server, *throttle.Device) {
 			t.Errorf("left behind: %v", l)
 		}
 	})
-	prof := engine.DefaultProfile()
+	prof := profile.Default()
 	prof.BufferPoolBytes = 128 << 20
 	prof.RedoBytes = 128 << 20
 	srv, err := engine.Start(ctx, inst, prof, dev.Dir)

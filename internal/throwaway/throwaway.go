@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/servermetrics"
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
@@ -36,7 +37,7 @@ type Server struct {
 
 // Start starts inst with prof, its data directory under workDir, and connects to it. On any
 // error nothing is left running.
-func Start(ctx context.Context, inst engine.Installation, prof engine.Profile, workDir string) (_ *Server, err error) {
+func Start(ctx context.Context, inst engine.Installation, prof profile.Profile, workDir string) (_ *Server, err error) {
 	s, err := startServerOrCluster(ctx, inst, prof, workDir)
 	if err != nil {
 		return nil, err
@@ -71,7 +72,7 @@ func Start(ctx context.Context, inst engine.Installation, prof engine.Profile, w
 
 // startServerOrCluster starts a single server, or a cluster for a cluster kind (galera,
 // postgres-ha; the latter in synchronous mode).
-func startServerOrCluster(ctx context.Context, inst engine.Installation, prof engine.Profile, workDir string) (*Server, error) {
+func startServerOrCluster(ctx context.Context, inst engine.Installation, prof profile.Profile, workDir string) (*Server, error) {
 	if inst.Kind == engine.Galera || inst.Kind == engine.PostgresHA {
 		var c *engine.Cluster
 		var err error

@@ -1,4 +1,4 @@
-package engine
+package profile
 
 import (
 	"fmt"
@@ -168,10 +168,10 @@ func (p Profile) withKnobs() Profile {
 	return p
 }
 
-// CheckProfile says, before anything starts, whether an engine can run with the profile: an
-// unknown mode or knob, a flag that contradicts the mode, or a size the engine would silently
-// change. The errors are the user's to fix.
-func CheckProfile(inst Installation, p Profile) error {
+// Check says, before anything starts, whether an engine of kind (a cluster's node kind), named
+// name in messages, can run with the profile: an unknown mode or knob, a flag that contradicts the
+// mode, or a size the engine would silently change. The errors are the user's to fix.
+func (p Profile) Check(kind, name string) error {
 	if p.Mode != "" {
 		if _, err := ParseMode(p.Mode); err != nil {
 			return err
@@ -185,13 +185,13 @@ func CheckProfile(inst Installation, p Profile) error {
 	if p.Mode == ModeDefaults && p.Binlog {
 		return fmt.Errorf("--binlog contradicts --profile defaults (which leaves each engine's binary log as shipped): drop --binlog, or measure it with --explain binlog")
 	}
-	if k := inst.NodeKind(); k == MySQL || k == MariaDB {
+	if kind == MySQL || kind == MariaDB {
 		// A pool smaller than one 128 MiB chunk is taken as given: MySQL shrinks the chunk to
 		// the pool and MariaDB sizes its chunks itself (16 MiB read back as 16 MiB from MySQL
 		// 9.7, MariaDB 10.11 and 11.8).
-		bp := p.withDefaults().BufferPoolBytes
+		bp := p.WithDefaults().BufferPoolBytes
 		if bp > 128*mib && (bp%(128*mib) != 0 || (bp > gib && bp%gib != 0)) {
-			return fmt.Errorf("%s cannot take a buffer pool of %d MiB: InnoDB rounds it up to whole 128 MiB chunks per instance; use a multiple of 128M below 1G (or less than 128M), or of 1G above", inst.Kind, bp>>20)
+			return fmt.Errorf("%s cannot take a buffer pool of %d MiB: InnoDB rounds it up to whole 128 MiB chunks per instance; use a multiple of 128M below 1G (or less than 128M), or of 1G above", name, bp>>20)
 		}
 	}
 	return nil
@@ -200,14 +200,14 @@ func CheckProfile(inst Installation, p Profile) error {
 // settingsFor is the configuration Start applies: the fair settings, cut down to what the package
 // ships under --profile defaults, with the flipped knobs applied last.
 func (p Profile) settingsFor(kind, version string) map[string]string {
-	m := p.fairSettings(kind, version)
+	m := p.FairSettings(kind, version)
 	if m == nil {
 		return nil
 	}
 	if p.Mode == ModeDefaults {
 		m = packageSettings(kind, m)
 		if p.flipped("buffer-pool") {
-			fair := p.fairSettings(kind, version)
+			fair := p.FairSettings(kind, version)
 			for _, k := range []string{"shared_buffers", "innodb_buffer_pool_size"} {
 				if v, ok := fair[k]; ok {
 					m[k] = v

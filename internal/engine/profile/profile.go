@@ -1,4 +1,9 @@
-package engine
+// Package profile is the fairness profile: the same settings for every engine (buffer pool,
+// durability, redo size, connections), written in each engine's own names and translated for
+// the versions that renamed or changed one; the modes (fair, defaults) and the knobs --explain
+// flips. It is data and functions of an engine's kind and version: starting a server with it is
+// internal/engine's.
+package profile
 
 import (
 	"bufio"
@@ -15,8 +20,15 @@ const (
 	gib = int64(1) << 30
 )
 
+// The engines' kinds, as internal/engine names them (its Kinds; TestKindNames checks they agree).
+const (
+	Postgres = "postgres"
+	MariaDB  = "mariadb"
+	MySQL    = "mysql"
+)
+
 // Profile is the fairness profile: the same settings applied to every engine.
-// Zero fields mean "default" (see DefaultProfile), so callers can override
+// Zero fields mean "default" (see Default), so callers can override
 // just the fields they care about.
 type Profile struct {
 	BufferPoolBytes int64 // shared_buffers = innodb_buffer_pool_size; default 25% of RAM capped at 2 GiB
@@ -32,10 +44,10 @@ type Profile struct {
 	CPUs int
 }
 
-// DefaultProfile sizes the buffer pool from this machine's memory (the
+// Default sizes the buffer pool from this machine's memory (the
 // smaller of physical RAM and the cgroup limit, since a container's limit is
 // what actually bounds the server).
-func DefaultProfile() Profile {
+func Default() Profile {
 	return Profile{
 		BufferPoolBytes: defaultBufferPool(totalMemory()),
 		MaxConnections:  200,
@@ -96,10 +108,10 @@ func totalMemory() int64 {
 	return mem
 }
 
-// withDefaults fills zero fields so that what is applied and what is reported
+// WithDefaults fills zero fields so that what is applied and what is reported
 // are the same values.
-func (p Profile) withDefaults() Profile {
-	d := DefaultProfile()
+func (p Profile) WithDefaults() Profile {
+	d := Default()
 	if p.BufferPoolBytes == 0 {
 		p.BufferPoolBytes = d.BufferPoolBytes
 	}
@@ -112,12 +124,12 @@ func (p Profile) withDefaults() Profile {
 	return p.withKnobs()
 }
 
-// validate rejects sizes some engine would refuse or silently change; sizes
+// Validate rejects sizes some engine would refuse or silently change; sizes
 // are whole MiB so that PostgreSQL's unit syntax states them exactly. A buffer
 // pool may be as small as 16 MiB, above every engine's own minimum, so a run
 // can show a working set that does not fit (InnoDB's chunk rule in knobs.go
 // still asks MySQL and MariaDB for multiples of 128 MiB).
-func (p Profile) validate() error {
+func (p Profile) Validate() error {
 	if p.BufferPoolBytes < 16*mib || p.BufferPoolBytes%mib != 0 {
 		return fmt.Errorf("buffer pool %d bytes: want a whole number of MiB, at least 16 MiB", p.BufferPoolBytes)
 	}
@@ -137,14 +149,14 @@ func (p Profile) validate() error {
 // paths, socket, user) is left out: it differs on every run and does not
 // affect performance. An unknown kind gives nil.
 func (p Profile) Settings(kind string) map[string]string {
-	return p.withDefaults().settingsFor(kind, "")
+	return p.WithDefaults().settingsFor(kind, "")
 }
 
 // ForServer is the profile as a server of kind and version takes it, translated where that
 // version renamed or changed a setting: what Start gives it, and what compare --apply-profile
 // sets on a running server of the user's.
 func (p Profile) ForServer(kind, version string) map[string]string {
-	return p.withDefaults().settingsFor(kind, version)
+	return p.WithDefaults().settingsFor(kind, version)
 }
 
 // Translations lists, for a server version, the profile settings that version takes under
@@ -152,7 +164,7 @@ func (p Profile) ForServer(kind, version string) map[string]string {
 // when the version takes the profile as written, and for settings the profile's mode leaves
 // to the engine (--profile defaults).
 func (p Profile) Translations(kind, version string) []Translation {
-	p = p.withDefaults()
+	p = p.WithDefaults()
 	final := p.settingsFor(kind, version)
 	_, all := p.translatedSettings(kind, version)
 	var out []Translation
@@ -167,12 +179,9 @@ func (p Profile) Translations(kind, version string) []Translation {
 	return out
 }
 
-// Translations are the profile settings this server's version took in another form.
-func (s *Server) Translations() []Translation { return s.prof.Translations(s.Kind, s.Version) }
-
-// Settings keys that PostgreSQL takes from initdb rather than -c: they are
+// InitdbKeys are the settings that PostgreSQL takes from initdb rather than -c: they are
 // fixed when the cluster is created.
-var pgInitKeys = map[string]bool{"server_encoding": true, "lc_collate": true, "lc_ctype": true, "data_checksums": true}
+var InitdbKeys = map[string]bool{"server_encoding": true, "lc_collate": true, "lc_ctype": true, "data_checksums": true}
 
 // Translation records how one profile setting reached a version that renamed, dropped or
 // changed it, so that every version gets the profile's meaning and a reader can check how.
@@ -228,8 +237,8 @@ var translations = []translation{
 	},
 }
 
-// pgInitFlags are initdb's flags for the translated init-time settings of a version.
-func pgInitFlags(tr []Translation) []string {
+// InitdbFlags are initdb's flags for the translated init-time settings of a version.
+func InitdbFlags(tr []Translation) []string {
 	var flags []string
 	for _, t := range tr {
 		if f, ok := strings.CutPrefix(t.As, "initdb "); ok {
@@ -239,10 +248,10 @@ func pgInitFlags(tr []Translation) []string {
 	return flags
 }
 
-// fairSettings is the fair profile for a particular server version ("" = current), translated
+// FairSettings is the fair profile for a particular server version ("" = current), translated
 // where that version renamed or changed a setting; settingsFor (knobs.go) derives the other
 // modes from it.
-func (p Profile) fairSettings(kind, version string) map[string]string {
+func (p Profile) FairSettings(kind, version string) map[string]string {
 	m, _ := p.translatedSettings(kind, version)
 	return m
 }
@@ -350,7 +359,9 @@ func since(ref string) func(string) bool {
 }
 
 // versionBefore says whether dotted version v is older than ref.
-func versionBefore(v, ref string) bool { return compareVersions(versionRE.FindString(v), ref) < 0 }
+func versionBefore(v, ref string) bool {
+	return result.CompareVersions(result.VersionNumber(v), ref) < 0
+}
 
 // pgSize writes bytes in PostgreSQL's unit syntax (where MB means MiB).
 func pgSize(b int64) string {
