@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
@@ -143,10 +143,10 @@ func TestThreadSweep(t *testing.T) {
 // `fairbench engines` lists every engine@version with its origin, and what more can be installed.
 func TestEnginesListing(t *testing.T) {
 	var b strings.Builder
-	listEngines(&b, []engine.Installation{
-		{Kind: engine.Postgres, Version: "15.18", Binary: "/usr/lib/postgresql/15/bin/postgres", Origin: "host"},
-		{Kind: engine.Postgres, Version: "18.1", Binary: "/opt/fairbench/roots/sid/usr/lib/postgresql/18/bin/postgres", Root: "/opt/fairbench/roots/sid", Origin: "sid root"},
-		{Kind: engine.MySQL, Version: "9.7.4", Binary: "/opt/fairbench/roots/sid/usr/sbin/mysqld", Root: "/opt/fairbench/roots/sid", Origin: "sid root"},
+	listEngines(&b, []discovery.Installation{
+		{Kind: discovery.Postgres, Version: "15.18", Binary: "/usr/lib/postgresql/15/bin/postgres", Origin: "host"},
+		{Kind: discovery.Postgres, Version: "18.1", Binary: "/opt/fairbench/roots/sid/usr/lib/postgresql/18/bin/postgres", Root: "/opt/fairbench/roots/sid", Origin: "sid root"},
+		{Kind: discovery.MySQL, Version: "9.7.4", Binary: "/opt/fairbench/roots/sid/usr/sbin/mysqld", Root: "/opt/fairbench/roots/sid", Origin: "sid root"},
 	})
 	out := b.String()
 	for _, want := range []string{

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/testserver"
@@ -18,7 +19,7 @@ import (
 // node's own figures from its cgroup (the nodes are throwaway servers of this process), their sum,
 // and the replication sampled every interval.
 func TestRunByHostListMeasuresNodes(t *testing.T) {
-	inst := testserver.Installation(t, engine.Galera)
+	inst := testserver.Installation(t, discovery.Galera)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srv, err := throwaway.Start(ctx, inst, profile.Profile{BufferPoolBytes: 64 << 20, MaxConnections: 50, RedoBytes: 64 << 20}, "")

@@ -16,6 +16,7 @@ import (
 	"github.com/fairbench/fairbench/internal/compare"
 	"github.com/fairbench/fairbench/internal/document"
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/output"
 	"github.com/fairbench/fairbench/internal/report"
@@ -30,11 +31,11 @@ func newEnginesCmd() *cobra.Command {
 		Short: "List the database engines fairbench can start on this machine",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			listEngines(cmd.OutOrStdout(), engine.DiscoverWithClusters(mysqlRoot))
+			listEngines(cmd.OutOrStdout(), discovery.DiscoverWithClusters(mysqlRoot))
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot()+")")
+	cmd.Flags().StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+discovery.DefaultMySQLRoot()+")")
 	return cmd
 }
 
@@ -116,7 +117,7 @@ func (c *compareFlags) register(f *pflag.FlagSet) {
 
 // registerServer declares the flags that say how each server is installed, tuned and confined.
 func (c *compareFlags) registerServer(f *pflag.FlagSet) {
-	f.StringVar(&c.mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot()+")")
+	f.StringVar(&c.mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+discovery.DefaultMySQLRoot()+")")
 	f.StringVar(&c.workDir, "workdir", "", "where the servers' throwaway data directories go (default the system temp dir)")
 	f.StringVar(&c.device, "device", "", "put each server's data directory on a loop device of its own of this size (e.g. 8G; root): disk figures then come from the device's own counters, every write included")
 	f.BoolVar(&c.noJournal, "device-no-journal", false, "make the --device filesystems without ext4's journal")
@@ -147,7 +148,7 @@ func (c *compareFlags) options(cmd *cobra.Command) (*compare.Options, error) {
 	}
 	var engines []string
 	if len(targets) == 0 || cmd.Flags().Changed("engines") {
-		if _, err := engine.Select(c.engines, c.mysqlRoot); err != nil {
+		if _, err := discovery.Select(c.engines, c.mysqlRoot); err != nil {
 			return nil, badInput(err)
 		}
 		engines = []string{c.engines}
@@ -339,7 +340,7 @@ func newServeCmd() *cobra.Command {
 			"The server and its data directory are removed when fairbench gets SIGINT or SIGTERM.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			insts, err := engine.Select(kind, mysqlRoot)
+			insts, err := discovery.Select(kind, mysqlRoot)
 			if err != nil {
 				return badInput(err)
 			}
@@ -359,7 +360,7 @@ func newServeCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&kind, "engine", "", "postgres, mariadb or mysql, optionally with a version: postgres@17 (default the newest installed)")
-	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot()+")")
+	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+discovery.DefaultMySQLRoot()+")")
 	f.StringVar(&workDir, "workdir", "", "where the data directory goes (default the system temp dir)")
 	f.StringVar(&bufferPool, "buffer-pool", "", "buffer pool (default 25% of RAM, at most 2G)")
 	f.BoolVar(&binlog, "binlog", false, "binary log on (MySQL, MariaDB)")
@@ -385,7 +386,7 @@ func knobList() string {
 
 // listEngines prints every engine@version that can be started here and where it comes from,
 // then what the install script could add.
-func listEngines(w io.Writer, found []engine.Installation) {
+func listEngines(w io.Writer, found []discovery.Installation) {
 	have := map[string]bool{}
 	for _, inst := range found {
 		have[inst.Kind] = true
@@ -393,11 +394,11 @@ func listEngines(w io.Writer, found []engine.Installation) {
 		fmt.Fprintf(w, "%-14s %-14s %-10s %s\n", inst.Name(), "("+inst.Origin+")", inst.Version, inst.Binary)
 	}
 	var more []string
-	for _, k := range engine.Kinds {
+	for _, k := range discovery.Kinds {
 		if !have[k] {
 			fmt.Fprintf(w, "%-14s not installed: run scripts/install-engines.sh\n", k)
 		}
-		for _, r := range engine.Installable[k] {
+		for _, r := range discovery.Installable[k] {
 			if !have[k+"@"+r] {
 				more = append(more, k+"@"+r)
 			}
@@ -407,7 +408,7 @@ func listEngines(w io.Writer, found []engine.Installation) {
 		fmt.Fprintf(w, "more versions: scripts/install-engines.sh --versions %s (or --versions all)\n", strings.Join(more, ","))
 	}
 	if os.Geteuid() != 0 {
-		fmt.Fprintf(w, "(engines in the Debian roots under %s run under chroot: run fairbench as root to list and start them)\n", engine.RootsDir())
+		fmt.Fprintf(w, "(engines in the Debian roots under %s run under chroot: run fairbench as root to list and start them)\n", discovery.RootsDir())
 	}
 }
 

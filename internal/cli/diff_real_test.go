@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/testserver"
 )
@@ -37,7 +38,7 @@ const diffRounds = 8
 // The test asks for alpha 0.01: at 0.05 the Mann-Whitney test calls two samples of one thing
 // different 1 time in 25 by design, a flaky test; at 0.01, 1 in 100 at most.
 func TestDiffOnRealServers(t *testing.T) {
-	inst := testserver.Installation(t, engine.MariaDB)
+	inst := testserver.Installation(t, discovery.MariaDB)
 	small := profile.Default()
 	small.BufferPoolBytes = 16 << 20
 	targets := map[string]string{"A": startPrepared(t, inst, profile.Default()), "C": startPrepared(t, inst, small)}
@@ -85,7 +86,7 @@ func TestDiffOnRealServers(t *testing.T) {
 
 // startPrepared starts a throwaway server with prof, stopped when the test ends, and prepares
 // pointSelects' tables on it; it returns the server's DSN.
-func startPrepared(t *testing.T, inst engine.Installation, prof profile.Profile) string {
+func startPrepared(t *testing.T, inst discovery.Installation, prof profile.Profile) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

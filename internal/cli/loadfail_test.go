@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/testserver"
 )
@@ -27,7 +28,7 @@ func TestPrepareFillsTheServersDisk(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}
-	inst := testserver.Installation(t, engine.Postgres)
+	inst := testserver.Installation(t, discovery.Postgres)
 	// Not t.TempDir, whose parent only root may enter: the server runs as postgres.
 	dir, err := os.MkdirTemp("", "fb-full-disk-")
 	if err != nil {

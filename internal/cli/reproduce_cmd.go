@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fairbench/fairbench/internal/compare"
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/reproduce"
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/suite"
@@ -117,7 +117,7 @@ func newReproduceCmd() *cobra.Command {
 	f.IntVar(&repeat, "repeat", 0, "rounds of every comparison, the engine order rotated each round, for the intervals the rows are judged by (default: the study's own, reproduce --list)")
 	f.StringVar(&budget, "budget", "auto", "each comparison's time for rounds until decided: auto (twice its own rounds' time, where it runs two or more rounds and does not sweep core counts), off or 0 for its rounds alone, or a time (10m)")
 	f.BoolVar(&again, "report-only", false, "run nothing: judge the results already in --out again and render its report")
-	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot()+")")
+	f.StringVar(&mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+discovery.DefaultMySQLRoot()+")")
 	f.StringVar(&workDir, "workdir", "", "where the servers' data directories go (default: the system temp dir)")
 	addMetricsFlag(f, &metricsAddr)
 	clients.register(f)
@@ -152,7 +152,7 @@ func checkStudyClientHosts(s *reproduce.Study, sc reproduce.Scale, hosts compare
 // studyEngines is the user's --engines, else the study's engines that are installed here.
 func studyEngines(s *reproduce.Study, engines, mysqlRoot string) ([]string, error) {
 	if engines != "" {
-		insts, err := engine.Select(engines, mysqlRoot)
+		insts, err := discovery.Select(engines, mysqlRoot)
 		if err != nil {
 			return nil, badInput(err)
 		}
@@ -165,7 +165,7 @@ func studyEngines(s *reproduce.Study, engines, mysqlRoot string) ([]string, erro
 			}
 			kinds = append(kinds, in.Kind)
 			name := in.Kind
-			if newest, _ := engine.Find(in.Kind, mysqlRoot); newest.Name() != in.Name() {
+			if newest, _ := discovery.Find(in.Kind, mysqlRoot); newest.Name() != in.Name() {
 				name = in.Name()
 			}
 			names = append(names, name)
@@ -174,7 +174,7 @@ func studyEngines(s *reproduce.Study, engines, mysqlRoot string) ([]string, erro
 	}
 	var kinds []string
 	for _, k := range s.Engines {
-		if _, err := engine.Find(k, mysqlRoot); err == nil {
+		if _, err := discovery.Find(k, mysqlRoot); err == nil {
 			kinds = append(kinds, k)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/version"
@@ -51,7 +52,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	// Builds given as archives (--engines mysql@FILE.tar.xz) were unpacked for this run only.
-	defer engine.RemoveUnpacked()
+	defer discovery.RemoveUnpacked()
 	// The template data directories the servers were copied from (engine/template.go).
 	defer func() {
 		if err := engine.DropTemplates(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/throttle"
@@ -15,7 +16,7 @@ import (
 // serve starts one throwaway server (on a loop device of its own with --device), prints its DSN
 // and keeps it until Ctrl-C; a server that dies meanwhile ends serve with exit status 1 and says
 // so, instead of leaving a user to find out from refused connections.
-func serve(cmd *cobra.Command, inst engine.Installation, prof profile.Profile, workDir, device string, noJournal bool) error {
+func serve(cmd *cobra.Command, inst discovery.Installation, prof profile.Profile, workDir, device string, noJournal bool) error {
 	stderr := cmd.ErrOrStderr()
 	if device != "" {
 		size, err := parseDevice(device)

@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 )
 
 // serve must not keep saying "running" after its server died: it watches the server and ends
 // with exit status 1, saying so (issue 19, item 13).
 func TestServeNoticesDeadServer(t *testing.T) {
-	if _, err := engine.Find(engine.Postgres, ""); err != nil {
+	if _, err := discovery.Find(discovery.Postgres, ""); err != nil {
 		t.Skip("PostgreSQL is not installed")
 	}
 	pr, pw := io.Pipe()

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/testserver"
 )
@@ -111,7 +111,7 @@ func TestRunByDSNServerFigures(t *testing.T) {
 // run --target of a throwaway server whose data directory is on a loop device fairbench made for
 // it: the disk figures are the device's, the cgroup's beside them, and the summary says so.
 func TestRunByDSNOwnDevice(t *testing.T) {
-	srv, dev := testserver.OnDevice(t, engine.MariaDB)
+	srv, dev := testserver.OnDevice(t, discovery.MariaDB)
 	common := []string{"--target", srv.DSN, "--workload", "oltp_insert", "--tables", "1", "--table-size", "1000"}
 	if code, _, stderr := run(append([]string{"prepare"}, common...)...); code != 0 {
 		t.Fatalf("prepare: %s", stderr)

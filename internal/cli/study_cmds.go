@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/study"
 	"github.com/fairbench/fairbench/internal/throttle"
@@ -45,19 +45,19 @@ func (s *studyFlags) register(f *pflag.FlagSet, name string) {
 	f.IntVar(&s.tableSize, "table-size", 0, fmt.Sprintf("rows per table (default: the data is about %d× the buffer pool)", study.DataFactor))
 	f.StringVar(&s.bufferPool, "buffer-pool", runspec.FormatSize(study.DefaultBufferPool), "buffer pool of every engine; small, so the data does not fit")
 	f.StringVar(&s.out, "out", "", "output directory (default out/study-NAME-TIMESTAMP)")
-	f.StringVar(&s.mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+engine.DefaultMySQLRoot()+")")
+	f.StringVar(&s.mysqlRoot, "mysql-root", "", "directory of a Debian root holding MySQL (default "+discovery.DefaultMySQLRoot()+")")
 	f.Uint64Var(&s.seed, "rand-seed", 0, "random seed; 0 = from the clock")
 	addInstrumentFlag(f, &s.instrument)
 }
 
 func (s *studyFlags) common(cmd *cobra.Command, name string) (study.Common, error) {
 	var c study.Common
-	insts, err := engine.Select(s.engines, s.mysqlRoot)
+	insts, err := discovery.Select(s.engines, s.mysqlRoot)
 	if err != nil {
 		return c, badInput(err)
 	}
 	var kinds []string
-	installs := map[string]engine.Installation{}
+	installs := map[string]discovery.Installation{}
 	for _, in := range insts {
 		if _, dup := installs[in.Kind]; dup {
 			return c, badInputf("--engines %s: a study takes one version of each engine; run it once per version", s.engines)

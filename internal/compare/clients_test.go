@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/histogram"
 	"github.com/fairbench/fairbench/internal/netsim"
 	"github.com/fairbench/fairbench/internal/result"
@@ -36,10 +36,10 @@ func hostOptions(t *testing.T) *Options {
 	if os.Geteuid() != 0 {
 		t.Skip("simulated client hosts need root")
 	}
-	if _, err := engine.Find(engine.Postgres, ""); err != nil {
+	if _, err := discovery.Find(discovery.Postgres, ""); err != nil {
 		t.Skipf("postgres not installed: %v", err)
 	}
-	o := options(t, []string{engine.Postgres})
+	o := options(t, []string{discovery.Postgres})
 	s, err := suite.Parse([]byte(pointSelectSuite), "point.yaml")
 	if err != nil {
 		t.Fatal(err)

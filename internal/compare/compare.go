@@ -7,9 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/fairbench/fairbench/internal/capacity"
-	"github.com/fairbench/fairbench/internal/engine/profile"
-	"github.com/fairbench/fairbench/internal/slo"
 	"io"
 	"maps"
 	"os"
@@ -19,8 +16,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/capacity"
 	"github.com/fairbench/fairbench/internal/cgroup"
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
+	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/fault"
 	"github.com/fairbench/fairbench/internal/fingerprint"
 	"github.com/fairbench/fairbench/internal/job"
@@ -32,6 +32,7 @@ import (
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/runspec"
+	"github.com/fairbench/fairbench/internal/slo"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/suite"
 	"github.com/fairbench/fairbench/internal/sysinfo"
@@ -117,7 +118,7 @@ func Plan(ctx context.Context, o *Options) ([]Contender, error) {
 	}
 	var insts []Contender
 	if len(o.Engines) > 0 {
-		found, err := engine.Select(strings.Join(o.Engines, ","), o.MySQLRoot)
+		found, err := discovery.Select(strings.Join(o.Engines, ","), o.MySQLRoot)
 		if err != nil {
 			return nil, err
 		}
@@ -921,7 +922,7 @@ func onOff(b bool) string {
 // "" for engines without a leader (galera's nodes all take writes, single servers).
 func (c *comparison) route(j *job.Job, srv *roundServer) string {
 	j.ReadTarget = nil
-	if srv.kind != engine.PostgresHA {
+	if srv.kind != discovery.PostgresHA {
 		return ""
 	}
 	if !c.opts.ReadReplicas || !j.Workload.Traits().ReadOnly {

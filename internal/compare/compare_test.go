@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runspec"
@@ -31,12 +32,12 @@ steps:
 
 func engines(t *testing.T) []string {
 	testserver.Integration(t)
-	kinds := []string{engine.Postgres, engine.MariaDB}
-	if _, err := engine.Find(engine.MySQL, ""); err == nil || strings.Contains(os.Getenv("FAIRBENCH_REQUIRE_ENGINES"), "mysql") {
-		kinds = append(kinds, engine.MySQL)
+	kinds := []string{discovery.Postgres, discovery.MariaDB}
+	if _, err := discovery.Find(discovery.MySQL, ""); err == nil || strings.Contains(os.Getenv("FAIRBENCH_REQUIRE_ENGINES"), "mysql") {
+		kinds = append(kinds, discovery.MySQL)
 	}
 	for _, k := range kinds[:2] {
-		if _, err := engine.Find(k, ""); err != nil {
+		if _, err := discovery.Find(k, ""); err != nil {
 			t.Skipf("%s not installed: %v", k, err)
 		}
 	}
@@ -233,9 +234,9 @@ func serverMetricsPresent(t *testing.T, r *result.Result) {
 // upgrade study. Each release gets its own results, its own report column and an upgrade row.
 func TestCompareVersions(t *testing.T) {
 	testserver.Integration(t)
-	var pgs []engine.Installation
-	for _, in := range engine.Discover("") {
-		if in.Kind == engine.Postgres {
+	var pgs []discovery.Installation
+	for _, in := range discovery.Discover("") {
+		if in.Kind == discovery.Postgres {
 			pgs = append(pgs, in)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/fairbench/fairbench/internal/attach"
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
@@ -20,7 +20,7 @@ import (
 // fairbench starts a throwaway server with the fairness profile each round, or a server the user
 // runs (Target), which fairbench attaches to as it is configured and never stops.
 type Contender struct {
-	engine.Installation
+	discovery.Installation
 	Target *Target
 }
 
@@ -127,7 +127,7 @@ func attachContender(ctx context.Context, t Target) (Contender, error) {
 			return Contender{}, fmt.Errorf("--targets %s: %w", t.Name, err)
 		}
 	}
-	inst := engine.Installation{Kind: string(t.DSN.Kind), Version: result.VersionNumber(version), Origin: "your server at " + t.DSN.Host + fmt.Sprintf(":%d", t.DSN.Port)}
+	inst := discovery.Installation{Kind: string(t.DSN.Kind), Version: result.VersionNumber(version), Origin: "your server at " + t.DSN.Host + fmt.Sprintf(":%d", t.DSN.Port)}
 	return Contender{Installation: inst, Target: &t}, nil
 }
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/testserver"
@@ -20,8 +20,8 @@ import (
 func TestCompareDefaultsAndExplain(t *testing.T) {
 	testserver.Integration(t)
 	var kinds []string
-	for _, k := range []string{engine.MySQL, engine.MariaDB} {
-		if _, err := engine.Find(k, ""); err == nil || strings.Contains(os.Getenv("FAIRBENCH_REQUIRE_ENGINES"), k) {
+	for _, k := range []string{discovery.MySQL, discovery.MariaDB} {
+		if _, err := discovery.Find(k, ""); err == nil || strings.Contains(os.Getenv("FAIRBENCH_REQUIRE_ENGINES"), k) {
 			kinds = append(kinds, k)
 		}
 	}

@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/suite"
 )
 
 func TestCheckFaults(t *testing.T) {
-	galera := Contender{Installation: engine.Installation{Kind: engine.Galera, Version: "10.11.19"}}
-	single := Contender{Installation: engine.Installation{Kind: engine.MariaDB, Version: "10.11.19"}}
+	galera := Contender{Installation: discovery.Installation{Kind: discovery.Galera, Version: "10.11.19"}}
+	single := Contender{Installation: discovery.Installation{Kind: discovery.MariaDB, Version: "10.11.19"}}
 	steps := []suite.Resolved{{Workload: "payments"}}
 	steps[0].Time = 20 * time.Second
 	for _, tc := range []struct {

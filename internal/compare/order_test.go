@@ -4,12 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 )
 
 // Over as many rounds as engines, each engine runs once in every position.
 func TestRoundOrder(t *testing.T) {
-	insts := []Contender{{Installation: engine.Installation{Kind: "postgres"}}, {Installation: engine.Installation{Kind: "mysql"}}, {Installation: engine.Installation{Kind: "mariadb"}}}
+	insts := []Contender{{Installation: discovery.Installation{Kind: "postgres"}}, {Installation: discovery.Installation{Kind: "mysql"}}, {Installation: discovery.Installation{Kind: "mariadb"}}}
 	want := []string{"postgres mysql mariadb", "mysql mariadb postgres", "mariadb postgres mysql", "postgres mysql mariadb"}
 	for rep := 1; rep <= len(want); rep++ {
 		var got []string

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/suite"
@@ -22,15 +22,15 @@ func TestRoute(t *testing.T) {
 		readReplicas   bool
 		want, attrs    string
 	}{
-		{engine.PostgresHA, "oltp_point_select", true, "replicas", "prefer-standby"},
-		{engine.PostgresHA, "oltp_read_only", true, "replicas", "prefer-standby"},
-		{engine.PostgresHA, "select_random_points", true, "replicas", "prefer-standby"},
-		{engine.PostgresHA, "oltp_point_select", false, "leader", ""},
-		{engine.PostgresHA, "oltp_read_write", true, "leader", ""},
-		{engine.PostgresHA, "payments", true, "leader", ""},
-		{engine.PostgresHA, "tpch", true, "leader", ""}, // Q15 creates a view: not for a replica
-		{engine.Galera, "oltp_point_select", true, "", ""},
-		{engine.Postgres, "oltp_point_select", true, "", ""},
+		{discovery.PostgresHA, "oltp_point_select", true, "replicas", "prefer-standby"},
+		{discovery.PostgresHA, "oltp_read_only", true, "replicas", "prefer-standby"},
+		{discovery.PostgresHA, "select_random_points", true, "replicas", "prefer-standby"},
+		{discovery.PostgresHA, "oltp_point_select", false, "leader", ""},
+		{discovery.PostgresHA, "oltp_read_write", true, "leader", ""},
+		{discovery.PostgresHA, "payments", true, "leader", ""},
+		{discovery.PostgresHA, "tpch", true, "leader", ""}, // Q15 creates a view: not for a replica
+		{discovery.Galera, "oltp_point_select", true, "", ""},
+		{discovery.Postgres, "oltp_point_select", true, "", ""},
 	} {
 		j, err := newJob(ha, suite.Resolved{Workload: tc.workload}, randgen.DefaultConfig("uniform"), 1, t.TempDir())
 		if err != nil {

@@ -2,83 +2,24 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/result"
 )
-
-// script writes an executable shell script at dir/rel.
-func script(t *testing.T, dir, rel, body string) {
-	t.Helper()
-	p := filepath.Join(dir, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// Every wrong build directory is one line that names the problem and the fix, before any work.
-func TestFromBuildBadInput(t *testing.T) {
-	empty := t.TempDir()
-	noInitdb := t.TempDir()
-	script(t, noInitdb, "bin/postgres", `echo "postgres (PostgreSQL) 17.2"`)
-	noLib := t.TempDir()
-	script(t, noLib, "bin/mysqld", `echo "$0: error while loading shared libraries: libaio.so.1: cannot open shared object file: No such file or directory" >&2; exit 127`)
-	wrongKind := t.TempDir()
-	script(t, wrongKind, "bin/mysqld", `echo "mysqld  Ver 11.4.2-MariaDB for Linux on x86_64 (MariaDB Server)"`)
-	archive := filepath.Join(t.TempDir(), "mysql-8.4.8-linux-glibc2.28-x86_64.tar.xz")
-	if err := os.WriteFile(archive, []byte("not a tarball"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		kind, dir, want string
-	}{
-		{MySQL, "/nonexistent/mysql-8.4", "no such directory or archive"},
-		{MySQL, archive, "not an archive tar can unpack"},
-		{Postgres, empty, "no postgres server there (looked for bin/postgres)"},
-		{Postgres, noInitdb, "no bin/initdb beside it"},
-		{MySQL, noLib, "needs the shared library libaio.so.1, which this machine lacks: apt-get install libaio1t64"},
-		{MySQL, wrongKind, "says it is mariadb"},
-	} {
-		_, err := FromBuild(tc.kind, tc.dir)
-		var se *SelectError
-		if err == nil || !errors.As(err, &se) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%s@%s: %v; want one line with %q", tc.kind, tc.dir, err, tc.want)
-		}
-	}
-}
-
-func TestParseEnginesBuild(t *testing.T) {
-	choices, _, err := ParseEngines("postgres@/usr/local/pgsql,MySQL@/opt/MySQL-8.4,mariadb@11.8")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []Choice{{Kind: Postgres, Dir: "/usr/local/pgsql"}, {Kind: MySQL, Dir: "/opt/MySQL-8.4"}, {Kind: MariaDB, Release: "11.8"}}
-	for i := range want {
-		if choices[i] != want[i] {
-			t.Errorf("choice %d: %+v, want %+v", i, choices[i], want[i])
-		}
-	}
-	if _, _, err := ParseEngines("galera@/opt/x"); err == nil || !strings.Contains(err.Error(), "a build is one of") {
-		t.Errorf("a cluster from a directory: %v", err)
-	}
-}
 
 // upstreamPrefix lays the installed package of kind out as an upstream install's prefix:
 // PostgreSQL's bin/, lib/ and share/postgresql/; MariaDB's bin/, sbin/, scripts/,
 // share/mysql/ and lib/mysql/plugin/.
 func upstreamPrefix(t *testing.T, kind string) string {
 	t.Helper()
-	var inst Installation
-	for _, in := range Discover("") {
+	var inst discovery.Installation
+	for _, in := range discovery.Discover("") {
 		if in.Kind == kind && in.Root == "" {
 			inst = in
 		}
@@ -94,12 +35,12 @@ func upstreamPrefix(t *testing.T, kind string) string {
 	prefix := filepath.Join(dir, kind+"-"+inst.Version)
 	var copies [][2]string
 	switch kind {
-	case Postgres:
+	case discovery.Postgres:
 		pg := filepath.Dir(filepath.Dir(inst.Binary))
 		copies = [][2]string{{filepath.Join(pg, "bin"), "bin"}, {filepath.Join(pg, "lib"), "lib"},
 			{"/usr/share/postgresql/" + filepath.Base(pg), "share/postgresql"}}
-	case MariaDB:
-		copies = [][2]string{{inst.Binary, "sbin/mariadbd"}, {mariadbInstallDB(inst.Binary, ""), "scripts/mariadb-install-db"},
+	case discovery.MariaDB:
+		copies = [][2]string{{inst.Binary, "sbin/mariadbd"}, {discovery.MariaDBInstallDB(inst.Binary, ""), "scripts/mariadb-install-db"},
 			{"/usr/bin/my_print_defaults", "bin/my_print_defaults"}, {"/usr/share/mysql", "share/mysql"}, {"/usr/lib/mysql/plugin", "lib/mysql/plugin"}}
 	}
 	for _, c := range copies {
@@ -121,10 +62,10 @@ func upstreamPrefix(t *testing.T, kind string) string {
 // with the fairness profile: named after the directory, the binary and version the build's.
 func TestStartBuild(t *testing.T) {
 	integration(t)
-	for _, kind := range []string{Postgres, MariaDB} {
+	for _, kind := range []string{discovery.Postgres, discovery.MariaDB} {
 		t.Run(kind, func(t *testing.T) {
 			prefix := upstreamPrefix(t, kind)
-			insts, err := Select(kind+"@"+prefix, "")
+			insts, err := discovery.Select(kind+"@"+prefix, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,25 +90,25 @@ func TestStartBuild(t *testing.T) {
 // archive, and removed by RemoveUnpacked.
 func TestBuildFromArchive(t *testing.T) {
 	integration(t)
-	prefix := upstreamPrefix(t, Postgres)
+	prefix := upstreamPrefix(t, discovery.Postgres)
 	archive := filepath.Join(t.TempDir(), filepath.Base(prefix)+".tar.gz")
 	if out, err := exec.Command("tar", "-czf", archive, "-C", filepath.Dir(prefix), filepath.Base(prefix)).CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	insts, err := Select("postgres@"+archive, "")
+	insts, err := discovery.Select("postgres@"+archive, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	inst := insts[0]
-	again, err := Select("postgres@"+archive, "")
+	again, err := discovery.Select("postgres@"+archive, "")
 	if err != nil || again[0].Binary != inst.Binary {
 		t.Errorf("the archive was unpacked twice: %s, then %+v (%v)", inst.Binary, again, err)
 	}
-	if inst.Build != archive || inst.Name() != "postgres@"+result.Release("postgres", inst.Version)+"-"+filepath.Base(prefix) || !isExecutable(inst.Binary) {
+	if inst.Build != archive || inst.Name() != "postgres@"+result.Release("postgres", inst.Version)+"-"+filepath.Base(prefix) || !discovery.IsExecutable(inst.Binary) {
 		t.Errorf("build from an archive: %+v named %s", inst, inst.Name())
 	}
 	unpackedDir := filepath.Dir(filepath.Dir(filepath.Dir(inst.Binary)))
-	if err := RemoveUnpacked(); err != nil {
+	if err := discovery.RemoveUnpacked(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(unpackedDir); !os.IsNotExist(err) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/cgroup"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 )
 
@@ -21,9 +22,9 @@ func TestServerConfinedToCPUs(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("confining a server needs root (a cgroup)")
 	}
-	for _, kind := range []string{Postgres, MySQL} {
+	for _, kind := range []string{discovery.Postgres, discovery.MySQL} {
 		t.Run(kind, func(t *testing.T) {
-			inst, err := Find(kind, "")
+			inst, err := discovery.Find(kind, "")
 			if err != nil {
 				t.Skipf("%s is not installed: %v", kind, err)
 			}

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"os"
 	"strings"
+
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 )
 
 // Every throwaway server (a cluster: every node) gets a password of its own, drawn when it starts
@@ -22,7 +24,7 @@ func newPassword() string { return rand.Text() }
 
 // superuser is the account fairbench logs in as on a server it starts.
 func (s *Server) superuser() string {
-	if s.Kind == Postgres {
+	if s.Kind == discovery.Postgres {
 		return "fairbench"
 	}
 	return "root"
@@ -44,7 +46,7 @@ func sqlLiteral(pw string) string { return "'" + strings.ReplaceAll(pw, "'", "''
 func mysqlAccountsSQL(kind, pw string) string {
 	lit := sqlLiteral(pw)
 	var b strings.Builder
-	if kind == MariaDB {
+	if kind == discovery.MariaDB {
 		// mariadbd --bootstrap runs without the grant tables loaded; FLUSH PRIVILEGES loads them,
 		// so that account statements work.
 		b.WriteString("FLUSH PRIVILEGES;\n")
@@ -82,7 +84,7 @@ func (s *Server) DSNWithPasswordFile() (string, error) {
 		return "", fmt.Errorf("password file: %w", err)
 	}
 	query := "password_file=" + url.QueryEscape(path)
-	if s.Kind == Postgres {
+	if s.Kind == discovery.Postgres {
 		query = "sslmode=disable&" + query
 	}
 	u := url.URL{Scheme: s.Kind, User: url.User(s.superuser()), Host: "127.0.0.1:" + itoa(s.Port), Path: "/fairbench", RawQuery: query}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 )
@@ -48,7 +49,7 @@ func checkClosedToStrangers(t *testing.T, srv *Server) {
 			t.Errorf("uid 65534 read %s: %s", f, out)
 		}
 	}
-	if srv.Kind == Postgres {
+	if srv.Kind == discovery.Postgres {
 		checkNoProgramForStrangers(ctx, t, srv)
 		return
 	}
@@ -58,7 +59,7 @@ func checkClosedToStrangers(t *testing.T, srv *Server) {
 // tryLogin logs in as the server's superuser with password pw over TCP (a password login does not
 // depend on the client's uid).
 func tryLogin(ctx context.Context, srv *Server, pw string) error {
-	if srv.Kind == Postgres {
+	if srv.Kind == discovery.Postgres {
 		conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://fairbench:%s@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=5", pw, srv.Port))
 		if err == nil {
 			conn.Close(context.Background())
@@ -138,7 +139,7 @@ func plantedRecord(t *testing.T, victim *exec.Cmd, dir string) record {
 	if !ok {
 		t.Fatal("victim not running")
 	}
-	return record{Owner: "1 1", Kind: Postgres, ServerPID: p.pid, ServerStart: p.start, RunDir: dir,
+	return record{Owner: "1 1", Kind: discovery.Postgres, ServerPID: p.pid, ServerStart: p.start, RunDir: dir,
 		DataDir: "/var/lib/postgresql", Cgroups: []string{"/sys/fs/cgroup/system.slice"}, MountPoint: "/proc"}
 }
 
@@ -207,7 +208,7 @@ func TestPlantedRecords(t *testing.T) {
 		if err := os.Symlink(precious, path+".tmp"); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeRecordFile(path, record{Kind: Postgres}); err != nil {
+		if err := writeRecordFile(path, record{Kind: discovery.Postgres}); err != nil {
 			t.Fatal(err)
 		}
 		if b, _ := os.ReadFile(precious); string(b) != "keep me" {

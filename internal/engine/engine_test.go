@@ -15,61 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 )
-
-func TestVersions(t *testing.T) {
-	for out, want := range map[string]string{
-		"postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)":                                   "15.18",
-		"mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)":    "10.11.19",
-		"/usr/sbin/mysqld  Ver 9.7.4-2 for Linux on x86_64 ((Debian))":                           "9.7.4",
-		"/usr/sbin/mysqld  Ver 8.0.36-0ubuntu0.22.04.1 for Linux on x86_64 ((Ubuntu))":           "8.0.36",
-		"/usr/lib/postgresql/16/bin/postgres (PostgreSQL) 16.2 (Ubuntu 16.2-1.pgdg22.04+1) 12.3": "16.2",
-	} {
-		marker := "Ver"
-		if strings.Contains(out, "PostgreSQL") {
-			marker = "(PostgreSQL)"
-		}
-		if got := parseVersion(out, marker); got != want {
-			t.Errorf("parseVersion(%q) = %q, want %q", out, got, want)
-		}
-	}
-}
-
-func TestFind(t *testing.T) {
-	if _, err := Find("oracle", ""); err == nil || !strings.Contains(err.Error(), "unknown engine") {
-		t.Errorf("Find(oracle) error = %v", err)
-	}
-	// Debian links /usr/sbin/mysqld to mariadbd: that must never be taken
-	// for MySQL. With a root that does not exist only a real MySQL on PATH
-	// may be found.
-	inst, err := Find(MySQL, "/nonexistent/mysql-root")
-	if err != nil {
-		if !strings.Contains(err.Error(), "scripts/install-engines.sh") {
-			t.Errorf("Find(mysql) error does not name the fix: %v", err)
-		}
-	} else {
-		out, _ := versionOutput(inst.Root, inst.pathInRoot())
-		if strings.Contains(out, "MariaDB") {
-			t.Errorf("Find(mysql) returned MariaDB: %v", inst)
-		}
-	}
-	for _, in := range Discover("") {
-		if in.Version == "" || !isExecutable(in.Binary) {
-			t.Errorf("Discover returned unusable %v", in)
-		}
-		got, err := Find(in.Name(), "")
-		if err != nil || got != in {
-			t.Errorf("Find(%s) = %v, %v; Discover said %v", in.Name(), got, err, in)
-		}
-		if in.Origin == "" || (in.Root == "") != (in.Origin == "host") {
-			t.Errorf("%s: origin %q for root %q", in.Name(), in.Origin, in.Root)
-		}
-	}
-}
 
 // workDir returns a fresh directory that the postgres user can traverse
 // (t.TempDir's parent is mode 0700, which initdb-as-postgres cannot enter).
@@ -94,9 +45,9 @@ func workDir(t *testing.T, parent string) string {
 
 func TestServers(t *testing.T) {
 	integration(t)
-	found := map[string]Installation{}
-	var all []Installation
-	for _, in := range Discover("") {
+	found := map[string]discovery.Installation{}
+	var all []discovery.Installation
+	for _, in := range discovery.Discover("") {
 		all = append(all, in)
 		if prev, ok := found[in.Kind]; !ok || result.CompareVersions(in.Version, prev.Version) > 0 {
 			found[in.Kind] = in
@@ -109,11 +60,11 @@ func TestServers(t *testing.T) {
 	}{
 		// The binlog flags differ between the two (MySQL defaults it on,
 		// MariaDB off), so both directions are started for real.
-		{"mariadb-binlog", MariaDB, "", true},
-		{"mysql-binlog", MySQL, "", true},
+		{"mariadb-binlog", discovery.MariaDB, "", true},
+		{"mysql-binlog", discovery.MySQL, "", true},
 		// /dev/shm is another filesystem than the MySQL root, so this
 		// exercises the bind mount that keeps MySQL's data in the work dir.
-		{"mysql-bind-mount", MySQL, "/dev/shm", false},
+		{"mysql-bind-mount", discovery.MySQL, "/dev/shm", false},
 	}
 	// Every installed version starts, from the host or its Debian root.
 	for _, in := range all {
@@ -141,7 +92,7 @@ func TestServers(t *testing.T) {
 	}
 }
 
-func testServer(t *testing.T, inst Installation, prof profile.Profile, dir string) {
+func testServer(t *testing.T, inst discovery.Installation, prof profile.Profile, dir string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	t0 := time.Now()
@@ -166,14 +117,14 @@ func testServer(t *testing.T, inst Installation, prof profile.Profile, dir strin
 	}
 
 	u, err := url.Parse(srv.DSN)
-	if err != nil || u.Scheme != map[string]string{Postgres: "postgres", MySQL: "mysql", MariaDB: "mariadb"}[inst.Kind] ||
+	if err != nil || u.Scheme != map[string]string{discovery.Postgres: "postgres", discovery.MySQL: "mysql", discovery.MariaDB: "mariadb"}[inst.Kind] ||
 		u.Hostname() != "127.0.0.1" || u.Port() != fmt.Sprint(srv.Port) || u.Path != "/fairbench" {
 		t.Fatalf("bad DSN for %s on port %d", srv.Kind, srv.Port)
 	}
 
 	var version string
 	var closeDB func()
-	if inst.Kind == Postgres {
+	if inst.Kind == discovery.Postgres {
 		conn, err := pgx.Connect(ctx, srv.DSN)
 		if err != nil {
 			t.Fatalf("connect %s on port %d: %v", srv.Kind, srv.Port, err)
@@ -226,7 +177,7 @@ func testServer(t *testing.T, inst Installation, prof profile.Profile, dir strin
 		if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&version); err != nil {
 			t.Fatalf("query %s on port %d: %v", srv.Kind, srv.Port, err)
 		}
-		if isMaria := strings.Contains(version, "MariaDB"); isMaria != (inst.Kind == MariaDB) {
+		if isMaria := strings.Contains(version, "MariaDB"); isMaria != (inst.Kind == discovery.MariaDB) {
 			t.Errorf("%s: version() = %q", inst.Kind, version)
 		}
 		var pool int64
@@ -284,7 +235,7 @@ func testServer(t *testing.T, inst Installation, prof profile.Profile, dir strin
 			tree = append(tree, p)
 		}
 	}
-	if inst.Kind == Postgres && len(pids) < 3 {
+	if inst.Kind == discovery.Postgres && len(pids) < 3 {
 		t.Errorf("postgres tree %v: want postmaster plus children", pids)
 	}
 	if tree[0].pgrp == syscall.Getpgrp() {
@@ -355,7 +306,7 @@ func testServer(t *testing.T, inst Installation, prof profile.Profile, dir strin
 // created.
 func TestStartFailureCleansUp(t *testing.T) {
 	integration(t)
-	inst, err := Find(Postgres, "")
+	inst, err := discovery.Find(discovery.Postgres, "")
 	if err != nil {
 		t.Skip(err)
 	}
@@ -379,7 +330,7 @@ func TestStartFailureCleansUp(t *testing.T) {
 	if _, err := Start(ctx, inst, profile.Default(), dir); !errors.Is(err, context.Canceled) {
 		t.Errorf("Start with cancelled context: %v", err)
 	}
-	if _, err := Start(context.Background(), Installation{Kind: Postgres, Binary: "/nonexistent/postgres"}, profile.Default(), dir); err == nil || !strings.Contains(err.Error(), "install-engines.sh") {
+	if _, err := Start(context.Background(), discovery.Installation{Kind: discovery.Postgres, Binary: "/nonexistent/postgres"}, profile.Default(), dir); err == nil || !strings.Contains(err.Error(), "install-engines.sh") {
 		t.Errorf("Start with a missing binary: %v", err)
 	}
 }
@@ -388,7 +339,7 @@ func TestStartFailureCleansUp(t *testing.T) {
 // every server of this process, other tests' included.
 func TestStopAll(t *testing.T) {
 	integration(t)
-	insts := Discover("")
+	insts := discovery.Discover("")
 	if len(insts) == 0 {
 		t.Skip("no engine installed")
 	}
@@ -425,9 +376,9 @@ func TestStopAll(t *testing.T) {
 // parallel: it swaps the package's port picker.
 func TestPortTakenRetry(t *testing.T) {
 	integration(t)
-	inst, err := Find(MariaDB, "")
+	inst, err := discovery.Find(discovery.MariaDB, "")
 	if err != nil {
-		if inst, err = Find(Postgres, ""); err != nil {
+		if inst, err = discovery.Find(discovery.Postgres, ""); err != nil {
 			t.Skip(err)
 		}
 	}
@@ -494,8 +445,8 @@ func checkRootShm(t *testing.T, srv *Server, pid int) {
 // same private tmpdir, but this test does not exercise it).
 func TestConcurrentInit(t *testing.T) {
 	integration(t)
-	for _, in := range Discover("") {
-		if in.Kind != MariaDB {
+	for _, in := range discovery.Discover("") {
+		if in.Kind != discovery.MariaDB {
 			continue
 		}
 		t.Run(in.Name(), func(t *testing.T) {

@@ -11,11 +11,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
-)
 
-// EtcdBinary is Debian's etcd-server, the store a postgres-ha cluster's Patroni nodes keep their
-// leader lock and shared configuration in.
-var EtcdBinary = "/usr/bin/etcd"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
+)
 
 // etcdProc is a one-member etcd on two loopback ports, a throwaway like the servers: its data
 // directory lies in a run dir of its own under the work dir (removed by stop), and an owner
@@ -52,8 +50,8 @@ func startEtcd(ctx context.Context, workDir string) (_ *etcdProc, err error) {
 			err = fmt.Errorf("start etcd: %w", err)
 		}
 	}()
-	if !isExecutable(EtcdBinary) {
-		return nil, fmt.Errorf("%s is missing: run scripts/install-engines.sh (it installs etcd-server)", EtcdBinary)
+	if !discovery.IsExecutable(discovery.EtcdBinary) {
+		return nil, fmt.Errorf("%s is missing: run scripts/install-engines.sh (it installs etcd-server)", discovery.EtcdBinary)
 	}
 	base, err := filepath.Abs(orTemp(workDir))
 	if err != nil {
@@ -87,14 +85,14 @@ func orTemp(dir string) string {
 func (e *etcdProc) launch() error {
 	peerURL := "http://127.0.0.1:" + itoa(e.peer)
 	clientURL := "http://" + e.Addr()
-	e.cmd = exec.Command(EtcdBinary,
+	e.cmd = exec.Command(discovery.EtcdBinary,
 		"--name=fairbench", "--data-dir="+filepath.Join(e.runDir, "data"),
 		"--listen-client-urls="+clientURL, "--advertise-client-urls="+clientURL,
 		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
 		"--initial-cluster=fairbench="+peerURL, "--initial-cluster-state=new",
 		// A token of its own, so it can never join another fairbench's etcd.
 		"--initial-cluster-token="+filepath.Base(e.runDir))
-	e.cmd.Env = serverEnv()
+	e.cmd.Env = discovery.ChildEnv()
 	e.cmd.Dir = e.runDir
 	e.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	log, err := os.Create(filepath.Join(e.runDir, "etcd.log"))

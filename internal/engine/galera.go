@@ -12,58 +12,19 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/go-sql-driver/mysql"
 )
-
-// Galera is the engine name of a MariaDB Galera cluster: GaleraNodes host MariaDB servers joined
-// by Debian's galera-4 provider, each with the fairness profile, all on loopback.
-const Galera = "galera"
 
 // GaleraNodes is the size of a galera cluster: three, the fewest that keep a quorum (and so
 // keep accepting writes) when one node fails.
 const GaleraNodes = 3
 
-// GaleraProvider is where Debian's galera-4 package installs the wsrep provider.
-var GaleraProvider = "/usr/lib/galera/libgalera_smm.so"
-
 // sstUser is the uid that rsync's daemon switches to when started as root (rsync's built-in
 // default "nobody"): wsrep_sst_rsync writes no uid into its config, so a joining node's data
 // directory must be writable by it.
 const sstUser = 65534
-
-// DiscoverWithClusters is Discover plus the clusters that can be started here: galera where the
-// host has MariaDB and galera-4. Discover itself lists single servers only, which Start takes.
-func DiscoverWithClusters(mysqlRoot string) []Installation {
-	insts := Discover(mysqlRoot)
-	var clusters []Installation
-	for _, in := range insts {
-		if in.Root != "" {
-			continue
-		}
-		if _, err := os.Stat(GaleraProvider); err == nil && in.Kind == MariaDB {
-			in.Kind = Galera
-			clusters = append(clusters, in)
-		}
-		if isExecutable(PatroniBinary) && isExecutable(EtcdBinary) && in.Kind == Postgres {
-			in.Kind = PostgresHA
-			clusters = append(clusters, in)
-		}
-	}
-	return uniqueReleases(append(insts, clusters...))
-}
-
-// NodeKind is the kind of server each node of inst runs: MariaDB for galera, PostgreSQL for
-// postgres-ha, inst.Kind otherwise.
-func (i Installation) NodeKind() string {
-	switch i.Kind {
-	case Galera:
-		return MariaDB
-	case PostgresHA:
-		return Postgres
-	}
-	return i.Kind
-}
 
 // clusterNode is one server's place in a galera cluster: the ports galera listens on besides the
 // SQL port, and whether it founds the cluster or joins it.
@@ -81,7 +42,7 @@ func (n *clusterNode) args(port int) []string {
 	a := []string{
 		"--bind-address=127.0.0.1",
 		"--wsrep-on=ON",
-		"--wsrep-provider=" + GaleraProvider,
+		"--wsrep-provider=" + discovery.GaleraProvider,
 		"--wsrep-cluster-name=fairbench",
 		"--wsrep-cluster-address=gcomm://" + strings.Join(n.peers, ","),
 		"--wsrep-node-name=node" + itoa(n.index+1),
@@ -144,15 +105,15 @@ type Cluster struct {
 // (--wsrep-new-cluster) and creates the database, the others join it one by one, receiving its
 // data by rsync. It returns once every node reports the cluster whole and synced. On failure
 // every node started so far is stopped and removed.
-func StartGalera(ctx context.Context, inst Installation, prof profile.Profile, workDir string) (_ *Cluster, err error) {
-	if inst.NodeKind() != MariaDB || inst.Root != "" {
+func StartGalera(ctx context.Context, inst discovery.Installation, prof profile.Profile, workDir string) (_ *Cluster, err error) {
+	if inst.NodeKind() != discovery.MariaDB || inst.Root != "" {
 		return nil, fmt.Errorf("galera runs on the host's MariaDB (Debian 12's 10.11 with galera-4), not %s: run scripts/install-engines.sh", inst)
 	}
-	if _, err := os.Stat(GaleraProvider); err != nil {
-		return nil, fmt.Errorf("galera provider %s is missing: run scripts/install-engines.sh (it installs galera-4)", GaleraProvider)
+	if _, err := os.Stat(discovery.GaleraProvider); err != nil {
+		return nil, fmt.Errorf("galera provider %s is missing: run scripts/install-engines.sh (it installs galera-4)", discovery.GaleraProvider)
 	}
-	c := &Cluster{Kind: Galera, Version: inst.Version, Synchronous: true}
-	inst.Kind = MariaDB
+	c := &Cluster{Kind: discovery.Galera, Version: inst.Version, Synchronous: true}
+	inst.Kind = discovery.MariaDB
 	defer func() {
 		if err != nil {
 			_ = c.Stop()

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 )
 
 // GaleraFaults is a galera cluster as fault.Cluster sees it: nodes named node1..node3 in start
@@ -110,18 +112,18 @@ func (c *Cluster) healAll() error {
 }
 
 // clusterKinds are the engines that start several nodes and take faults (--fault).
-var clusterKinds = map[string]bool{Galera: true, "postgres-ha": true}
+var clusterKinds = map[string]bool{discovery.Galera: true, discovery.PostgresHA: true}
 
 // IsCluster says whether kind starts a cluster.
 func IsCluster(kind string) bool { return clusterKinds[kind] }
 
 // EveryNodeWrites says whether every node of kind takes writes (no leader to kill).
-func EveryNodeWrites(kind string) bool { return kind == Galera }
+func EveryNodeWrites(kind string) bool { return kind == discovery.Galera }
 
 // NodeNames are the node names a cluster of kind will have, for checking --fault node= before
 // it starts; nil where they are known only once it runs.
 func NodeNames(kind string) []string {
-	if kind != Galera {
+	if kind != discovery.Galera {
 		return nil
 	}
 	return (&GaleraFaults{c: &Cluster{Nodes: make([]*Server, GaleraNodes)}}).Nodes()

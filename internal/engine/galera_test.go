@@ -9,22 +9,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 )
 
 // hostMariaDB is the host's MariaDB, which galera runs on; the test skips without it or galera-4
 // unless CI requires galera.
-func hostMariaDB(t *testing.T) Installation {
+func hostMariaDB(t *testing.T) discovery.Installation {
 	t.Helper()
-	for _, in := range Discover("") {
-		if in.Kind == MariaDB && in.Root == "" {
-			if _, err := os.Stat(GaleraProvider); err == nil {
+	for _, in := range discovery.Discover("") {
+		if in.Kind == discovery.MariaDB && in.Root == "" {
+			if _, err := os.Stat(discovery.GaleraProvider); err == nil {
 				return in
 			}
 		}
 	}
-	skipUnlessRequired(t, Galera, "the host's MariaDB or galera-4")
-	return Installation{}
+	skipUnlessRequired(t, discovery.Galera, "the host's MariaDB or galera-4")
+	return discovery.Installation{}
 }
 
 // skipUnlessRequired skips a test of a cluster kind that is not installed, or fails it where

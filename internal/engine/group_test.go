@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/cgroup"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 )
 
@@ -60,11 +61,11 @@ func checkInOwnCgroup(t *testing.T, srv *Server, pids []int) *cgroup.Group {
 
 // The reaping test's child: it starts a server, prints its record and waits to be killed.
 func TestMain(m *testing.M) {
-	if os.Getenv("FAIRBENCH_REAP_CHILD") == PostgresHA {
+	if os.Getenv("FAIRBENCH_REAP_CHILD") == discovery.PostgresHA {
 		reapChildCluster()
 	}
 	if os.Getenv("FAIRBENCH_REAP_CHILD") != "" {
-		inst, err := Find(os.Getenv("FAIRBENCH_REAP_CHILD"), "")
+		inst, err := discovery.Find(os.Getenv("FAIRBENCH_REAP_CHILD"), "")
 		if err != nil {
 			os.Exit(3)
 		}
@@ -103,9 +104,9 @@ func startReapChild(t *testing.T, kind, dir string) (*exec.Cmd, string) {
 // server, its data directory, its cgroup and its record, and leaves live owners' servers alone.
 func TestReapKilledOwner(t *testing.T) {
 	integration(t)
-	inst, err := Find(Postgres, "")
+	inst, err := discovery.Find(discovery.Postgres, "")
 	if err != nil {
-		if inst, err = Find(MariaDB, ""); err != nil {
+		if inst, err = discovery.Find(discovery.MariaDB, ""); err != nil {
 			t.Skip("no engine installed")
 		}
 	}

@@ -1,10 +1,6 @@
 package engine
 
-import (
-	"testing"
-
-	"github.com/fairbench/fairbench/internal/engine/profile"
-)
+import "testing"
 
 // integration skips a test that starts a real server in the unit layer (go test -short, make
 // unit), as testserver.Integration does for every other package: this package's own tests
@@ -21,10 +17,3 @@ const (
 	mib = int64(1) << 20
 	gib = int64(1) << 30
 )
-
-// TestKindNames: the profile keys its settings by the kinds this package names.
-func TestKindNames(t *testing.T) {
-	if profile.Postgres != Postgres || profile.MariaDB != MariaDB || profile.MySQL != MySQL {
-		t.Errorf("profile's kinds %q %q %q differ from engine's", profile.Postgres, profile.MariaDB, profile.MySQL)
-	}
-}

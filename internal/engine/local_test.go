@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 )
 
@@ -42,7 +43,7 @@ func TestFindListening(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("reading other processes' sockets needs root")
 	}
-	inst, err := Find(Postgres, "")
+	inst, err := discovery.Find(discovery.Postgres, "")
 	if err != nil {
 		t.Skip("PostgreSQL is not installed")
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/jackc/pgx/v5"
 )
@@ -16,8 +17,8 @@ import (
 // asks the server what it runs with: the settings a report will claim must be the server's own.
 func TestModesOnRealServers(t *testing.T) {
 	integration(t)
-	found := map[string]Installation{}
-	for _, in := range Discover("") {
+	found := map[string]discovery.Installation{}
+	for _, in := range discovery.Discover("") {
 		found[in.Kind] = in
 	}
 	fair := profile.Profile{BufferPoolBytes: 256 * mib, MaxConnections: 50, RedoBytes: 256 * mib}
@@ -32,13 +33,13 @@ func TestModesOnRealServers(t *testing.T) {
 		prof profile.Profile
 		want map[string]string // variable → the server's own value
 	}{
-		{"mysql defaults", MySQL, with(profile.ModeDefaults), map[string]string{"log_bin": "1", "sync_binlog": "1", "innodb_buffer_pool_size": "134217728", "max_connections": "151"}},
-		{"mariadb defaults", MariaDB, with(profile.ModeDefaults), map[string]string{"log_bin": "0", "innodb_buffer_pool_size": "134217728", "character_set_server": "utf8mb4"}},
-		{"postgres defaults", Postgres, with(profile.ModeDefaults), map[string]string{"shared_buffers": "128MB", "max_connections": "100"}},
-		{"mysql defaults, binlog flipped", MySQL, with(profile.ModeDefaults, "binlog"), map[string]string{"log_bin": "0"}},
-		{"mariadb fair, binlog and doublewrite flipped", MariaDB, with("", "binlog", "doublewrite"), map[string]string{"log_bin": "1", "sync_binlog": "1", "innodb_doublewrite": "0", "innodb_buffer_pool_size": "268435456"}},
-		{"mysql fair, flush method and commit flipped", MySQL, with("", "flush-method", "synchronous-commit"), map[string]string{"innodb_flush_method": "fsync", "innodb_flush_log_at_trx_commit": "2"}},
-		{"postgres fair, buffer pool and full_page_writes flipped", Postgres, with("", "buffer-pool", "doublewrite"), map[string]string{"shared_buffers": "128MB", "full_page_writes": "off"}},
+		{"mysql defaults", discovery.MySQL, with(profile.ModeDefaults), map[string]string{"log_bin": "1", "sync_binlog": "1", "innodb_buffer_pool_size": "134217728", "max_connections": "151"}},
+		{"mariadb defaults", discovery.MariaDB, with(profile.ModeDefaults), map[string]string{"log_bin": "0", "innodb_buffer_pool_size": "134217728", "character_set_server": "utf8mb4"}},
+		{"postgres defaults", discovery.Postgres, with(profile.ModeDefaults), map[string]string{"shared_buffers": "128MB", "max_connections": "100"}},
+		{"mysql defaults, binlog flipped", discovery.MySQL, with(profile.ModeDefaults, "binlog"), map[string]string{"log_bin": "0"}},
+		{"mariadb fair, binlog and doublewrite flipped", discovery.MariaDB, with("", "binlog", "doublewrite"), map[string]string{"log_bin": "1", "sync_binlog": "1", "innodb_doublewrite": "0", "innodb_buffer_pool_size": "268435456"}},
+		{"mysql fair, flush method and commit flipped", discovery.MySQL, with("", "flush-method", "synchronous-commit"), map[string]string{"innodb_flush_method": "fsync", "innodb_flush_log_at_trx_commit": "2"}},
+		{"postgres fair, buffer pool and full_page_writes flipped", discovery.Postgres, with("", "buffer-pool", "doublewrite"), map[string]string{"shared_buffers": "128MB", "full_page_writes": "off"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -68,7 +69,7 @@ func TestModesOnRealServers(t *testing.T) {
 func serverSetting(ctx context.Context, t *testing.T, srv *Server, name string) string {
 	t.Helper()
 	var v string
-	if srv.Kind == Postgres {
+	if srv.Kind == discovery.Postgres {
 		conn, err := pgx.Connect(ctx, srv.DSN)
 		if err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -35,7 +36,7 @@ func (s *Server) initMySQL(ctx context.Context) error {
 	if err := s.giveToServerUser(accounts); err != nil {
 		return err
 	}
-	if s.Kind == MariaDB {
+	if s.Kind == discovery.MariaDB {
 		return s.initMariaDB(ctx)
 	}
 	// --initialize-insecure creates root@localhost without a password; the init file runs during
@@ -50,13 +51,13 @@ func (s *Server) initMySQL(ctx context.Context) error {
 		"--log-error="+s.inner("error.log"),
 		"--init-file="+s.inner("accounts.sql"),
 	)
-	return s.runInit(ctx, s.inRootCmd(s.inst.pathInRoot(), args), nil, "init.log")
+	return s.runInit(ctx, s.inRootCmd(s.inst.BinaryInRoot(), args), nil, "init.log")
 }
 
 // initMariaDB runs mariadb-install-db, then sets the accounts in a bootstrap of the new data
 // directory (mariadbd --bootstrap reads SQL from its input and opens no port).
 func (s *Server) initMariaDB(ctx context.Context) error {
-	tool := mariadbInstallDB(s.inst.Binary, s.inst.Root)
+	tool := discovery.MariaDBInstallDB(s.inst.Binary, s.inst.Root)
 	if tool == "" {
 		return errors.New("mariadb-install-db not found: run scripts/install-engines.sh")
 	}
@@ -75,13 +76,13 @@ func (s *Server) initMariaDB(ctx context.Context) error {
 	// /etc/hosts (seen: a fresh trixie root, MariaDB 11.8: "Neither host 'vm' nor 'localhost'
 	// could be looked up"). The accounts use IP addresses anyway (--skip-name-resolve).
 	args = append(append(args, common...), "--skip-test-db", "--skip-name-resolve", "--force")
-	if err := s.runInit(ctx, s.inRootCmd(s.inst.inner(tool), args), nil, "init.log"); err != nil {
+	if err := s.runInit(ctx, s.inRootCmd(s.inst.InRoot(tool), args), nil, "init.log"); err != nil {
 		return err
 	}
 	boot := append([]string{"--no-defaults"}, s.userArgs()...)
 	boot = append(boot, s.buildArgs()...)
 	boot = append(append(boot, common...), "--bootstrap", "--log-error="+s.inner("error.log"))
-	cmd := s.inRootCmd(s.inst.pathInRoot(), boot)
+	cmd := s.inRootCmd(s.inst.BinaryInRoot(), boot)
 	in, err := os.Open(s.host("accounts.sql"))
 	if err != nil {
 		return err
@@ -99,7 +100,7 @@ func (s *Server) buildArgs() []string {
 	}
 	args := []string{"--basedir=" + s.inst.Build}
 	for _, dir := range []string{"lib/mysql/plugin", "lib/plugin"} {
-		if isDir(filepath.Join(s.inst.Build, dir)) {
+		if discovery.IsDir(filepath.Join(s.inst.Build, dir)) {
 			return append(args, "--plugin-dir="+filepath.Join(s.inst.Build, dir))
 		}
 	}
@@ -202,14 +203,14 @@ func (s *Server) mysqlCmd() *exec.Cmd {
 	// Files on a client's behalf only in the run dir's files/ (see makeFilesDir). Debian's
 	// MySQL would default to /var/lib/mysql-files, which does not exist in the root.
 	args = append(args, "--secure-file-priv="+s.inner("files"))
-	if s.Kind == MySQL {
-		if ma, _ := majorMinor(s.Version); ma == 0 || ma >= 8 {
+	if s.Kind == discovery.MySQL {
+		if ma, _ := discovery.MajorMinor(s.Version); ma == 0 || ma >= 8 {
 			// The X plugin listens on 33060 by default: a second server (or
 			// a system MySQL) would clash with it.
 			args = append(args, "--mysqlx=OFF")
 		}
 	}
-	return s.inRootCmd(s.inst.pathInRoot(), args)
+	return s.inRootCmd(s.inst.BinaryInRoot(), args)
 }
 
 // inRootCmd runs a MySQL-family binary: on the host as it is, in a Debian root with the private
@@ -258,7 +259,7 @@ func (s *Server) setupMySQL(ctx context.Context) error {
 	redoWant := s.prof.RedoBytes
 	if _, ok := s.prof.FairSettings(s.Kind, s.Version)[redoKey]; !ok {
 		redoKey = "innodb_log_file_size"
-		if s.Kind == MySQL {
+		if s.Kind == discovery.MySQL {
 			redoWant /= 2
 		}
 	}

@@ -13,21 +13,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/jackc/pgx/v5"
 	"gopkg.in/yaml.v3"
 )
 
-// PostgresHA is the engine name of a PostgreSQL cluster under Patroni: a leader and
-// PostgresHANodes-1 streaming replicas of the host's PostgreSQL, with one etcd, all on loopback.
-const PostgresHA = "postgres-ha"
-
 // PostgresHANodes is the size of a postgres-ha cluster: a leader and two replicas, so that with
 // synchronous mode one replica can be lost and the other still confirms every commit.
 const PostgresHANodes = 3
-
-// PatroniBinary is Debian's patroni.
-var PatroniBinary = "/usr/bin/patroni"
 
 // PatroniTiming is how fast Patroni notices a lost leader: the leader lock expires TTL seconds
 // after the leader last renewed it, each node looks every LoopWait seconds, and a DCS or
@@ -71,12 +65,12 @@ type NodeInfo struct {
 // bootstraps the cluster (initdb) and creates the database, the others join as replicas by
 // pg_basebackup. It returns once the cluster has a leader and every replica streams from it.
 // On failure everything started so far is stopped and removed.
-func StartPostgresHA(ctx context.Context, inst Installation, prof profile.Profile, workDir string, opts HAOptions) (_ *Cluster, err error) {
-	if inst.NodeKind() != Postgres || inst.Root != "" {
+func StartPostgresHA(ctx context.Context, inst discovery.Installation, prof profile.Profile, workDir string, opts HAOptions) (_ *Cluster, err error) {
+	if inst.NodeKind() != discovery.Postgres || inst.Root != "" {
 		return nil, fmt.Errorf("postgres-ha runs on the host's PostgreSQL (Debian 12's 15 with patroni and etcd-server), not %s: run scripts/install-engines.sh", inst)
 	}
-	if !isExecutable(PatroniBinary) {
-		return nil, fmt.Errorf("%s is missing: run scripts/install-engines.sh (it installs patroni and etcd-server)", PatroniBinary)
+	if !discovery.IsExecutable(discovery.PatroniBinary) {
+		return nil, fmt.Errorf("%s is missing: run scripts/install-engines.sh (it installs patroni and etcd-server)", discovery.PatroniBinary)
 	}
 	if opts.Timing == (PatroniTiming{}) {
 		opts.Timing = DefaultPatroniTiming
@@ -84,8 +78,8 @@ func StartPostgresHA(ctx context.Context, inst Installation, prof profile.Profil
 	if opts.MaxLagOnFailover == 0 {
 		opts.MaxLagOnFailover = 1 << 20
 	}
-	c := &Cluster{Kind: PostgresHA, Version: inst.Version, Synchronous: !opts.Async, Timing: opts.Timing, maxLag: opts.MaxLagOnFailover}
-	inst.Kind = Postgres
+	c := &Cluster{Kind: discovery.PostgresHA, Version: inst.Version, Synchronous: !opts.Async, Timing: opts.Timing, maxLag: opts.MaxLagOnFailover}
+	inst.Kind = discovery.Postgres
 	defer func() {
 		if err != nil {
 			_ = c.Stop()
@@ -286,7 +280,7 @@ func (s *Server) patroniCmd() (*exec.Cmd, error) {
 			return nil, err
 		}
 	}
-	return exec.Command(PatroniBinary, path), nil
+	return exec.Command(discovery.PatroniBinary, path), nil
 }
 
 // preparePatroni hands the run dir to the postgres user, who runs Patroni, initdb and
@@ -361,7 +355,7 @@ func (c *Cluster) clusterView(ctx context.Context) ([]map[string]any, error) {
 // LeaderNode is the node holding Patroni's leader lock and running as primary now; an error
 // while there is none (an election under way).
 func (c *Cluster) LeaderNode(ctx context.Context) (*Server, error) {
-	if c.Kind != PostgresHA {
+	if c.Kind != discovery.PostgresHA {
 		return nil, fmt.Errorf("%s has no single leader", c.Kind)
 	}
 	members, err := c.clusterView(ctx)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 )
 
@@ -20,15 +21,15 @@ var testTiming = PatroniTiming{TTL: 8, LoopWait: 1, RetryTimeout: 3}
 
 // hostPostgresHA is the host's PostgreSQL, which postgres-ha runs on; the test skips without it,
 // patroni or etcd unless CI requires postgres-ha.
-func hostPostgresHA(t *testing.T) Installation {
+func hostPostgresHA(t *testing.T) discovery.Installation {
 	t.Helper()
-	for _, in := range DiscoverWithClusters("") {
-		if in.Kind == PostgresHA {
+	for _, in := range discovery.DiscoverWithClusters("") {
+		if in.Kind == discovery.PostgresHA {
 			return in
 		}
 	}
-	skipUnlessRequired(t, PostgresHA, "the host's PostgreSQL, patroni or etcd-server")
-	return Installation{}
+	skipUnlessRequired(t, discovery.PostgresHA, "the host's PostgreSQL, patroni or etcd-server")
+	return discovery.Installation{}
 }
 
 // TestPostgresHACluster starts a real cluster (etcd, three Patroni nodes), checks it has one
@@ -169,9 +170,9 @@ func assertNothingLeft(t *testing.T, pids, ports []int) {
 // reapChildCluster is the cluster reaping test's child: it starts a postgres-ha cluster, prints
 // the records of its nodes and its etcd on one line and waits to be killed.
 func reapChildCluster() {
-	var inst Installation
-	for _, in := range DiscoverWithClusters("") {
-		if in.Kind == PostgresHA {
+	var inst discovery.Installation
+	for _, in := range discovery.DiscoverWithClusters("") {
+		if in.Kind == discovery.PostgresHA {
 			inst = in
 		}
 	}
@@ -196,7 +197,7 @@ func reapChildCluster() {
 func TestReapKilledCluster(t *testing.T) {
 	integration(t)
 	hostPostgresHA(t)
-	cmd, line := startReapChild(t, PostgresHA, workDir(t, ""))
+	cmd, line := startReapChild(t, discovery.PostgresHA, workDir(t, ""))
 	var alive []procInfo
 	var recs []record
 	for _, path := range strings.Fields(line) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/jackc/pgx/v5"
 )
@@ -89,10 +90,10 @@ func (s *Server) initPostgres(ctx context.Context) error {
 	// scram-sha-256 exists since PostgreSQL 10; initdb also switches
 	// password_encryption to match, so the stored password works with it.
 	auth := "scram-sha-256"
-	if ma, _ := majorMinor(s.Version); ma > 0 && ma < 10 {
+	if ma, _ := discovery.MajorMinor(s.Version); ma > 0 && ma < 10 {
 		auth = "md5"
 	}
-	initdb := filepath.Join(filepath.Dir(s.inst.pathInRoot()), "initdb")
+	initdb := filepath.Join(filepath.Dir(s.inst.BinaryInRoot()), "initdb")
 	args := []string{
 		"-D", s.inner("data"),
 		"-U", "fairbench",
@@ -164,7 +165,7 @@ func (s *Server) chrootPostgresCmd(args []string) *exec.Cmd {
 		return exec.Command("/bin/sh", "-c", "echo "+shellQuote(err.Error())+" >&2; exit 1")
 	}
 	asUser := `setpriv --reuid=` + strconv.Itoa(int(cred.Uid)) + ` --regid=` + strconv.Itoa(int(cred.Gid)) + ` --clear-groups`
-	return privateShmCmd(asUser, s.inst.pathInRoot(), args)
+	return privateShmCmd(asUser, s.inst.BinaryInRoot(), args)
 }
 
 // privateShmCmd runs a server binary in its Debian root with a private tmpfs on /dev/shm, in a

@@ -1,3 +1,8 @@
+// Package engine starts throwaway instances of the servers internal/engine/discovery finds, with
+// one shared fairness profile (internal/engine/profile), so that PostgreSQL, MariaDB and MySQL are
+// compared under the same memory, durability and connection settings rather than under each
+// distribution's defaults; and it always stops them: processes, cgroups, data directories, the
+// clusters (galera, postgres-ha) and their partitions.
 package engine
 
 import (
@@ -19,6 +24,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/cgroup"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 )
 
@@ -50,7 +56,7 @@ type Server struct {
 	DataDir string            // host path
 	Applied map[string]string // = profile.Settings(kind), for this server's version
 
-	inst       Installation
+	inst       discovery.Installation
 	prof       profile.Profile
 	hostRun    string        // run dir as seen from here: data/, logs, socket
 	innerRun   string        // the same dir as the server sees it (differs under chroot)
@@ -200,12 +206,12 @@ func releasePort(p int) {
 // fairbench. On failure everything it created is removed again.
 //
 // ctx bounds only the start-up: the server outlives it and runs until Stop.
-func Start(ctx context.Context, inst Installation, prof profile.Profile, workDir string) (*Server, error) {
+func Start(ctx context.Context, inst discovery.Installation, prof profile.Profile, workDir string) (*Server, error) {
 	return start(ctx, inst, prof, workDir, reservePort, nil)
 }
 
 // start is Start with the port picker given, so a test can hand out a taken port.
-func start(ctx context.Context, inst Installation, prof profile.Profile, workDir string, pickPort func() (int, error), node *clusterNode) (*Server, error) {
+func start(ctx context.Context, inst discovery.Installation, prof profile.Profile, workDir string, pickPort func() (int, error), node *clusterNode) (*Server, error) {
 	return startWith(ctx, inst, prof, workDir, pickPort, func(s *Server) {
 		s.node = node
 		if node != nil {
@@ -215,7 +221,7 @@ func start(ctx context.Context, inst Installation, prof profile.Profile, workDir
 }
 
 // startWith is start with the server's cluster membership set by member before anything starts.
-func startWith(ctx context.Context, inst Installation, prof profile.Profile, workDir string, pickPort func() (int, error), member func(*Server)) (_ *Server, err error) {
+func startWith(ctx context.Context, inst discovery.Installation, prof profile.Profile, workDir string, pickPort func() (int, error), member func(*Server)) (_ *Server, err error) {
 	prof = prof.WithDefaults()
 	if err := prof.Validate(); err != nil {
 		return nil, err
@@ -271,13 +277,13 @@ func startWith(ctx context.Context, inst Installation, prof profile.Profile, wor
 }
 
 // checkStartable refuses, before anything is created, an installation this process cannot start.
-func checkStartable(inst Installation) error {
+func checkStartable(inst discovery.Installation) error {
 	switch inst.Kind {
-	case Postgres, MariaDB, MySQL:
+	case discovery.Postgres, discovery.MariaDB, discovery.MySQL:
 	default:
-		return fmt.Errorf("unknown engine kind %q (want one of %s)", inst.Kind, strings.Join(Kinds, ", "))
+		return fmt.Errorf("unknown engine kind %q (want one of %s)", inst.Kind, strings.Join(discovery.Kinds, ", "))
 	}
-	if !isExecutable(inst.Binary) {
+	if !discovery.IsExecutable(inst.Binary) {
 		return fmt.Errorf("%s server binary %q is missing: run scripts/install-engines.sh", inst.Kind, inst.Binary)
 	}
 	if inst.Root != "" && os.Geteuid() != 0 {
@@ -292,7 +298,7 @@ func (s *Server) initData(ctx context.Context) error {
 	var err error
 	if s.patroni != nil {
 		err = s.preparePatroni()
-	} else if s.Kind == Postgres {
+	} else if s.Kind == discovery.Postgres {
 		err = s.initPostgres(ctx)
 	} else {
 		err = s.initMySQL(ctx)
@@ -343,13 +349,13 @@ func (s *Server) setup(ctx context.Context) error {
 	var err error
 	if s.patroni != nil {
 		err = s.checkPostgresSettings(ctx)
-	} else if s.Kind == Postgres {
+	} else if s.Kind == discovery.Postgres {
 		err = s.setupPostgres(ctx)
 	} else {
 		err = s.setupMySQL(ctx)
 	}
 	query := ""
-	if s.Kind == Postgres {
+	if s.Kind == discovery.Postgres {
 		query = "sslmode=disable"
 	}
 	s.DSN = s.dsnFor([]string{"127.0.0.1:" + itoa(s.Port)}, query)
@@ -361,7 +367,7 @@ func (s *Server) serverCmd() (*exec.Cmd, error) {
 	switch {
 	case s.patroni != nil:
 		return s.patroniCmd()
-	case s.Kind == Postgres:
+	case s.Kind == discovery.Postgres:
 		return s.postgresCmd(), nil
 	}
 	return s.mysqlCmd(), nil
@@ -399,7 +405,7 @@ func (s *Server) makeRunDir(workDir string) error {
 	}
 	s.DataDir = filepath.Join(s.hostRun, "data")
 
-	if s.Kind == Postgres {
+	if s.Kind == discovery.Postgres {
 		s.logs = []string{s.host("server.log"), s.host("initdb.log")}
 		return nil
 	}
@@ -473,7 +479,7 @@ func (s *Server) host(name string) string { return filepath.Join(s.hostRun, name
 // fairbench, which then stops servers cleanly, and not the servers
 // directly), the chroot, and the log file for stdout and stderr.
 func (s *Server) prepare(cmd *exec.Cmd, cred *syscall.Credential, logName string) (*os.File, error) {
-	cmd.Env = serverEnv()
+	cmd.Env = discovery.ChildEnv()
 	attr := &syscall.SysProcAttr{Setpgid: true, Credential: cred}
 	if cmd.SysProcAttr != nil {
 		// A private mount namespace that the command asked for (privateShmCmd).
@@ -580,7 +586,7 @@ func (s *Server) launch(cmd *exec.Cmd) error {
 	// PostgreSQL logs to stderr, so its console output is the server log;
 	// mysqld logs to --log-error and the console only gets stray warnings.
 	console := "console.log"
-	if s.Kind == Postgres {
+	if s.Kind == discovery.Postgres {
 		console = "server.log"
 	}
 	name := filepath.Base(cmd.Path)
@@ -614,7 +620,7 @@ func (s *Server) launch(cmd *exec.Cmd) error {
 // root, the MySQL family is told --user=root instead.
 func (s *Server) credential() *syscall.Credential {
 	// In a Debian root the start wrapper switches to the postgres user itself.
-	if s.Kind != Postgres || os.Geteuid() != 0 || s.inst.Root != "" {
+	if s.Kind != discovery.Postgres || os.Geteuid() != 0 || s.inst.Root != "" {
 		return nil
 	}
 	cred, _ := postgresUser("")
@@ -660,7 +666,7 @@ func (s *Server) probe(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	var dir, want string
-	if s.Kind == Postgres {
+	if s.Kind == discovery.Postgres {
 		conn, err := s.pgConnect(pctx, "postgres")
 		if err != nil {
 			return err
@@ -812,7 +818,7 @@ func (s *Server) shutdown(c *child) error {
 	// SIGTERM is the normal clean shutdown, and for Patroni too (it stops
 	// its postgres fast, then exits).
 	sig := syscall.SIGTERM
-	if s.Kind == Postgres && s.patroni == nil {
+	if s.Kind == discovery.Postgres && s.patroni == nil {
 		sig = syscall.SIGINT
 	}
 	_ = c.cmd.Process.Signal(sig)

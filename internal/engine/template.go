@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 )
 
@@ -41,7 +42,7 @@ var templates = struct {
 // first if it is the installation's first server; false (and nothing done) where no template
 // applies or one could not be made, and s initializes its own.
 func (s *Server) fromTemplate(ctx context.Context) (bool, error) {
-	if s.Kind == Postgres || s.node != nil {
+	if s.Kind == discovery.Postgres || s.node != nil {
 		return false, nil
 	}
 	t := templateOf(s.inst)
@@ -51,7 +52,7 @@ func (s *Server) fromTemplate(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	// Made again if it was removed since (StopAll, or by hand).
-	if t.srv == nil || t.srv.isStopped() || !isDir(t.srv.host("data")) {
+	if t.srv == nil || t.srv.isStopped() || !discovery.IsDir(t.srv.host("data")) {
 		if t.srv != nil {
 			_ = t.srv.Stop()
 		}
@@ -72,7 +73,7 @@ func (s *Server) fromTemplate(ctx context.Context) (bool, error) {
 	return true, s.giveToServerUser(s.rekey)
 }
 
-func templateOf(inst Installation) *dataTemplate {
+func templateOf(inst discovery.Installation) *dataTemplate {
 	key := inst.Kind + "\x00" + inst.Binary + "\x00" + inst.Root
 	templates.Lock()
 	defer templates.Unlock()
@@ -88,7 +89,7 @@ func templateOf(inst Installation) *dataTemplate {
 // system's temporary directory: not in the servers' work dir, which may be a small device made
 // for a study (the bandwidth study's) or a directory its caller removes. Where the template lies
 // does not matter to a measurement: each server's data is a copy in its own work dir.
-func makeTemplate(ctx context.Context, inst Installation, prof profile.Profile) (*Server, error) {
+func makeTemplate(ctx context.Context, inst discovery.Installation, prof profile.Profile) (*Server, error) {
 	t := &Server{Kind: inst.Kind, Version: inst.Version, inst: inst, prof: prof, password: newPassword(), template: true}
 	err := t.makeRunDir("")
 	if err == nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/go-sql-driver/mysql"
 )
@@ -22,8 +23,8 @@ import (
 // Not parallel: it counts the templates and calls StopAll.
 func TestTemplateDataDirectory(t *testing.T) {
 	integration(t)
-	for _, inst := range Discover("") {
-		if inst.Kind == Postgres {
+	for _, inst := range discovery.Discover("") {
+		if inst.Kind == discovery.Postgres {
 			continue
 		}
 		t.Run(inst.Name(), func(t *testing.T) {
@@ -45,7 +46,7 @@ func TestTemplateDataDirectory(t *testing.T) {
 			}
 			t.Logf("%s: first server (template made) %s, second (copied) %s", inst.Name(), took[0].Round(time.Millisecond), took[1].Round(time.Millisecond))
 			tmpl := templateOf(inst)
-			if tmpl.srv == nil || !isDir(tmpl.srv.host("data")) {
+			if tmpl.srv == nil || !discovery.IsDir(tmpl.srv.host("data")) {
 				t.Fatalf("no template data directory after two starts (%v)", tmpl.err)
 			}
 			if _, err := os.Stat(filepath.Join(srvs[1].hostRun, "accounts.sql")); !errors.Is(err, os.ErrNotExist) {
@@ -118,8 +119,8 @@ func TestMySQLFamilyNotRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the servers run as this user when fairbench is not root")
 	}
-	for _, inst := range Discover("") {
-		if inst.Kind == Postgres {
+	for _, inst := range discovery.Discover("") {
+		if inst.Kind == discovery.Postgres {
 			continue
 		}
 		t.Run(inst.Name(), func(t *testing.T) {

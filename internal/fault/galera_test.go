@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/fault"
 	"github.com/fairbench/fairbench/internal/result"
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) { testserver.Main(m) }
 // where FAIRBENCH_REQUIRE_ENGINES asks for it).
 func galera(t *testing.T, ctx context.Context) *throwaway.Server {
 	t.Helper()
-	inst := testserver.Installation(t, engine.Galera)
+	inst := testserver.Installation(t, discovery.Galera)
 	srv, err := throwaway.Start(ctx, inst, profile.Profile{BufferPoolBytes: 128 << 20, MaxConnections: 50, RedoBytes: 64 << 20}, "")
 	if err != nil {
 		t.Fatal(err)

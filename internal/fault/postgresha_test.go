@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/runspec"
@@ -25,7 +25,7 @@ import (
 func TestPaymentsThroughPostgresHAFaults(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	inst := testserver.Installation(t, engine.PostgresHA)
+	inst := testserver.Installation(t, discovery.PostgresHA)
 	srv, err := throwaway.Start(ctx, inst, profile.Profile{BufferPoolBytes: 64 << 20, MaxConnections: 50, RedoBytes: 64 << 20}, "")
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
@@ -25,7 +26,7 @@ var haTiming = engine.PatroniTiming{TTL: 8, LoopWait: 1, RetryTimeout: 3}
 // and removed when it ends; it skips where patroni or etcd is not installed, unless required.
 func startHA(t *testing.T, opts engine.HAOptions) (*engine.Cluster, sqldb.Target) {
 	t.Helper()
-	inst := testserver.Installation(t, engine.PostgresHA)
+	inst := testserver.Installation(t, discovery.PostgresHA)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	opts.Timing = haTiming

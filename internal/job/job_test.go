@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/job"
 	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/result"
@@ -106,8 +107,8 @@ func TestWireCountsFromTheWindowOpening(t *testing.T) {
 // namespace (it may run under chroot in a private one), where the server sees it.
 func TestPrepareOnFullDisk(t *testing.T) {
 	ctx := context.Background()
-	srv := testserver.Server(t, engine.Postgres)
-	tg := testserver.Database(t, engine.Postgres)
+	srv := testserver.Server(t, discovery.Postgres)
+	tg := testserver.Database(t, discovery.Postgres)
 	admin, err := sqldb.Open(ctx, tg)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/study"
 	"github.com/fairbench/fairbench/internal/testserver"
@@ -21,11 +22,11 @@ func TestMain(m *testing.M) { testserver.Main(m) }
 
 // studyKinds are the engines a tiny run of each study uses: the study's own, at most two.
 var studyKinds = map[string][]string{
-	"shootout":  {engine.Postgres, engine.MySQL},
-	"bandwidth": {engine.Postgres, engine.MariaDB},
-	"ingest":    {engine.Postgres, engine.MySQL},
-	"payments":  {engine.Postgres, engine.MariaDB},
-	"scaling":   {engine.MariaDB},
+	"shootout":  {discovery.Postgres, discovery.MySQL},
+	"bandwidth": {discovery.Postgres, discovery.MariaDB},
+	"ingest":    {discovery.Postgres, discovery.MySQL},
+	"payments":  {discovery.Postgres, discovery.MariaDB},
+	"scaling":   {discovery.MariaDB},
 }
 
 // installedKinds skips the test when an engine is missing, unless the environment requires it
@@ -33,7 +34,7 @@ var studyKinds = map[string][]string{
 func installedKinds(t *testing.T, kinds []string) []string {
 	t.Helper()
 	for _, k := range kinds {
-		if _, err := engine.Find(k, ""); err != nil {
+		if _, err := discovery.Find(k, ""); err != nil {
 			if strings.Contains(os.Getenv("FAIRBENCH_REQUIRE_ENGINES"), k) {
 				t.Fatalf("%s is required but not installed: %v", k, err)
 			}
@@ -65,7 +66,7 @@ func TestStudiesRunTiny(t *testing.T) {
 		t.Run(s.Name, func(t *testing.T) {
 			kinds := installedKinds(t, studyKinds[s.Name])
 			if s.Name == "shootout" {
-				kinds = oldestRelease(kinds, engine.Postgres)
+				kinds = oldestRelease(kinds, discovery.Postgres)
 			}
 			if s.Name == "bandwidth" {
 				if _, err := study.CheckBandwidth(); err != nil {
@@ -92,9 +93,9 @@ func TestStudiesRunTiny(t *testing.T) {
 // shoot-out published PostgreSQL 17, not the newest), as the command line's --engines
 // postgres@17 does: a study then runs that release, not the newest.
 func oldestRelease(kinds []string, kind string) []string {
-	var oldest engine.Installation
+	var oldest discovery.Installation
 	n := 0
-	for _, in := range engine.Discover("") {
+	for _, in := range discovery.Discover("") {
 		if in.Kind == kind {
 			if n == 0 {
 				oldest = in // Discover lists each kind's releases oldest first

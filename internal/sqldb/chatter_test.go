@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
 )
@@ -18,7 +18,7 @@ import (
 // file descriptor 2 (where the driver's own logger, made at its init, writes): fairbench reports
 // the returned error, once.
 func TestNoDriverLinesOnStderr(t *testing.T) {
-	for _, kind := range []string{engine.MariaDB, engine.MySQL} {
+	for _, kind := range []string{discovery.MariaDB, discovery.MySQL} {
 		t.Run(kind, func(t *testing.T) {
 			tg := testserver.Database(t, kind)
 			ctx := context.Background()

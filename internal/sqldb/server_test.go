@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
 )
@@ -218,8 +219,8 @@ func TestStatementOnStoppedServer(t *testing.T) {
 
 // TestWrongProtocol points each scheme at the other family's server.
 func TestWrongProtocol(t *testing.T) {
-	pg := testserver.Server(t, engine.Postgres)
-	my := testserver.Server(t, engine.MariaDB)
+	pg := testserver.Server(t, discovery.Postgres)
+	my := testserver.Server(t, discovery.MariaDB)
 	cases := []struct {
 		dsn    string
 		reason sqldb.ConnectReason

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
 )
@@ -88,7 +88,7 @@ func writePEM(t *testing.T, path, kind string, der []byte, uid, gid int) {
 // again when the test ends. It returns the CA that signed the certificate.
 func enablePostgresTLS(t *testing.T, tg sqldb.Target) string {
 	t.Helper()
-	srv := testserver.Server(t, engine.Postgres)
+	srv := testserver.Server(t, discovery.Postgres)
 	ca := throwawayCA(t, "fb-test-ca", srv.DataDir)
 	ctx := context.Background()
 	admin, err := sqldb.Open(ctx, tg)
@@ -144,10 +144,10 @@ func enablePostgresTLS(t *testing.T, tg sqldb.Target) string {
 // TestTLS: plaintext unless asked, on every engine; what was asked is honoured or the connection
 // fails; the server's own view of the transport is what Transport reports.
 func TestTLS(t *testing.T) {
-	pgTarget := testserver.Database(t, engine.Postgres)
+	pgTarget := testserver.Database(t, discovery.Postgres)
 	pgCA := enablePostgresTLS(t, pgTarget)
 	otherCA := throwawayCA(t, "fb-other-ca", "")
-	mysqlCA := filepath.Join(testserver.Server(t, engine.MySQL).DataDir, "ca.pem")
+	mysqlCA := filepath.Join(testserver.Server(t, discovery.MySQL).DataDir, "ca.pem")
 	type option struct{ name, value string }
 	cases := []struct {
 		kind string
@@ -156,20 +156,20 @@ func TestTLS(t *testing.T) {
 		// server may or may not have TLS (never plaintext).
 		want string
 	}{
-		{engine.Postgres, nil, "plaintext"},
-		{engine.Postgres, []option{{"sslmode", "require"}}, "tls"},
-		{engine.Postgres, []option{{"sslmode", "verify-full"}, {"sslrootcert", pgCA}}, "tls"},
-		{engine.Postgres, []option{{"sslmode", "verify-ca"}, {"sslrootcert", otherCA}}, "failed"},
-		{engine.MariaDB, nil, "plaintext"},
-		{engine.MariaDB, []option{{"ssl-mode", "REQUIRED"}}, "tls-or-failed"},
-		{engine.MySQL, nil, "plaintext"},
-		{engine.MySQL, []option{{"ssl-mode", "REQUIRED"}}, "tls"},
-		{engine.MySQL, []option{{"tls", "skip-verify"}}, "tls"},
-		{engine.MySQL, []option{{"ssl-mode", "VERIFY_CA"}, {"ssl-ca", otherCA}}, "failed"},
+		{discovery.Postgres, nil, "plaintext"},
+		{discovery.Postgres, []option{{"sslmode", "require"}}, "tls"},
+		{discovery.Postgres, []option{{"sslmode", "verify-full"}, {"sslrootcert", pgCA}}, "tls"},
+		{discovery.Postgres, []option{{"sslmode", "verify-ca"}, {"sslrootcert", otherCA}}, "failed"},
+		{discovery.MariaDB, nil, "plaintext"},
+		{discovery.MariaDB, []option{{"ssl-mode", "REQUIRED"}}, "tls-or-failed"},
+		{discovery.MySQL, nil, "plaintext"},
+		{discovery.MySQL, []option{{"ssl-mode", "REQUIRED"}}, "tls"},
+		{discovery.MySQL, []option{{"tls", "skip-verify"}}, "tls"},
+		{discovery.MySQL, []option{{"ssl-mode", "VERIFY_CA"}, {"ssl-ca", otherCA}}, "failed"},
 		// MySQL makes its own CA at initialisation (auto_generate_certs); its certificate names
 		// no host, so VERIFY_CA passes and VERIFY_IDENTITY does not.
-		{engine.MySQL, []option{{"ssl-mode", "VERIFY_CA"}, {"ssl-ca", mysqlCA}}, "tls"},
-		{engine.MySQL, []option{{"ssl-mode", "VERIFY_IDENTITY"}, {"ssl-ca", mysqlCA}}, "failed"},
+		{discovery.MySQL, []option{{"ssl-mode", "VERIFY_CA"}, {"ssl-ca", mysqlCA}}, "tls"},
+		{discovery.MySQL, []option{{"ssl-mode", "VERIFY_IDENTITY"}, {"ssl-ca", mysqlCA}}, "failed"},
 	}
 	for _, c := range cases {
 		name := c.kind
@@ -178,7 +178,7 @@ func TestTLS(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			tg := pgTarget
-			if c.kind != engine.Postgres {
+			if c.kind != discovery.Postgres {
 				tg = testserver.Database(t, c.kind)
 			}
 			for _, o := range c.opts {
@@ -216,8 +216,8 @@ func transportOf(tg sqldb.Target) (string, error) {
 // TestHbaRefusal: a connection pg_hba.conf refuses (as a hostssl-only server refuses the
 // plaintext default) names pg_hba.conf and the sslmode that may be missing, not a password.
 func TestHbaRefusal(t *testing.T) {
-	tg := testserver.Database(t, engine.Postgres)
-	srv := testserver.Server(t, engine.Postgres)
+	tg := testserver.Database(t, discovery.Postgres)
+	srv := testserver.Server(t, discovery.Postgres)
 	hba := filepath.Join(srv.DataDir, "pg_hba.conf")
 	orig, err := os.ReadFile(hba)
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/dialect"
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/job"
 	"github.com/fairbench/fairbench/internal/randgen"
@@ -55,7 +55,7 @@ type Common struct {
 	MySQLRoot string
 	// Installs are the installations chosen with --engines, by kind; a kind not in it runs its
 	// newest installed version.
-	Installs        map[string]engine.Installation
+	Installs        map[string]discovery.Installation
 	WorkDir         string // where servers' data directories go (mvcc) or the device's backing file (bandwidth)
 	Time            time.Duration
 	Threads         int
@@ -84,7 +84,7 @@ const (
 
 func (c *Common) defaults() error {
 	if len(c.Engines) == 0 {
-		c.Engines = []string{engine.Postgres, engine.MariaDB}
+		c.Engines = []string{discovery.Postgres, discovery.MariaDB}
 	}
 	if c.Time <= 0 {
 		c.Time = DefaultTime
@@ -142,7 +142,7 @@ func startServer(ctx context.Context, c *Common, kind, workDir string) (*throwaw
 	inst, ok := c.Installs[kind]
 	if !ok {
 		var err error
-		if inst, err = engine.Find(kind, c.MySQLRoot); err != nil {
+		if inst, err = discovery.Find(kind, c.MySQLRoot); err != nil {
 			return nil, err
 		}
 	}

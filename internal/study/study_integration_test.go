@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/testserver"
 )
@@ -23,8 +23,8 @@ func TestMain(m *testing.M) { testserver.Main(m) }
 func installed(t *testing.T) []string {
 	t.Helper()
 	var kinds []string
-	for _, k := range []string{engine.Postgres, engine.MariaDB} {
-		if _, err := engine.Find(k, ""); err == nil {
+	for _, k := range []string{discovery.Postgres, discovery.MariaDB} {
+		if _, err := discovery.Find(k, ""); err == nil {
 			kinds = append(kinds, k)
 		} else {
 			t.Logf("%s not available: %v", k, err)
@@ -76,13 +76,13 @@ func TestMVCCStudy(t *testing.T) {
 		}
 	}
 	for _, e := range doc.Engines {
-		wantPage := map[string]int{engine.Postgres: 8192, engine.MariaDB: 16384}[e.Kind]
+		wantPage := map[string]int{discovery.Postgres: 8192, discovery.MariaDB: 16384}[e.Kind]
 		if e.PageSize != wantPage {
 			t.Errorf("%s page size %d, want %d", e.Kind, e.PageSize, wantPage)
 		}
 		wantScen := []string{ScenarioPurge}
 		wantPhases := []string{PhaseFresh, PhaseUpdate, PhaseSelectAfterUpdate}
-		if e.Kind == engine.Postgres {
+		if e.Kind == discovery.Postgres {
 			wantScen = []string{ScenarioAutovacuumOff, ScenarioAutovacuumOn}
 			wantPhases = append(wantPhases, PhaseVacuum, PhaseSelectAfterVacuum)
 		}
@@ -119,16 +119,16 @@ func TestMVCCStudy(t *testing.T) {
 					if p.WALBytesPerQuery <= 0 || p.BytesWrittenPerQuery < p.WALBytesPerQuery {
 						t.Errorf("%s %s UPDATE: %v WAL bytes, %v bytes written per UPDATE", e.Kind, name, p.WALBytesPerQuery, p.BytesWrittenPerQuery)
 					}
-					if e.Kind == engine.Postgres && (p.HOTRatio == nil || p.Updates == nil || *p.Updates <= 0 || p.DeadTuplesAfter == nil || *p.DeadTuplesAfter <= 0) {
+					if e.Kind == discovery.Postgres && (p.HOTRatio == nil || p.Updates == nil || *p.Updates <= 0 || p.DeadTuplesAfter == nil || *p.DeadTuplesAfter <= 0) {
 						t.Errorf("postgres %s UPDATE: HOT %v of %v, dead %v", name, p.HOTRatio, p.Updates, p.DeadTuplesAfter)
 					}
-					if e.Kind != engine.Postgres && (p.HistoryListMax == nil || *p.HistoryListMax <= 0) {
+					if e.Kind != discovery.Postgres && (p.HistoryListMax == nil || *p.HistoryListMax <= 0) {
 						t.Errorf("%s UPDATE: history list max %v", e.Kind, p.HistoryListMax)
 					}
 				}
 			}
 		}
-		if e.Kind == engine.Postgres {
+		if e.Kind == discovery.Postgres {
 			for _, name := range wantScen {
 				v := findEffect(doc.Effects, DesignPGVacuum, name)
 				if v == nil || v.Before == nil || v.After == nil {

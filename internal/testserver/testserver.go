@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/throttle"
@@ -114,7 +115,7 @@ func Server(t testing.TB, kind string) *engine.Server {
 // Installation is what Server would start for kind, for a test that starts a server of its own
 // (on a device of its own, with other settings); it skips or fails as Server does when kind is
 // not installed.
-func Installation(t testing.TB, kind string) engine.Installation {
+func Installation(t testing.TB, kind string) discovery.Installation {
 	t.Helper()
 	Integration(t)
 	inst, err := find(kind)
@@ -171,16 +172,16 @@ func OnDevice(t testing.TB, kind string) (*engine.Server, *throttle.Device) {
 // host has one (Debian 12: PostgreSQL 15, MariaDB 10.11), so tests run on the same release on
 // every machine whatever roots an install added; a root's otherwise (MySQL), or the release
 // asked for ("postgres@18").
-func find(kind string) (engine.Installation, error) {
+func find(kind string) (discovery.Installation, error) {
 	if !strings.Contains(kind, "@") {
 		// With the clusters (galera, postgres-ha), which are built of the host's servers.
-		for _, inst := range engine.DiscoverWithClusters("") {
+		for _, inst := range discovery.DiscoverWithClusters("") {
 			if inst.Kind == kind && inst.Root == "" {
 				return inst, nil
 			}
 		}
 	}
-	return engine.Find(kind, "")
+	return discovery.Find(kind, "")
 }
 
 // Database creates an empty database on the kind's shared server and returns a target for it;
@@ -223,7 +224,7 @@ func Database(t testing.TB, kind string) sqldb.Target {
 
 // Kinds are the engines integration tests run against: PostgreSQL and MariaDB always, MySQL
 // when its root is installed (or required).
-func Kinds() []string { return []string{engine.Postgres, engine.MariaDB, engine.MySQL} }
+func Kinds() []string { return []string{discovery.Postgres, discovery.MariaDB, discovery.MySQL} }
 
 // LoadAverage is the machine's one-minute load average: timing tests skip, saying why, on a
 // machine loaded far past its CPUs, where they would measure the load rather than fairbench.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
 	_ "github.com/fairbench/fairbench/internal/workload/all"
@@ -23,7 +24,7 @@ func checkClusterFigures(t *testing.T, ctx context.Context, srv *Server) {
 	// 2,000: on 20 rows its deadlocks wait deadlock_timeout (1 s) to be found, and a client caught
 	// in one at the end outlasts a 4 s run's 1 s grace (failed CI once).
 	rows := "20"
-	if srv.Kind != engine.Galera {
+	if srv.Kind != discovery.Galera {
 		rows = "2000"
 	}
 	j := workloadtest.Job(t, srv.Target, "oltp_read_write", map[string]string{"tables": "1", "table-size": rows}, 7)
@@ -59,7 +60,7 @@ func checkClusterFigures(t *testing.T, ctx context.Context, srv *Server) {
 	if d := cpu - (s.CPUUserS + s.CPUSystemS); d > 0.05 || d < -0.05 || s.Counters["wal_bytes"] != redo {
 		t.Errorf("headline CPU %.2f s, redo %d: want the nodes' sum %.2f s, %d", s.CPUUserS+s.CPUSystemS, s.Counters["wal_bytes"], cpu, redo)
 	}
-	if srv.Kind == engine.Galera {
+	if srv.Kind == discovery.Galera {
 		checkGaleraSamples(t, res.Intervals, s.Replication)
 	} else {
 		checkStreamingSamples(t, res.Intervals, s.Replication)

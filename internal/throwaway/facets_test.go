@@ -3,7 +3,7 @@ package throwaway
 import (
 	"testing"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
@@ -16,8 +16,8 @@ func TestClusterResultsGetFacets(t *testing.T) {
 		settings     map[string]string
 		want         result.Facet
 	}{
-		{engine.Galera, "innodb", map[string]string{"innodb_flush_log_at_trx_commit": "1"}, result.Facet{Shown: "innodb_flush_log_at_trx_commit=1", Value: "on"}},
-		{engine.PostgresHA, "postgres", map[string]string{"fsync": "on", "synchronous_commit": "on"}, result.Facet{Shown: "fsync=on, synchronous_commit=on", Value: "on"}},
+		{discovery.Galera, "innodb", map[string]string{"innodb_flush_log_at_trx_commit": "1"}, result.Facet{Shown: "innodb_flush_log_at_trx_commit=1", Value: "on"}},
+		{discovery.PostgresHA, "postgres", map[string]string{"fsync": "on", "synchronous_commit": "on"}, result.Facet{Shown: "fsync=on, synchronous_commit=on", Value: "on"}},
 	} {
 		r := &result.Result{Engine: result.Engine{Kind: c.kind}, Server: &result.Server{Settings: c.settings}}
 		result.FillFacets(r)

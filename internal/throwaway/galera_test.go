@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/servermetrics"
 	"github.com/fairbench/fairbench/internal/sqldb"
@@ -18,7 +19,7 @@ import (
 // connections opened through its host-list target spread over all nodes, and that with one node
 // killed every new connection still lands on a survivor.
 func TestGaleraSpreadAndFailover(t *testing.T) {
-	inst := testserver.Installation(t, engine.Galera)
+	inst := testserver.Installation(t, discovery.Galera)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srv, err := Start(ctx, inst, profile.Profile{BufferPoolBytes: 128 << 20, MaxConnections: 50, RedoBytes: 64 << 20}, "")
@@ -26,7 +27,7 @@ func TestGaleraSpreadAndFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	if srv.Kind != engine.Galera || len(srv.Target.Addrs) != engine.GaleraNodes {
+	if srv.Kind != discovery.Galera || len(srv.Target.Addrs) != engine.GaleraNodes {
 		t.Fatalf("kind %s, target %s: want galera over %d nodes", srv.Kind, srv.Target.Redacted(), engine.GaleraNodes)
 	}
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
@@ -42,7 +43,7 @@ func (s *Server) Nodes() []Node {
 // the leader or a replica as Patroni sees it now ("" where its Patroni does not answer).
 func (s *Server) nodeRoles() map[string]string {
 	roles := map[string]string{}
-	if s.Kind == engine.Galera {
+	if s.Kind == discovery.Galera {
 		for i := range s.Cluster.Nodes {
 			roles[s.Cluster.NodeName(i)] = result.RolePrimary
 		}
@@ -64,7 +65,7 @@ func (s *Server) nodeRoles() map[string]string {
 
 // replication is how the cluster's nodes replicate: what its monitor samples every interval.
 func (s *Server) replication() string {
-	if s.Kind == engine.Galera {
+	if s.Kind == discovery.Galera {
 		return result.ReplicationGalera
 	}
 	return result.ReplicationStreaming

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/testserver"
@@ -18,7 +19,7 @@ import (
 // that every connection opened through its host-list target lands on the leader, also after the
 // leader's host crashed and Patroni promoted a replica: a client reconnecting reaches the new one.
 func TestPostgresHAFollowsLeader(t *testing.T) {
-	inst := testserver.Installation(t, engine.PostgresHA)
+	inst := testserver.Installation(t, discovery.PostgresHA)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	srv, err := Start(ctx, inst, profile.Profile{BufferPoolBytes: 64 << 20, MaxConnections: 50, RedoBytes: 64 << 20}, "")
@@ -26,7 +27,7 @@ func TestPostgresHAFollowsLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	if srv.Kind != engine.PostgresHA || len(srv.Target.Addrs) != engine.PostgresHANodes || !srv.Cluster.Synchronous {
+	if srv.Kind != discovery.PostgresHA || len(srv.Target.Addrs) != engine.PostgresHANodes || !srv.Cluster.Synchronous {
 		t.Fatalf("kind %s, target %s, synchronous %v: want synchronous postgres-ha over %d nodes",
 			srv.Kind, srv.Target.Redacted(), srv.Cluster.Synchronous, engine.PostgresHANodes)
 	}

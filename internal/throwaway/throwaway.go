@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/servermetrics"
 	"github.com/fairbench/fairbench/internal/sqldb"
@@ -37,7 +38,7 @@ type Server struct {
 
 // Start starts inst with prof, its data directory under workDir, and connects to it. On any
 // error nothing is left running.
-func Start(ctx context.Context, inst engine.Installation, prof profile.Profile, workDir string) (_ *Server, err error) {
+func Start(ctx context.Context, inst discovery.Installation, prof profile.Profile, workDir string) (_ *Server, err error) {
 	s, err := startServerOrCluster(ctx, inst, prof, workDir)
 	if err != nil {
 		return nil, err
@@ -72,11 +73,11 @@ func Start(ctx context.Context, inst engine.Installation, prof profile.Profile, 
 
 // startServerOrCluster starts a single server, or a cluster for a cluster kind (galera,
 // postgres-ha; the latter in synchronous mode).
-func startServerOrCluster(ctx context.Context, inst engine.Installation, prof profile.Profile, workDir string) (*Server, error) {
-	if inst.Kind == engine.Galera || inst.Kind == engine.PostgresHA {
+func startServerOrCluster(ctx context.Context, inst discovery.Installation, prof profile.Profile, workDir string) (*Server, error) {
+	if inst.Kind == discovery.Galera || inst.Kind == discovery.PostgresHA {
 		var c *engine.Cluster
 		var err error
-		if inst.Kind == engine.Galera {
+		if inst.Kind == discovery.Galera {
 			c, err = engine.StartGalera(ctx, inst, prof, workDir)
 		} else {
 			c, err = engine.StartPostgresHA(ctx, inst, prof, workDir, engine.HAOptions{})

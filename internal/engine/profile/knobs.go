@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 )
 
 // Profile modes: the fairness profile, or each engine as its Debian package ships it.
@@ -64,18 +66,18 @@ func removesWorkWhen(keys map[string]string, offs ...string) func(string, map[st
 
 // Knobs are the settings --explain can flip, in the order they are documented.
 var Knobs = []Knob{
-	{Name: "binlog", Engines: []string{MySQL, MariaDB}, flip: flipBinlog,
+	{Name: "binlog", Engines: []string{discovery.MySQL, discovery.MariaDB}, flip: flipBinlog,
 		expect: removesWorkWhen(map[string]string{"": "log_bin"}, "OFF"),
 		Doc:    "binary log: on with sync_binlog=1 where the profile has it off, off where it is on"},
-	{Name: "doublewrite", Engines: []string{Postgres, MySQL, MariaDB}, flip: flipTornPage,
-		expect: removesWorkWhen(map[string]string{Postgres: "full_page_writes", "": "innodb_doublewrite"}, "off"),
+	{Name: "doublewrite", Engines: []string{discovery.Postgres, discovery.MySQL, discovery.MariaDB}, flip: flipTornPage,
+		expect: removesWorkWhen(map[string]string{discovery.Postgres: "full_page_writes", "": "innodb_doublewrite"}, "off"),
 		Doc:    "torn-page protection: innodb_doublewrite on InnoDB, full_page_writes on PostgreSQL, turned off"},
-	{Name: "flush-method", Engines: []string{MySQL, MariaDB}, flip: flipFlushMethod,
+	{Name: "flush-method", Engines: []string{discovery.MySQL, discovery.MariaDB}, flip: flipFlushMethod,
 		Doc: "innodb_flush_method fsync (through the page cache) instead of the engine's default O_DIRECT"},
-	{Name: "synchronous-commit", Engines: []string{Postgres, MySQL, MariaDB}, flip: flipSyncCommit,
-		expect: removesWorkWhen(map[string]string{Postgres: "synchronous_commit", "": "innodb_flush_log_at_trx_commit"}, "off", "2", "0"),
+	{Name: "synchronous-commit", Engines: []string{discovery.Postgres, discovery.MySQL, discovery.MariaDB}, flip: flipSyncCommit,
+		expect: removesWorkWhen(map[string]string{discovery.Postgres: "synchronous_commit", "": "innodb_flush_log_at_trx_commit"}, "off", "2", "0"),
 		Doc:    "commit without waiting for the log flush: synchronous_commit=off, innodb_flush_log_at_trx_commit=2"},
-	{Name: "buffer-pool", Engines: []string{Postgres, MySQL, MariaDB}, flip: func(Profile, string, map[string]string) {},
+	{Name: "buffer-pool", Engines: []string{discovery.Postgres, discovery.MySQL, discovery.MariaDB}, flip: func(Profile, string, map[string]string) {},
 		Doc: "the other profile's buffer pool: the packages' 128 MiB under fair, the fair size under defaults"},
 }
 
@@ -185,7 +187,7 @@ func (p Profile) Check(kind, name string) error {
 	if p.Mode == ModeDefaults && p.Binlog {
 		return fmt.Errorf("--binlog contradicts --profile defaults (which leaves each engine's binary log as shipped): drop --binlog, or measure it with --explain binlog")
 	}
-	if kind == MySQL || kind == MariaDB {
+	if kind == discovery.MySQL || kind == discovery.MariaDB {
 		// A pool smaller than one 128 MiB chunk is taken as given: MySQL shrinks the chunk to
 		// the pool and MariaDB sizes its chunks itself (16 MiB read back as 16 MiB from MySQL
 		// 9.7, MariaDB 10.11 and 11.8).
@@ -241,7 +243,7 @@ func packageSettings(kind string, fair map[string]string) map[string]string {
 			m[k] = v
 		}
 	}
-	if kind == MariaDB {
+	if kind == discovery.MariaDB {
 		m["collation_server"] = "utf8mb4_general_ci"
 	}
 	return m
@@ -253,7 +255,7 @@ func binlogOn(kind string, m map[string]string) bool {
 	if v, ok := m["log_bin"]; ok {
 		return v == "ON"
 	}
-	return kind == MySQL
+	return kind == discovery.MySQL
 }
 
 func flipBinlog(_ Profile, kind string, m map[string]string) {
@@ -271,7 +273,7 @@ func flipBinlog(_ Profile, kind string, m map[string]string) {
 }
 
 func flipTornPage(_ Profile, kind string, m map[string]string) {
-	if kind == Postgres {
+	if kind == discovery.Postgres {
 		m["full_page_writes"] = toggle(m["full_page_writes"], "on", "off", "on")
 		return
 	}
@@ -284,7 +286,7 @@ func flipFlushMethod(_ Profile, _ string, m map[string]string) {
 }
 
 func flipSyncCommit(_ Profile, kind string, m map[string]string) {
-	if kind == Postgres {
+	if kind == discovery.Postgres {
 		m["synchronous_commit"] = toggle(m["synchronous_commit"], "on", "off", "on")
 		return
 	}

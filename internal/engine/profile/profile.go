@@ -12,19 +12,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/result"
 )
 
 const (
 	mib = int64(1) << 20
 	gib = int64(1) << 30
-)
-
-// The engines' kinds, as internal/engine names them (its Kinds; TestKindNames checks they agree).
-const (
-	Postgres = "postgres"
-	MariaDB  = "mariadb"
-	MySQL    = "mysql"
 )
 
 // Profile is the fairness profile: the same settings applied to every engine.
@@ -34,7 +28,7 @@ type Profile struct {
 	BufferPoolBytes int64 // shared_buffers = innodb_buffer_pool_size; default 25% of RAM capped at 2 GiB
 	MaxConnections  int   // default 200
 	RedoBytes       int64 // max_wal_size = innodb redo log capacity; default 1 GiB (large so checkpoints don't dominate)
-	Binlog          bool  // binary log on both MySQL-family servers; default off
+	Binlog          bool  // binary log on both discovery.MySQL-family servers; default off
 	// Mode is ModeFair ("" too) or ModeDefaults; Flip lists knobs (Knobs) flipped from it.
 	Mode string
 	Flip []string
@@ -202,7 +196,7 @@ type translation struct {
 // as written. The table is tested version by version (TestTranslations).
 var translations = []translation{
 	{
-		kind: MySQL, covers: func(v string) bool { return v != "" && versionBefore(v, "8.0.30") }, setting: "innodb_redo_log_capacity",
+		kind: discovery.MySQL, covers: func(v string) bool { return v != "" && versionBefore(v, "8.0.30") }, setting: "innodb_redo_log_capacity",
 		apply: func(p Profile, m map[string]string) string {
 			delete(m, "innodb_redo_log_capacity")
 			m["innodb_log_file_size"] = strconv.FormatInt(p.RedoBytes/2, 10)
@@ -212,7 +206,7 @@ var translations = []translation{
 		why: "MySQL before 8.0.30 has no innodb_redo_log_capacity; two redo files of half the size hold the same redo",
 	},
 	{
-		kind: MariaDB, covers: func(string) bool { return true }, setting: "innodb_redo_log_capacity",
+		kind: discovery.MariaDB, covers: func(string) bool { return true }, setting: "innodb_redo_log_capacity",
 		apply: func(p Profile, m map[string]string) string {
 			delete(m, "innodb_redo_log_capacity")
 			m["innodb_log_file_size"] = strconv.FormatInt(p.RedoBytes, 10)
@@ -221,17 +215,17 @@ var translations = []translation{
 		why: "MariaDB has no innodb_redo_log_capacity; since 10.5 its redo log is one file, so the file size is the capacity",
 	},
 	{
-		kind: Postgres, covers: since("16"), setting: "lc_collate",
+		kind: discovery.Postgres, covers: since("16"), setting: "lc_collate",
 		apply: func(Profile, map[string]string) string { return "pg_database.datcollate = C (initdb --locale=C)" },
 		why:   "PostgreSQL 16 dropped the lc_collate server setting; the collation is the database's, set by initdb as before",
 	},
 	{
-		kind: Postgres, covers: since("16"), setting: "lc_ctype",
+		kind: discovery.Postgres, covers: since("16"), setting: "lc_ctype",
 		apply: func(Profile, map[string]string) string { return "pg_database.datctype = C (initdb --locale=C)" },
 		why:   "PostgreSQL 16 dropped the lc_ctype server setting; the character classes are the database's, set by initdb as before",
 	},
 	{
-		kind: Postgres, covers: since("18"), setting: "data_checksums",
+		kind: discovery.Postgres, covers: since("18"), setting: "data_checksums",
 		apply: func(p Profile, m map[string]string) string { return "initdb --no-data-checksums" },
 		why:   "PostgreSQL 18's initdb turns page checksums on by default, 15 and 17 leave them off: 18 is told to match",
 	},
@@ -259,11 +253,11 @@ func (p Profile) FairSettings(kind, version string) map[string]string {
 // translationKeys are, per translated setting and kind, the keys that carry it after the
 // translation: where none is applied (the mode left it to the engine), nothing was translated.
 var translationKeys = map[string][]string{
-	"innodb_redo_log_capacity\x00" + MySQL:   {"innodb_log_file_size"},
-	"innodb_redo_log_capacity\x00" + MariaDB: {"innodb_log_file_size"},
-	"lc_collate\x00" + Postgres:              {"lc_collate"},
-	"lc_ctype\x00" + Postgres:                {"lc_ctype"},
-	"data_checksums\x00" + Postgres:          {"data_checksums"},
+	"innodb_redo_log_capacity\x00" + discovery.MySQL:   {"innodb_log_file_size"},
+	"innodb_redo_log_capacity\x00" + discovery.MariaDB: {"innodb_log_file_size"},
+	"lc_collate\x00" + discovery.Postgres:              {"lc_collate"},
+	"lc_ctype\x00" + discovery.Postgres:                {"lc_ctype"},
+	"data_checksums\x00" + discovery.Postgres:          {"data_checksums"},
 }
 
 // translatedSettings is the fair profile for a particular server version ("" = current), with
@@ -285,7 +279,7 @@ func (p Profile) translatedSettings(kind, version string) (map[string]string, []
 // baseSettings is the profile under the names current versions use.
 func (p Profile) baseSettings(kind string) map[string]string {
 	switch kind {
-	case Postgres:
+	case discovery.Postgres:
 		return map[string]string{
 			"listen_addresses":   "127.0.0.1",
 			"shared_buffers":     pgSize(p.BufferPoolBytes),
@@ -310,7 +304,7 @@ func (p Profile) baseSettings(kind string) map[string]string {
 			"lc_collate":      "C",
 			"lc_ctype":        "C",
 		}
-	case MySQL, MariaDB:
+	case discovery.MySQL, discovery.MariaDB:
 		m := map[string]string{
 			"bind_address":                   "127.0.0.1",
 			"innodb_buffer_pool_size":        strconv.FormatInt(p.BufferPoolBytes, 10),

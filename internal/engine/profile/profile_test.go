@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fairbench/fairbench/internal/engine/discovery"
 )
 
 func TestDefaultProfile(t *testing.T) {
@@ -57,7 +59,7 @@ func TestDefaultProfile(t *testing.T) {
 
 func TestSettings(t *testing.T) {
 	p := Profile{BufferPoolBytes: 512 * mib, MaxConnections: 150, RedoBytes: gib}
-	pg := p.Settings(Postgres)
+	pg := p.Settings(discovery.Postgres)
 	for k, want := range map[string]string{
 		"shared_buffers": "512MB", "max_connections": "150", "max_wal_size": "1GB",
 		"fsync": "on", "synchronous_commit": "on", "full_page_writes": "on", "listen_addresses": "127.0.0.1",
@@ -66,8 +68,8 @@ func TestSettings(t *testing.T) {
 			t.Errorf("postgres %s = %q, want %q", k, pg[k], want)
 		}
 	}
-	my := p.Settings(MySQL)
-	ma := p.Settings(MariaDB)
+	my := p.Settings(discovery.MySQL)
+	ma := p.Settings(discovery.MariaDB)
 	for _, m := range []map[string]string{my, ma} {
 		for k, want := range map[string]string{
 			"innodb_buffer_pool_size": "536870912", "max_connections": "150",
@@ -88,16 +90,16 @@ func TestSettings(t *testing.T) {
 		t.Errorf("mariadb redo = %q / %q", ma["innodb_log_file_size"], ma["innodb_redo_log_capacity"])
 	}
 	// Before 8.0.30 MySQL only knows the two-file redo log.
-	old := p.settingsFor(MySQL, "8.0.29")
+	old := p.settingsFor(discovery.MySQL, "8.0.29")
 	if old["innodb_log_file_size"] != "536870912" || old["innodb_log_files_in_group"] != "2" || old["innodb_redo_log_capacity"] != "" {
 		t.Errorf("mysql 8.0.29 redo settings = %v", old)
 	}
-	if p.settingsFor(MySQL, "8.0.30")["innodb_redo_log_capacity"] == "" {
+	if p.settingsFor(discovery.MySQL, "8.0.30")["innodb_redo_log_capacity"] == "" {
 		t.Error("mysql 8.0.30 should use innodb_redo_log_capacity")
 	}
 
 	p.Binlog = true
-	for _, kind := range []string{MySQL, MariaDB} {
+	for _, kind := range []string{discovery.MySQL, discovery.MariaDB} {
 		m := p.Settings(kind)
 		if m["log_bin"] != "ON" || m["sync_binlog"] != "1" || m["binlog_format"] != "ROW" || m["server_id"] != "1" {
 			t.Errorf("%s binlog settings = %v", kind, m)
@@ -128,25 +130,25 @@ func TestModeAndKnobSettings(t *testing.T) {
 		want    map[string]string // "" = the key must be absent
 		bufPool int64             // the profile's resolved buffer pool
 	}{
-		{"fair mysql", with(""), MySQL, map[string]string{"log_bin": "OFF", "innodb_buffer_pool_size": "536870912"}, 512 * mib},
-		{"defaults mysql keeps its binlog and pool", with(ModeDefaults), MySQL,
+		{"fair mysql", with(""), discovery.MySQL, map[string]string{"log_bin": "OFF", "innodb_buffer_pool_size": "536870912"}, 512 * mib},
+		{"defaults mysql keeps its binlog and pool", with(ModeDefaults), discovery.MySQL,
 			map[string]string{"log_bin": "", "innodb_buffer_pool_size": "", "max_connections": "", "innodb_redo_log_capacity": "", "bind_address": "127.0.0.1", "character_set_server": "utf8mb4"}, 512 * mib},
-		{"defaults mariadb as Debian ships it", with(ModeDefaults), MariaDB,
+		{"defaults mariadb as Debian ships it", with(ModeDefaults), discovery.MariaDB,
 			map[string]string{"log_bin": "", "collation_server": "utf8mb4_general_ci", "innodb_log_file_size": ""}, 512 * mib},
-		{"defaults postgres", with(ModeDefaults), Postgres,
+		{"defaults postgres", with(ModeDefaults), discovery.Postgres,
 			map[string]string{"shared_buffers": "", "max_wal_size": "", "listen_addresses": "127.0.0.1", "server_encoding": "UTF8"}, 512 * mib},
-		{"fair binlog flipped on", with("", "binlog"), MariaDB, map[string]string{"log_bin": "ON", "sync_binlog": "1", "server_id": "1"}, 512 * mib},
-		{"defaults mysql binlog flipped off", with(ModeDefaults, "binlog"), MySQL, map[string]string{"log_bin": "OFF", "sync_binlog": ""}, 512 * mib},
-		{"defaults mariadb binlog flipped on", with(ModeDefaults, "binlog"), MariaDB, map[string]string{"log_bin": "ON", "sync_binlog": "1"}, 512 * mib},
-		{"binlog does not touch postgres", with("", "binlog"), Postgres, map[string]string{"log_bin": "", "full_page_writes": "on"}, 512 * mib},
-		{"doublewrite postgres", with("", "doublewrite"), Postgres, map[string]string{"full_page_writes": "off"}, 512 * mib},
-		{"doublewrite innodb", with("", "doublewrite"), MySQL, map[string]string{"innodb_doublewrite": "OFF"}, 512 * mib},
-		{"doublewrite under defaults", with(ModeDefaults, "doublewrite"), MariaDB, map[string]string{"innodb_doublewrite": "OFF"}, 512 * mib},
-		{"flush method", with("", "flush-method"), MariaDB, map[string]string{"innodb_flush_method": "fsync"}, 512 * mib},
-		{"synchronous commit pg", with("", "synchronous-commit"), Postgres, map[string]string{"synchronous_commit": "off", "fsync": "on"}, 512 * mib},
-		{"synchronous commit innodb", with("", "synchronous-commit"), MySQL, map[string]string{"innodb_flush_log_at_trx_commit": "2"}, 512 * mib},
-		{"buffer pool under fair is the packages'", with("", "buffer-pool"), Postgres, map[string]string{"shared_buffers": "128MB"}, 128 * mib},
-		{"buffer pool under defaults is fair's", with(ModeDefaults, "buffer-pool"), MySQL, map[string]string{"innodb_buffer_pool_size": "536870912", "max_connections": ""}, 512 * mib},
+		{"fair binlog flipped on", with("", "binlog"), discovery.MariaDB, map[string]string{"log_bin": "ON", "sync_binlog": "1", "server_id": "1"}, 512 * mib},
+		{"defaults mysql binlog flipped off", with(ModeDefaults, "binlog"), discovery.MySQL, map[string]string{"log_bin": "OFF", "sync_binlog": ""}, 512 * mib},
+		{"defaults mariadb binlog flipped on", with(ModeDefaults, "binlog"), discovery.MariaDB, map[string]string{"log_bin": "ON", "sync_binlog": "1"}, 512 * mib},
+		{"binlog does not touch postgres", with("", "binlog"), discovery.Postgres, map[string]string{"log_bin": "", "full_page_writes": "on"}, 512 * mib},
+		{"doublewrite postgres", with("", "doublewrite"), discovery.Postgres, map[string]string{"full_page_writes": "off"}, 512 * mib},
+		{"doublewrite innodb", with("", "doublewrite"), discovery.MySQL, map[string]string{"innodb_doublewrite": "OFF"}, 512 * mib},
+		{"doublewrite under defaults", with(ModeDefaults, "doublewrite"), discovery.MariaDB, map[string]string{"innodb_doublewrite": "OFF"}, 512 * mib},
+		{"flush method", with("", "flush-method"), discovery.MariaDB, map[string]string{"innodb_flush_method": "fsync"}, 512 * mib},
+		{"synchronous commit pg", with("", "synchronous-commit"), discovery.Postgres, map[string]string{"synchronous_commit": "off", "fsync": "on"}, 512 * mib},
+		{"synchronous commit innodb", with("", "synchronous-commit"), discovery.MySQL, map[string]string{"innodb_flush_log_at_trx_commit": "2"}, 512 * mib},
+		{"buffer pool under fair is the packages'", with("", "buffer-pool"), discovery.Postgres, map[string]string{"shared_buffers": "128MB"}, 128 * mib},
+		{"buffer pool under defaults is fair's", with(ModeDefaults, "buffer-pool"), discovery.MySQL, map[string]string{"innodb_buffer_pool_size": "536870912", "max_connections": ""}, 512 * mib},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -168,7 +170,7 @@ func TestModeAndKnobSettings(t *testing.T) {
 }
 
 func TestCheckProfileErrors(t *testing.T) {
-	my, pg := MySQL, Postgres
+	my, pg := discovery.MySQL, discovery.Postgres
 	cases := []struct {
 		name string
 		kind string
@@ -181,9 +183,9 @@ func TestCheckProfileErrors(t *testing.T) {
 		{"unknown knob", pg, Profile{Flip: []string{"fsync"}}, `unknown knob "fsync" in --explain: use binlog, doublewrite, flush-method, synchronous-commit, buffer-pool`},
 		{"binlog contradicts defaults", my, Profile{Mode: ModeDefaults, Binlog: true}, "--binlog contradicts --profile defaults"},
 		{"innodb cannot take 200 MiB", my, Profile{BufferPoolBytes: 200 * mib}, "mysql cannot take a buffer pool of 200 MiB"},
-		{"innodb cannot take 1.5 GiB", MariaDB, Profile{BufferPoolBytes: 1536 * mib}, "mariadb cannot take a buffer pool of 1536 MiB"},
+		{"innodb cannot take 1.5 GiB", discovery.MariaDB, Profile{BufferPoolBytes: 1536 * mib}, "mariadb cannot take a buffer pool of 1536 MiB"},
 		{"postgres can take 200 MiB", pg, Profile{BufferPoolBytes: 200 * mib}, ""},
-		{"innodb takes a pool below one chunk", MariaDB, Profile{BufferPoolBytes: 16 * mib}, ""},
+		{"innodb takes a pool below one chunk", discovery.MariaDB, Profile{BufferPoolBytes: 16 * mib}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -210,14 +212,14 @@ func TestTranslations(t *testing.T) {
 		translated    []string          // the profile settings recorded as translated
 		initFlags     []string
 	}{
-		{Postgres, "15.18", map[string]string{"data_checksums": "off", "lc_collate": "C", "shared_buffers": "512MB"}, nil, nil},
-		{Postgres, "17.6", map[string]string{"data_checksums": "off", "lc_collate": "C"}, []string{"lc_collate", "lc_ctype"}, nil},
-		{Postgres, "18.1", map[string]string{"data_checksums": "off", "max_wal_size": "1GB"}, []string{"lc_collate", "lc_ctype", "data_checksums"}, []string{"--no-data-checksums"}},
-		{MariaDB, "10.11.19", map[string]string{"innodb_log_file_size": "1073741824", "innodb_redo_log_capacity": ""}, []string{"innodb_redo_log_capacity"}, nil},
-		{MariaDB, "11.8.3", map[string]string{"innodb_log_file_size": "1073741824", "innodb_redo_log_capacity": ""}, []string{"innodb_redo_log_capacity"}, nil},
-		{MySQL, "8.0.29", map[string]string{"innodb_log_file_size": "536870912", "innodb_log_files_in_group": "2", "innodb_redo_log_capacity": ""}, []string{"innodb_redo_log_capacity"}, nil},
-		{MySQL, "8.4.6", map[string]string{"innodb_redo_log_capacity": "1073741824", "innodb_log_file_size": ""}, nil, nil},
-		{MySQL, "9.7.4", map[string]string{"innodb_redo_log_capacity": "1073741824", "innodb_log_file_size": ""}, nil, nil},
+		{discovery.Postgres, "15.18", map[string]string{"data_checksums": "off", "lc_collate": "C", "shared_buffers": "512MB"}, nil, nil},
+		{discovery.Postgres, "17.6", map[string]string{"data_checksums": "off", "lc_collate": "C"}, []string{"lc_collate", "lc_ctype"}, nil},
+		{discovery.Postgres, "18.1", map[string]string{"data_checksums": "off", "max_wal_size": "1GB"}, []string{"lc_collate", "lc_ctype", "data_checksums"}, []string{"--no-data-checksums"}},
+		{discovery.MariaDB, "10.11.19", map[string]string{"innodb_log_file_size": "1073741824", "innodb_redo_log_capacity": ""}, []string{"innodb_redo_log_capacity"}, nil},
+		{discovery.MariaDB, "11.8.3", map[string]string{"innodb_log_file_size": "1073741824", "innodb_redo_log_capacity": ""}, []string{"innodb_redo_log_capacity"}, nil},
+		{discovery.MySQL, "8.0.29", map[string]string{"innodb_log_file_size": "536870912", "innodb_log_files_in_group": "2", "innodb_redo_log_capacity": ""}, []string{"innodb_redo_log_capacity"}, nil},
+		{discovery.MySQL, "8.4.6", map[string]string{"innodb_redo_log_capacity": "1073741824", "innodb_log_file_size": ""}, nil, nil},
+		{discovery.MySQL, "9.7.4", map[string]string{"innodb_redo_log_capacity": "1073741824", "innodb_log_file_size": ""}, nil, nil},
 	} {
 		m, tr := p.translatedSettings(c.kind, c.version)
 		for k, want := range c.want {
@@ -252,15 +254,15 @@ func TestTranslations(t *testing.T) {
 // PostgreSQL 18 keeps its checksums.
 func TestTranslationsFollowTheMode(t *testing.T) {
 	fair := Profile{BufferPoolBytes: 512 * mib}
-	if tr := fair.Translations(Postgres, "18.1"); len(tr) != 3 || len(InitdbFlags(tr)) != 1 {
+	if tr := fair.Translations(discovery.Postgres, "18.1"); len(tr) != 3 || len(InitdbFlags(tr)) != 1 {
 		t.Errorf("fair postgres 18 translations %+v", tr)
 	}
 	def := Profile{BufferPoolBytes: 512 * mib, Mode: ModeDefaults}
-	tr := def.Translations(Postgres, "18.1")
+	tr := def.Translations(discovery.Postgres, "18.1")
 	if len(InitdbFlags(tr)) != 0 {
 		t.Errorf("defaults: initdb flags %v, want none (the package's checksums)", InitdbFlags(tr))
 	}
-	if tr := def.Translations(MySQL, "8.0.29"); len(tr) != 0 {
+	if tr := def.Translations(discovery.MySQL, "8.0.29"); len(tr) != 0 {
 		t.Errorf("defaults: mysql 8.0.29 translations %+v, want none", tr)
 	}
 }

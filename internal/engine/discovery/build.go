@@ -1,4 +1,4 @@
-package engine
+package discovery
 
 import (
 	"errors"
@@ -54,7 +54,7 @@ func FromBuild(kind, dir string) (Installation, error) {
 	}
 	binary := ""
 	for _, rel := range buildLayouts[kind] {
-		if p := filepath.Join(abs, rel); isExecutable(p) {
+		if p := filepath.Join(abs, rel); IsExecutable(p) {
 			binary = p
 			break
 		}
@@ -89,11 +89,11 @@ func FromBuild(kind, dir string) (Installation, error) {
 func buildCompanions(kind, dir, binary string) error {
 	switch kind {
 	case Postgres:
-		if !isExecutable(filepath.Join(filepath.Dir(binary), "initdb")) {
+		if !IsExecutable(filepath.Join(filepath.Dir(binary), "initdb")) {
 			return selectErrorf("--engines %s: bin/postgres has no bin/initdb beside it: give a complete install (make install), not the server alone", engineArg(kind, dir))
 		}
 	case MariaDB:
-		if mariadbInstallDB(binary, "") == "" {
+		if MariaDBInstallDB(binary, "") == "" {
 			return selectErrorf("--engines %s: no mariadb-install-db in scripts/ or bin/: give a complete bintar or install", engineArg(kind, dir))
 		}
 	}

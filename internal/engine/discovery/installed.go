@@ -1,8 +1,8 @@
-// Package engine finds the database servers installed on this machine and
-// starts throwaway instances of them with one shared fairness profile, so that
-// PostgreSQL, MariaDB and MySQL are compared under the same memory, durability
-// and connection settings rather than under each distribution's defaults.
-package engine
+// Package discovery finds the database servers installed on this machine (the host's packages,
+// the Debian roots scripts/install-engines.sh builds, a user's own builds and archives) and
+// resolves what --engines chooses among them: Installation, the kinds' names, and the clusters
+// that can be started from what is there. Starting a server is internal/engine's.
+package discovery
 
 import (
 	"context"
@@ -73,11 +73,11 @@ func (i Installation) Name() string {
 	return result.EngineName(i.Kind, i.Version)
 }
 
-// pathInRoot is the binary's path as the chrooted process sees it.
-func (i Installation) pathInRoot() string { return i.inner(i.Binary) }
+// BinaryInRoot is the binary's path as the chrooted process sees it.
+func (i Installation) BinaryInRoot() string { return i.InRoot(i.Binary) }
 
-// inner maps a host path inside the root to the path the chrooted process sees.
-func (i Installation) inner(hostPath string) string {
+// InRoot maps a host path inside the root to the path the chrooted process sees.
+func (i Installation) InRoot(hostPath string) string {
 	if i.Root == "" {
 		return hostPath
 	}
@@ -176,11 +176,11 @@ func discoverPostgres(r root) []Installation {
 		// Debian links postgres into /usr/local/bin; initdb has to come from
 		// the same directory as the real binary, so resolve links first.
 		real, err := filepath.EvalSymlinks(c)
-		if err != nil || seen[real] || !isExecutable(real) {
+		if err != nil || seen[real] || !IsExecutable(real) {
 			continue
 		}
 		seen[real] = true
-		if !isExecutable(filepath.Join(filepath.Dir(real), "initdb")) {
+		if !IsExecutable(filepath.Join(filepath.Dir(real), "initdb")) {
 			continue
 		}
 		out, err := r.version(real)
@@ -206,11 +206,11 @@ func discoverMariaDB(r root) []Installation {
 	seen := map[string]bool{}
 	for _, c := range cands {
 		real, err := filepath.EvalSymlinks(c)
-		if err != nil || seen[real] || !isExecutable(real) {
+		if err != nil || seen[real] || !IsExecutable(real) {
 			continue
 		}
 		seen[real] = true
-		if mariadbInstallDB(real, r.dir) == "" {
+		if MariaDBInstallDB(real, r.dir) == "" {
 			continue
 		}
 		out, err := r.version(real)
@@ -222,10 +222,10 @@ func discoverMariaDB(r root) []Installation {
 	return found
 }
 
-// mariadbInstallDB finds the bootstrap script that belongs to a mariadbd
+// MariaDBInstallDB finds the bootstrap script that belongs to a mariadbd
 // binary, preferring the one in the same installation prefix. In a root
 // (rootDir != "") only the root's own script will do.
-func mariadbInstallDB(binary, rootDir string) string {
+func MariaDBInstallDB(binary, rootDir string) string {
 	prefix := filepath.Dir(filepath.Dir(binary))
 	var cands []string
 	for _, name := range []string{"mariadb-install-db", "mysql_install_db"} {
@@ -239,7 +239,7 @@ func mariadbInstallDB(binary, rootDir string) string {
 		}
 	}
 	for _, c := range cands {
-		if isExecutable(c) {
+		if IsExecutable(c) {
 			return c
 		}
 	}
@@ -258,7 +258,7 @@ func discoverMySQL(r root) []Installation {
 	seen := map[string]bool{}
 	for _, c := range cands {
 		real, err := filepath.EvalSymlinks(c)
-		if err != nil || seen[real] || !isExecutable(real) {
+		if err != nil || seen[real] || !IsExecutable(real) {
 			continue
 		}
 		seen[real] = true
@@ -278,7 +278,7 @@ func versionOutput(root, binary string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, "--version")
-	cmd.Env = serverEnv()
+	cmd.Env = ChildEnv()
 	if root != "" {
 		// exec does not look absolute paths up on the host, so the path
 		// resolves inside the root once the child has chrooted.
@@ -300,8 +300,8 @@ func parseVersion(out, marker string) string {
 	return versionRE.FindString(out)
 }
 
-// majorMinor returns the first two components of a version, 0 when absent.
-func majorMinor(v string) (int, int) {
+// MajorMinor returns the first two components of a version, 0 when absent.
+func MajorMinor(v string) (int, int) {
 	parts := strings.Split(v, ".")
 	var ma, mi int
 	if len(parts) > 0 {
@@ -313,15 +313,15 @@ func majorMinor(v string) (int, int) {
 	return ma, mi
 }
 
-func isExecutable(p string) bool {
+func IsExecutable(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
 }
 
-// serverEnv is the environment every child gets. It is minimal on purpose:
+// ChildEnv is the environment every child gets. It is minimal on purpose:
 // the caller's locale, LD_PRELOAD or MYSQL_HOME would otherwise leak into
 // one engine and not the others, and host paths mean nothing in the chroot.
-func serverEnv() []string {
+func ChildEnv() []string {
 	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", "LANG=C"}
 	if tz, ok := os.LookupEnv("TZ"); ok {
 		env = append(env, "TZ="+tz)

@@ -1,4 +1,4 @@
-package engine
+package discovery
 
 import (
 	"fmt"
@@ -170,7 +170,7 @@ func notInstalled(c Choice, installed []Installation) error {
 	default:
 		fix = "installable: " + installableList() + "; " + fix + "; or give a build you have: --engines " + c.Kind + "@/path/to/its/prefix"
 	}
-	if os.Geteuid() != 0 && isDir(RootsDir()) {
+	if os.Geteuid() != 0 && IsDir(RootsDir()) {
 		fix += " (the engines in " + RootsDir() + " run under chroot: run fairbench as root)"
 	}
 	return selectErrorf("%s is not installed (installed: %s): %s", c, have, fix)

@@ -1,4 +1,4 @@
-package engine
+package discovery
 
 import (
 	"os"
@@ -39,7 +39,7 @@ func (r root) installation(kind, version, binary string) Installation {
 
 // version runs the binary (a host path) with --version, inside the root when there is one.
 func (r root) version(binary string) (string, error) {
-	return cachedVersion(r.dir, Installation{Root: r.dir}.inner(binary), binary)
+	return cachedVersion(r.dir, Installation{Root: r.dir}.InRoot(binary), binary)
 }
 
 // discoverIn lists the servers of every kind in a root.
@@ -71,7 +71,7 @@ func rootDirs(mysqlRoot string) []root {
 			real, err = filepath.Abs(real)
 		}
 		// A root still being built is named DIR.tmp and renamed when complete.
-		if err != nil || seen[real] || strings.HasSuffix(real, ".tmp") || !isDir(filepath.Join(real, "usr")) {
+		if err != nil || seen[real] || strings.HasSuffix(real, ".tmp") || !IsDir(filepath.Join(real, "usr")) {
 			continue
 		}
 		seen[real] = true
@@ -80,7 +80,7 @@ func rootDirs(mysqlRoot string) []root {
 	return out
 }
 
-func isDir(p string) bool {
+func IsDir(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()
 }
