@@ -35,11 +35,6 @@ type Capabilities struct {
 	// created (InnoDB clusters rows by it, so adding it later rebuilds the table) rather than
 	// built once after the load (PostgreSQL's heap does not depend on it).
 	PrimaryKeyAtCreate bool
-	// ClientCopy says whether its bulk path takes rows streamed from any client with no server
-	// setting (PostgreSQL's COPY FROM STDIN). The MySQL family's LOAD DATA LOCAL INFILE needs
-	// local_infile, off by default in MySQL 8, so a loader that must work on any server sends
-	// multi-row INSERTs there, as HammerDB's and pgbench-style loaders do.
-	ClientCopy bool
 	// OneTripParameters says whether a query with parameters costs one round trip (PostgreSQL's
 	// extended protocol sends parse, bind and execute at once). The MySQL protocol prepares,
 	// executes and closes (three), so a statement whose values a transaction reads is sent with
@@ -231,12 +226,18 @@ func firstString(ctx context.Context, c sqldb.Conn, q string) string {
 // MySQL's and MariaDB's LOAD DATA LOCAL INFILE, both reading tab-separated text lines with
 // backslash escapes and \N for NULL.
 type Loader interface {
-	// StartLoading readies the server (LOAD DATA LOCAL needs local_infile on) and returns what
-	// undoes that; an error says why the server cannot be loaded this way.
-	StartLoading(ctx context.Context, c sqldb.Conn) (restore func(), err error)
-	// Load streams r's lines into table's columns.
+	// StartLoading readies the server (LOAD DATA LOCAL needs local_infile on, which it turns on
+	// where this user may) and returns how the rows will go in, for the data set's record
+	// (Caps().BulkLoad, or InsertMethod where the server refuses the bulk path), and what undoes
+	// the readying.
+	StartLoading(ctx context.Context, c sqldb.Conn) (method string, restore func())
+	// Load streams r's lines into table's columns: through the bulk path, or as multi-row
+	// INSERTs of the same rows where the server refuses it. Every workload loads through it.
 	Load(ctx context.Context, c sqldb.Conn, table string, columns []string, r io.Reader) error
 }
+
+// InsertMethod is the load's method where the engine's bulk path is refused.
+const InsertMethod = "multi-row INSERT"
 
 // LoaderFor is the loader of an engine kind.
 func LoaderFor(k sqldb.Kind) Loader { return byKind(k) }

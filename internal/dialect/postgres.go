@@ -16,7 +16,7 @@ type postgres struct{}
 func (postgres) Kind() sqldb.Kind { return sqldb.Postgres }
 
 func (postgres) Caps() Capabilities {
-	return Capabilities{Flush: "CHECKPOINT", BulkLoad: "COPY FROM STDIN", IndexesText: true, ClientCopy: true,
+	return Capabilities{Flush: "CHECKPOINT", BulkLoad: "COPY FROM STDIN", IndexesText: true,
 		OneTripParameters: true, OldVersionsInTable: true, StatisticsAtExit: true,
 		Replication: "streaming"}
 }
@@ -81,7 +81,9 @@ func (postgres) TypeName(portable string, length, scale int) string {
 	return typeName(portable, length, scale, pgTypes)
 }
 
-func (postgres) StartLoading(context.Context, sqldb.Conn) (func(), error) { return func() {}, nil }
+func (d postgres) StartLoading(context.Context, sqldb.Conn) (string, func()) {
+	return d.Caps().BulkLoad, func() {}
+}
 
 func (postgres) Load(ctx context.Context, c sqldb.Conn, table string, columns []string, r io.Reader) error {
 	_, err := sqldb.CopyFrom(ctx, c, table, columns, r)

@@ -1,7 +1,10 @@
 package sqldb
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -61,4 +64,128 @@ func EnableLocalInfile(ctx context.Context, c Conn) (ok bool, restore func(), er
 		return false, restore, err
 	}
 	return true, func() { _ = c.Exec(context.WithoutCancel(ctx), "SET GLOBAL local_infile = 0") }, nil
+}
+
+// insertBatchBytes is about how much one INSERT of InsertLines carries: well under every
+// server's max_allowed_packet (16 MiB on MariaDB, 64 MiB on MySQL 8), large enough that the
+// round trips do not dominate.
+const insertBatchBytes = 1 << 20
+
+// InsertLines sends LOAD DATA's text rows (fields separated by tabs, lines ending in a newline,
+// \N for NULL, backslash escapes) as multi-row INSERTs of about a mebibyte each: the way in where
+// LOAD DATA LOCAL is refused (local_infile off, and a user who may not turn it on). Each value is
+// a quoted string, which the server converts to the column's type as LOAD DATA does; one holding a
+// quote, a backslash or a control character goes as a hex literal, which reads the same whatever
+// the server's sql_mode says of backslashes.
+func InsertLines(ctx context.Context, c Conn, table string, columns []string, r io.Reader) error {
+	head := "INSERT INTO " + table + " (" + strings.Join(columns, ", ") + ") VALUES "
+	br := bufio.NewReaderSize(r, 256<<10)
+	q := []byte(head)
+	rows := 0
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			return fmt.Errorf("a row for %s is longer than %d bytes", table, br.Size())
+		}
+		if len(line) > 0 {
+			if rows > 0 {
+				q = append(q, ',')
+			}
+			q = appendValues(q, line)
+			rows++
+		}
+		if rows > 0 && (len(q) >= insertBatchBytes || err == io.EOF) {
+			if xerr := c.Exec(ctx, string(q)); xerr != nil {
+				return xerr
+			}
+			q, rows = append(q[:0], head...), 0
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// appendValues writes one text row as a parenthesized list of values.
+func appendValues(q, line []byte) []byte {
+	line = bytes.TrimSuffix(line, []byte{'\n'})
+	q = append(q, '(')
+	for i, f := range bytes.Split(line, []byte{'\t'}) {
+		if i > 0 {
+			q = append(q, ',')
+		}
+		if string(f) == `\N` {
+			q = append(q, "NULL"...)
+			continue
+		}
+		q = appendValue(q, unescapeField(f))
+	}
+	return append(q, ')')
+}
+
+// unescapeField undoes the text format's backslash escapes: \t, \n, \r, \0 and a backslash.
+func unescapeField(f []byte) []byte {
+	if bytes.IndexByte(f, '\\') < 0 {
+		return f
+	}
+	out := make([]byte, 0, len(f))
+	for i := 0; i < len(f); i++ {
+		if f[i] != '\\' || i+1 == len(f) {
+			out = append(out, f[i])
+			continue
+		}
+		i++
+		switch f[i] {
+		case 't':
+			out = append(out, '\t')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case '0':
+			out = append(out, 0)
+		default:
+			out = append(out, f[i])
+		}
+	}
+	return out
+}
+
+// appendValue writes v as a quoted string, or as a hex literal when a quote, a backslash or a
+// control character would need an escape.
+func appendValue(q, v []byte) []byte {
+	plain := true
+	for _, b := range v {
+		if b == '\'' || b == '\\' || b < 0x20 {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		q = append(q, '\'')
+		q = append(q, v...)
+		return append(q, '\'')
+	}
+	q = append(q, "X'"...)
+	q = hex.AppendEncode(q, v)
+	return append(q, '\'')
+}
+
+// LocalInfileRefused says whether err is the server's or the client's refusal of LOAD DATA LOCAL
+// (local_infile off), which InsertLines works around.
+func LocalInfileRefused(err error) bool {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return false
+	}
+	switch me.Number {
+	// ER_NOT_ALLOWED_COMMAND (older servers), MySQL's ER_CLIENT_LOCAL_FILES_DISABLED and
+	// CR_LOAD_DATA_LOCAL_INFILE_REJECTED, MariaDB's ER_LOAD_INFILE_CAPABILITY_DISABLED.
+	case 1148, 3948, 2068, 4166:
+		return true
+	}
+	return false
 }

@@ -81,6 +81,14 @@ func ExecAll(ctx context.Context, c sqldb.Conn, stmts []string) error {
 	return nil
 }
 
+// ReadyBulkLoad readies the server for BulkLoad (LOAD DATA LOCAL needs local_infile on, which it
+// turns on for the load where this user may) and returns what undoes that. Where the server
+// refuses the bulk path all the same, BulkLoad sends the rows as INSERTs (dialect.Loader).
+func ReadyBulkLoad(ctx context.Context, c sqldb.Conn) (restore func()) {
+	_, restore = dialect.LoaderFor(c.Kind()).StartLoading(ctx, c)
+	return restore
+}
+
 // bulkProgressEvery is how many rows BulkLoad sends between two reports of progress.
 const bulkProgressEvery = 10000
 

@@ -2,34 +2,24 @@ package workload
 
 import "strconv"
 
-// Rows builds generated rows either as COPY's text format (tab-separated, newline-terminated;
-// LOAD DATA reads it too) or as the value lists of a multi-row INSERT, so one generator feeds
-// every engine's loader. Generated values never hold quotes, tabs or backslashes, so nothing is
-// escaped.
+// Rows builds generated rows in the bulk loaders' text format (tab-separated, newline-terminated:
+// COPY and LOAD DATA read it, and dialect.Loader turns it into INSERTs where a server refuses
+// both), so one generator feeds every engine. Generated values never hold quotes, tabs or
+// backslashes, so nothing is escaped.
 type Rows struct {
-	MySQL  bool   // INSERT value lists instead of text lines
 	Buf    []byte // what has been written
 	fields int    // in the current row
-	rows   int    // since Reset
 }
 
-// Reset empties the buffer and starts it with prefix ("INSERT INTO t (...) VALUES " or "").
-func (r *Rows) Reset(prefix string) {
-	r.Buf = append(r.Buf[:0], prefix...)
-	r.fields, r.rows = 0, 0
+// Reset empties the buffer for the next row.
+func (r *Rows) Reset() {
+	r.Buf = r.Buf[:0]
+	r.fields = 0
 }
 
 func (r *Rows) sep() {
-	switch {
-	case r.fields > 0 && r.MySQL:
-		r.Buf = append(r.Buf, ',')
-	case r.fields > 0:
+	if r.fields > 0 {
 		r.Buf = append(r.Buf, '\t')
-	case r.MySQL:
-		if r.rows > 0 {
-			r.Buf = append(r.Buf, ',')
-		}
-		r.Buf = append(r.Buf, '(')
 	}
 	r.fields++
 }
@@ -42,13 +32,7 @@ func (r *Rows) Int(v int64) {
 // Text appends a string field that gen writes into the buffer itself, without a copy.
 func (r *Rows) Text(gen func(b []byte) []byte) {
 	r.sep()
-	if r.MySQL {
-		r.Buf = append(r.Buf, '\'')
-	}
 	r.Buf = gen(r.Buf)
-	if r.MySQL {
-		r.Buf = append(r.Buf, '\'')
-	}
 }
 
 func (r *Rows) Str(s string) { r.Text(func(b []byte) []byte { return append(b, s...) }) }
@@ -57,11 +41,6 @@ func (r *Rows) Bytes(s []byte) { r.Text(func(b []byte) []byte { return append(b,
 
 // End closes the row.
 func (r *Rows) End() {
-	if r.MySQL {
-		r.Buf = append(r.Buf, ')')
-	} else {
-		r.Buf = append(r.Buf, '\n')
-	}
+	r.Buf = append(r.Buf, '\n')
 	r.fields = 0
-	r.rows++
 }

@@ -30,12 +30,7 @@ func (w *fileWorkload) Prepare(ctx context.Context, env *workload.Env) error {
 			return fmt.Errorf("creating table %s on %s: %w", t.Name, c.Kind(), err)
 		}
 	}
-	loader := dialect.LoaderFor(c.Kind())
-	restore, err := loader.StartLoading(ctx, c)
-	defer restore()
-	if err != nil {
-		return err
-	}
+	defer workload.ReadyBulkLoad(ctx, c)()
 	if err := w.loadTables(ctx, env); err != nil {
 		return err
 	}

@@ -62,8 +62,8 @@ func (e *events) jobs() []loadJob {
 	return jobs
 }
 
-// Prepare creates customers and events, loads them over --load-threads connections (COPY on
-// PostgreSQL, multi-row INSERTs on MySQL and MariaDB), then adds the keys, the customer_id index
+// Prepare creates customers and events, loads them over --load-threads connections (COPY,
+// LOAD DATA LOCAL), then adds the keys, the customer_id index
 // and the foreign key, and records the preloaded figures in events_meta for Check.
 func (e *events) Prepare(ctx context.Context, env *workload.Env) error {
 	c, err := workload.ConnectClaiming(ctx, env, e.mode, tableNames)
@@ -75,7 +75,8 @@ func (e *events) Prepare(ctx context.Context, env *workload.Env) error {
 	if err := createTables(ctx, c, d); err != nil {
 		return err
 	}
-	if err := e.loadRows(ctx, env, d); err != nil {
+	defer workload.ReadyBulkLoad(ctx, c)()
+	if err := e.loadRows(ctx, env); err != nil {
 		return err
 	}
 	return e.addKeys(ctx, env, c, d)
@@ -103,9 +104,9 @@ func createTables(ctx context.Context, c sqldb.Conn, d dialect.Dialect) error {
 	return nil
 }
 
-// loadRows loads customers and events over --load-threads connections.
-// COPY where any client may use it, multi-row INSERTs elsewhere.
-func (e *events) loadRows(ctx context.Context, env *workload.Env, d dialect.Dialect) error {
+// loadRows loads customers and events over --load-threads connections, through the engine's
+// bulk path (dialect.Loader).
+func (e *events) loadRows(ctx context.Context, env *workload.Env) error {
 	total := int64(e.customers + e.events)
 	var done atomic.Int64
 	progress := func(n int64) {
@@ -115,11 +116,7 @@ func (e *events) loadRows(ctx context.Context, env *workload.Env, d dialect.Dial
 	}
 	return workload.OnConnections(ctx, env, env.LoadThreads, e.jobs(), func(conn sqldb.Conn, j loadJob) error {
 		rng := env.Rand.New(env.Seed*1000003 + uint64(j.chunk))
-		load := copyRows
-		if !d.Caps().ClientCopy {
-			load = insertRows
-		}
-		if err := load(ctx, conn, j, rng, progress); err != nil {
+		if err := copyRows(ctx, conn, j, rng, progress); err != nil {
 			return fmt.Errorf("loading %s: %w", j.table, err)
 		}
 		return nil
@@ -162,37 +159,9 @@ func copyRows(ctx context.Context, c sqldb.Conn, j loadJob, rng *randgen.Rand, p
 	r := &workload.Rows{}
 	return workload.BulkLoad(ctx, c, j.table, j.cols, int64(j.lo), int64(j.hi), func(b []byte, i int64) []byte {
 		r.Buf = b
-		r.Reset("")
+		r.Reset()
 		j.gen(r, int(i), rng)
 		r.End()
 		return r.Buf
 	}, progress)
-}
-
-// insertRows sends multi-row INSERTs of up to 5,000 rows (a few hundred kB, far below
-// max_allowed_packet).
-func insertRows(ctx context.Context, c sqldb.Conn, j loadJob, rng *randgen.Rand, progress func(int64)) error {
-	const batch = 5000
-	head := "INSERT INTO " + j.table + " ("
-	for i, col := range j.cols {
-		if i > 0 {
-			head += ", "
-		}
-		head += col
-	}
-	head += ") VALUES "
-	r := &workload.Rows{MySQL: true}
-	for start := j.lo; start <= j.hi; start += batch {
-		end := min(start+batch-1, j.hi)
-		r.Reset(head)
-		for i := start; i <= end; i++ {
-			j.gen(r, i, rng)
-			r.End()
-		}
-		if err := c.Exec(ctx, string(r.Buf)); err != nil {
-			return err
-		}
-		progress(int64(end - start + 1))
-	}
-	return nil
 }

@@ -27,10 +27,8 @@ func (w *oltp) Prepare(ctx context.Context, env *workload.Env) error {
 	}
 	defer c.Close()
 	// The engine's bulk path where the server takes it (LOAD DATA LOCAL needs local_infile),
-	// multi-row INSERTs where it does not, as sysbench sends.
-	restore, err := dialect.LoaderFor(c.Kind()).StartLoading(ctx, c)
-	defer restore()
-	bulk := err == nil
+	// multi-row INSERTs where it does not, as sysbench sends (dialect.Loader).
+	defer workload.ReadyBulkLoad(ctx, c)()
 	total := int64(w.cfg.tables) * int64(w.cfg.tableSize)
 	var done atomic.Int64
 	progress := func(n int64) {
@@ -44,7 +42,7 @@ func (w *oltp) Prepare(ctx context.Context, env *workload.Env) error {
 	}
 	return workload.OnConnections(ctx, env, env.LoadThreads, tables, func(conn sqldb.Conn, n int) error {
 		rng := env.Rand.New(env.Seed*1000003 + uint64(n))
-		if err := w.loadTable(ctx, conn, n, rng, progress, bulk); err != nil {
+		if err := w.loadTable(ctx, conn, n, rng, progress); err != nil {
 			return fmt.Errorf("loading %s: %w", tableName(n), err)
 		}
 		return nil
@@ -54,20 +52,15 @@ func (w *oltp) Prepare(ctx context.Context, env *workload.Env) error {
 // loadTable creates one table, fills it with sysbench's rows (ids 1..table-size, k drawn with the
 // --rand-type distribution, c and pad from the digit templates) and adds the secondary index
 // afterwards, as sysbench does, because building it once is faster than maintaining it per row.
-func (w *oltp) loadTable(ctx context.Context, c sqldb.Conn, n int, rng *randgen.Rand, progress func(int64), bulk bool) error {
+func (w *oltp) loadTable(ctx context.Context, c sqldb.Conn, n int, rng *randgen.Rand, progress func(int64)) error {
 	d := dialect.Of(c)
 	if err := workload.CreateOwned(ctx, c, tableName(n), w.createTableSQL(d, n)); err != nil {
 		return err
 	}
-	var err error
-	if bulk {
-		cbuf, padbuf := make([]byte, len(cTemplate)), make([]byte, len(padTemplate))
-		err = workload.BulkLoad(ctx, c, tableName(n), columns, 1, int64(w.cfg.tableSize), func(b []byte, id int64) []byte {
-			return w.appendRow(b, int(id), rng, cbuf, padbuf, false)
-		}, progress)
-	} else {
-		err = w.insertRows(ctx, c, n, rng, progress)
-	}
+	cbuf, padbuf := make([]byte, len(cTemplate)), make([]byte, len(padTemplate))
+	err := workload.BulkLoad(ctx, c, tableName(n), columns, 1, int64(w.cfg.tableSize), func(b []byte, id int64) []byte {
+		return w.appendRow(b, int(id), rng, cbuf, padbuf)
+	}, progress)
 	if err != nil {
 		return err
 	}
@@ -85,23 +78,11 @@ func (w *oltp) loadTable(ctx context.Context, c sqldb.Conn, n int, rng *randgen.
 	return nil
 }
 
-// appendRow writes one sysbench row's values: the bulk loaders' text ("1\t5\tc\tpad") or, with
-// values, an INSERT's ("(1,5,'c','pad')").
-func (w *oltp) appendRow(b []byte, id int, rng *randgen.Rand, cbuf, padbuf []byte, values bool) []byte {
+// appendRow writes one sysbench row's values as the bulk loaders' text ("1\t5\tc\tpad").
+func (w *oltp) appendRow(b []byte, id int, rng *randgen.Rand, cbuf, padbuf []byte) []byte {
 	k := rng.Default(1, uint32(w.cfg.tableSize))
 	rng.FillString(cbuf, cTemplate)
 	rng.FillString(padbuf, padTemplate)
-	if values {
-		b = append(b, '(')
-		b = strconv.AppendInt(b, int64(id), 10)
-		b = append(b, ',')
-		b = strconv.AppendUint(b, uint64(k), 10)
-		b = append(b, ",'"...)
-		b = append(b, cbuf...)
-		b = append(b, "','"...)
-		b = append(b, padbuf...)
-		return append(b, "')"...)
-	}
 	b = strconv.AppendInt(b, int64(id), 10)
 	b = append(b, '\t')
 	b = strconv.AppendUint(b, uint64(k), 10)
@@ -113,30 +94,6 @@ func (w *oltp) appendRow(b []byte, id int, rng *randgen.Rand, cbuf, padbuf []byt
 }
 
 var columns = []string{"id", "k", "c", "pad"}
-
-// insertRows, for servers where LOAD DATA LOCAL is off and cannot be turned on, sends multi-row INSERTs of about 1 MB, well under the default max_allowed_packet
-// (16 MB on MariaDB, 64 MB on MySQL) and large enough that round trips do not dominate.
-func (w *oltp) insertRows(ctx context.Context, c sqldb.Conn, n int, rng *randgen.Rand, progress func(int64)) error {
-	const batch = 5000
-	head := fmt.Sprintf("INSERT INTO %s (id, k, c, pad) VALUES ", tableName(n))
-	cbuf, padbuf := make([]byte, len(cTemplate)), make([]byte, len(padTemplate))
-	b := make([]byte, 0, batch*200+len(head))
-	for start := 1; start <= w.cfg.tableSize; start += batch {
-		b = append(b[:0], head...)
-		end := min(start+batch-1, w.cfg.tableSize)
-		for id := start; id <= end; id++ {
-			if id > start {
-				b = append(b, ',')
-			}
-			b = w.appendRow(b, id, rng, cbuf, padbuf, true)
-		}
-		if err := c.Exec(ctx, string(b)); err != nil {
-			return err
-		}
-		progress(int64(end - start + 1))
-	}
-	return nil
-}
 
 func (w *oltp) tableNames() []string {
 	names := make([]string, w.cfg.tables)

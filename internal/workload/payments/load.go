@@ -3,7 +3,6 @@ package payments
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync/atomic"
 
 	"github.com/fairbench/fairbench/internal/dialect"
@@ -119,7 +118,8 @@ func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
 	if err := createTables(ctx, c, tables, d); err != nil {
 		return err
 	}
-	if err := loadRows(ctx, env, tables, d); err != nil {
+	defer workload.ReadyBulkLoad(ctx, c)()
+	if err := loadRows(ctx, env, tables); err != nil {
 		return err
 	}
 	if err := addKeys(ctx, env, tables, d); err != nil {
@@ -150,9 +150,9 @@ func createTables(ctx context.Context, c sqldb.Conn, tables []table, d dialect.D
 	return nil
 }
 
-// loadRows loads every table's rows in chunks over --load-threads connections (COPY where any
-// client may use it, multi-row INSERTs elsewhere).
-func loadRows(ctx context.Context, env *workload.Env, tables []table, d dialect.Dialect) error {
+// loadRows loads every table's rows in chunks over --load-threads connections, through the
+// engine's bulk path (dialect.Loader).
+func loadRows(ctx context.Context, env *workload.Env, tables []table) error {
 	var jobs []loadJob
 	var total int64
 	for i := range tables {
@@ -169,11 +169,7 @@ func loadRows(ctx context.Context, env *workload.Env, tables []table, d dialect.
 		}
 	}
 	return workload.OnConnections(ctx, env, env.LoadThreads, jobs, func(conn sqldb.Conn, j loadJob) error {
-		load := copyRows
-		if !d.Caps().ClientCopy {
-			load = insertRows
-		}
-		if err := load(ctx, conn, j, progress); err != nil {
+		if err := copyRows(ctx, conn, j, progress); err != nil {
 			return fmt.Errorf("loading %s: %w", j.t.name, err)
 		}
 		return nil
@@ -233,31 +229,9 @@ func copyRows(ctx context.Context, c sqldb.Conn, j loadJob, progress func(int64)
 	scratch := make([]byte, 0, 64)
 	return workload.BulkLoad(ctx, c, j.t.name, j.t.insert, int64(j.lo), int64(j.hi), func(b []byte, i int64) []byte {
 		w.Buf = b
-		w.Reset("")
+		w.Reset()
 		j.t.gen(w, int(i), scratch[:0])
 		w.End()
 		return w.Buf
 	}, progress)
-}
-
-// insertRows sends multi-row INSERTs of up to 5,000 rows (a few hundred kB, far below
-// max_allowed_packet).
-func insertRows(ctx context.Context, c sqldb.Conn, j loadJob, progress func(int64)) error {
-	const batch = 5000
-	head := fmt.Sprintf("INSERT INTO %s (%s) VALUES ", j.t.name, strings.Join(j.t.insert, ", "))
-	w := &workload.Rows{MySQL: true}
-	scratch := make([]byte, 0, 64)
-	for start := j.lo; start <= j.hi; start += batch {
-		end := min(start+batch-1, j.hi)
-		w.Reset(head)
-		for i := start; i <= end; i++ {
-			j.t.gen(w, i, scratch[:0])
-			w.End()
-		}
-		if err := c.Exec(ctx, string(w.Buf)); err != nil {
-			return err
-		}
-		progress(int64(end - start + 1))
-	}
-	return nil
 }

@@ -61,19 +61,20 @@ func (w *tpcb) Prepare(ctx context.Context, env *workload.Env) error {
 			env.Progress(done.Add(n), total)
 		}
 	}
-	// pgbench fills branches and tellers one INSERT per row with a NULL filler; a multi-row INSERT
-	// gives the same rows.
-	if err := insertRows(ctx, c, "pgbench_branches (bid, bbalance)", w.branches(), func(b []byte, i int) []byte {
-		return fmt.Appendf(b, "(%d,0)", i)
+	defer workload.ReadyBulkLoad(ctx, c)()
+	// pgbench fills branches and tellers one INSERT per row with a NULL filler; loading only the
+	// other columns gives the same rows.
+	if err := workload.BulkLoad(ctx, c, "pgbench_branches", []string{"bid", "bbalance"}, 1, int64(w.branches()), func(b []byte, i int64) []byte {
+		return fmt.Appendf(b, "%d\t0\n", i)
 	}, progress); err != nil {
 		return fmt.Errorf("loading pgbench_branches: %w", err)
 	}
-	if err := insertRows(ctx, c, "pgbench_tellers (tid, bid, tbalance)", w.tellers(), func(b []byte, i int) []byte {
-		return fmt.Appendf(b, "(%d,%d,0)", i, (i-1)/tellersPerScale+1)
+	if err := workload.BulkLoad(ctx, c, "pgbench_tellers", []string{"tid", "bid", "tbalance"}, 1, int64(w.tellers()), func(b []byte, i int64) []byte {
+		return fmt.Appendf(b, "%d\t%d\t0\n", i, (i-1)/tellersPerScale+1)
 	}, progress); err != nil {
 		return fmt.Errorf("loading pgbench_tellers: %w", err)
 	}
-	if err := w.loadAccounts(ctx, env, d, progress); err != nil {
+	if err := w.loadAccounts(ctx, env, progress); err != nil {
 		return fmt.Errorf("loading pgbench_accounts: %w", err)
 	}
 	// pgbench -i's "vacuum" and "primary keys" steps, in its order.
@@ -94,32 +95,9 @@ func (w *tpcb) Prepare(ctx context.Context, env *workload.Env) error {
 	return nil
 }
 
-// insertRows sends rows 1..n as multi-row INSERTs of at most 10,000 rows.
-func insertRows(ctx context.Context, c sqldb.Conn, into string, n int, row func(b []byte, i int) []byte, progress func(int64)) error {
-	const batch = 10000
-	head := "INSERT INTO " + into + " VALUES "
-	var b []byte
-	for start := 1; start <= n; start += batch {
-		end := min(start+batch-1, n)
-		b = append(b[:0], head...)
-		for i := start; i <= end; i++ {
-			if i > start {
-				b = append(b, ',')
-			}
-			b = row(b, i)
-		}
-		if err := c.Exec(ctx, string(b)); err != nil {
-			return err
-		}
-		progress(int64(end - start + 1))
-	}
-	return nil
-}
-
 // loadAccounts splits the accounts into contiguous aid ranges, one per loading connection. Rows
 // are pgbench's: bid = (aid-1)/100000+1, abalance 0, and an empty (not NULL) filler.
-// The engine's bulk path where any client may use it (COPY), multi-row INSERTs elsewhere.
-func (w *tpcb) loadAccounts(ctx context.Context, env *workload.Env, d dialect.Dialect, progress func(int64)) error {
+func (w *tpcb) loadAccounts(ctx context.Context, env *workload.Env, progress func(int64)) error {
 	parts := max(1, min(env.LoadThreads, w.scale))
 	per := (w.scale + parts - 1) / parts * accountsPerScale
 	var wg sync.WaitGroup
@@ -138,11 +116,7 @@ func (w *tpcb) loadAccounts(ctx context.Context, env *workload.Env, d dialect.Di
 				return
 			}
 			defer conn.Close()
-			if d.Caps().ClientCopy {
-				errs[p] = copyAccounts(ctx, conn, lo, hi, progress)
-			} else {
-				errs[p] = insertAccounts(ctx, conn, lo, hi, progress)
-			}
+			errs[p] = copyAccounts(ctx, conn, lo, hi, progress)
 		}()
 	}
 	wg.Wait()
@@ -164,29 +138,4 @@ func appendAccount(b []byte, aid int) []byte {
 func copyAccounts(ctx context.Context, c sqldb.Conn, lo, hi int, progress func(int64)) error {
 	return workload.BulkLoad(ctx, c, "pgbench_accounts", []string{"aid", "bid", "abalance", "filler"}, int64(lo), int64(hi),
 		func(b []byte, aid int64) []byte { return appendAccount(b, int(aid)) }, progress)
-}
-
-func insertAccounts(ctx context.Context, c sqldb.Conn, lo, hi int, progress func(int64)) error {
-	const batch = 10000
-	head := "INSERT INTO pgbench_accounts (aid, bid, abalance, filler) VALUES "
-	b := make([]byte, 0, batch*24+len(head))
-	for start := lo; start <= hi; start += batch {
-		end := min(start+batch-1, hi)
-		b = append(b[:0], head...)
-		for aid := start; aid <= end; aid++ {
-			if aid > start {
-				b = append(b, ',')
-			}
-			b = append(b, '(')
-			b = strconv.AppendInt(b, int64(aid), 10)
-			b = append(b, ',')
-			b = strconv.AppendInt(b, int64((aid-1)/accountsPerScale+1), 10)
-			b = append(b, ",0,'')"...)
-		}
-		if err := c.Exec(ctx, string(b)); err != nil {
-			return err
-		}
-		progress(int64(end - start + 1))
-	}
-	return nil
 }

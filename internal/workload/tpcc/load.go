@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -26,9 +25,10 @@ type loadUnit struct {
 
 // Prepare creates the nine tables and populates them per clause 4.3.3. The item table and every
 // warehouse's stock, customers (with history) and orders (with new_order and order_line) are
-// separate units spread over env.LoadThreads connections. On PostgreSQL the tables are filled by
-// COPY and keyed afterwards; on the MySQL family, where rows are stored in primary key order, keys
-// come first and rows arrive in key order in multi-row INSERTs. Secondary indexes are built last.
+// separate units spread over env.LoadThreads connections, through the engine's bulk path (COPY,
+// LOAD DATA LOCAL; INSERTs where a server refuses both). On PostgreSQL the tables are keyed
+// afterwards; on the MySQL family, where rows are stored in primary key order, keys come first
+// and rows arrive in key order. Secondary indexes are built last.
 func (t *tpcc) Prepare(ctx context.Context, env *workload.Env) error {
 	c, err := env.Connect(ctx)
 	if err != nil {
@@ -49,6 +49,7 @@ func (t *tpcc) Prepare(ctx context.Context, env *workload.Env) error {
 			return fmt.Errorf("creating %s: %w", td.name, err)
 		}
 	}
+	defer workload.ReadyBulkLoad(ctx, c)()
 	W := t.warehouses
 	perWH := int64(1 + districtsPerWH + items + 2*districtsPerWH*customersPerDist +
 		districtsPerWH*(ordersPerDist+undeliveredPerDist+ordersPerDist*10))
@@ -149,7 +150,6 @@ func parallel(ctx context.Context, env *workload.Env, threads int, jobs []func(c
 type loader struct {
 	ctx      context.Context
 	conn     sqldb.Conn
-	values   bool // rows as multi-row INSERTs where the engine has no client COPY
 	g        gen
 	now      string
 	progress func(int64)
@@ -174,7 +174,7 @@ type batch struct {
 }
 
 func newLoader(ctx context.Context, c sqldb.Conn, g gen, now string, progress func(int64)) *loader {
-	l := &loader{ctx: ctx, conn: c, values: !dialect.Of(c).Caps().ClientCopy, g: g, now: now, progress: progress,
+	l := &loader{ctx: ctx, conn: c, g: g, now: now, progress: progress,
 		batches: make(chan batch, 1), free: make(chan []byte, 3), done: make(chan struct{})}
 	go l.send()
 	return l
@@ -184,13 +184,7 @@ func (l *loader) send() {
 	defer close(l.done)
 	for b := range l.batches {
 		if l.err == nil {
-			var err error
-			if l.values {
-				err = l.conn.Exec(l.ctx, string(b.data))
-			} else {
-				err = dialect.LoaderFor(l.conn.Kind()).Load(l.ctx, l.conn, b.table, b.cols, bytes.NewReader(b.data))
-			}
-			if err != nil {
+			if err := dialect.LoaderFor(l.conn.Kind()).Load(l.ctx, l.conn, b.table, b.cols, bytes.NewReader(b.data)); err != nil {
 				l.err = fmt.Errorf("%s: %w", b.table, err)
 				l.failed.Store(true)
 			} else {
@@ -220,13 +214,12 @@ func (l *loader) buffer() []byte {
 	}
 }
 
-// sink writes one table's rows in the engine's bulk format: COPY text (tab-separated, \N for
-// NULL) on PostgreSQL, the VALUES list of one INSERT on the MySQL family.
+// sink writes one table's rows in the bulk loaders' text format (tab-separated, \N for NULL),
+// which dialect.Loader sends as COPY, LOAD DATA or, where a server refuses both, INSERTs.
 type sink struct {
 	l     *loader
 	table string
 	cols  []string
-	head  string
 	b     []byte
 	rows  int64
 	nf    int
@@ -237,32 +230,15 @@ func (l *loader) sink(table string, cols []string) *sink {
 		table = l.table(table)
 	}
 	s := &sink{l: l, table: table, cols: cols}
-	if l.values {
-		s.head = "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES "
-	}
 	s.b = l.buffer()
 	return s
 }
 
-func (s *sink) begin() {
-	s.nf = 0
-	if s.l.values {
-		if s.rows == 0 {
-			s.b = append(s.b, s.head...)
-		} else {
-			s.b = append(s.b, ',')
-		}
-		s.b = append(s.b, '(')
-	}
-}
+func (s *sink) begin() { s.nf = 0 }
 
 func (s *sink) sep() {
 	if s.nf > 0 {
-		if s.l.values {
-			s.b = append(s.b, ',')
-		} else {
-			s.b = append(s.b, '\t')
-		}
+		s.b = append(s.b, '\t')
 	}
 	s.nf++
 }
@@ -280,48 +256,28 @@ func (s *sink) dec(v int64, scale int) {
 
 func (s *sink) null() {
 	s.sep()
-	if s.l.values {
-		s.b = append(s.b, "NULL"...)
-	} else {
-		s.b = append(s.b, `\N`...)
-	}
+	s.b = append(s.b, `\N`...)
 }
 
 // str writes a value that needs no escaping (generated letters, digits, spaces, dates).
 func (s *sink) str(v []byte) {
 	s.sep()
-	if s.l.values {
-		s.b = append(append(append(s.b, '\''), v...), '\'')
-	} else {
-		s.b = append(s.b, v...)
-	}
+	s.b = append(s.b, v...)
 }
 
 func (s *sink) strs(v string) {
 	s.sep()
-	if s.l.values {
-		s.b = append(append(append(s.b, '\''), v...), '\'')
-	} else {
-		s.b = append(s.b, v...)
-	}
+	s.b = append(s.b, v...)
 }
 
 // astring writes a random a-string of lo..hi characters in place, without a scratch copy.
 func (s *sink) astring(lo, hi int) {
 	s.sep()
-	if s.l.values {
-		s.b = append(s.l.g.astring(append(s.b, '\''), lo, hi), '\'')
-	} else {
-		s.b = s.l.g.astring(s.b, lo, hi)
-	}
+	s.b = s.l.g.astring(s.b, lo, hi)
 }
 
 func (s *sink) end() error {
-	if s.l.values {
-		s.b = append(s.b, ')')
-	} else {
-		s.b = append(s.b, '\n')
-	}
+	s.b = append(s.b, '\n')
 	s.rows++
 	if len(s.b) >= batchBytes {
 		return s.flush()

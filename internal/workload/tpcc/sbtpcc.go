@@ -178,6 +178,7 @@ func (s *sbtpcc) Prepare(ctx context.Context, env *workload.Env) error {
 			}
 		}
 	}
+	defer workload.ReadyBulkLoad(ctx, c)()
 	start := time.Now()
 	if err := parallel(ctx, env, max(1, env.LoadThreads), s.loadJobs(ctx, env)); err != nil {
 		return err

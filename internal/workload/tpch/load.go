@@ -99,7 +99,7 @@ func (w *tpch) Prepare(ctx context.Context, env *workload.Env) error {
 	}
 
 	t0 := time.Now()
-	stats, err := loadAll(ctx, env, dir, method, progress)
+	stats, err := loadAll(ctx, env, dir, progress)
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ type tableStats struct {
 
 // loadAll loads the tables on env.LoadThreads connections, largest first so the longest load
 // starts at once; each table's time covers its rows, keys, indexes and statistics.
-func loadAll(ctx context.Context, env *workload.Env, dir, method string, progress func(int64)) (map[string]tableStats, error) {
+func loadAll(ctx context.Context, env *workload.Env, dir string, progress func(int64)) (map[string]tableStats, error) {
 	order := append([]table(nil), tables...)
 	sort.SliceStable(order, func(i, j int) bool {
 		return order[i].baseRows*10+order[i].fixedRows > order[j].baseRows*10+order[j].fixedRows
@@ -214,7 +214,7 @@ func loadAll(ctx context.Context, env *workload.Env, dir, method string, progres
 					continue
 				}
 				t0 := time.Now()
-				rows, err := loadTable(ctx, conn, t, filepath.Join(dir, t.name+".tbl"), method, progress)
+				rows, err := loadTable(ctx, conn, t, filepath.Join(dir, t.name+".tbl"), progress)
 				if err == nil {
 					err = finishTable(ctx, conn, t)
 				}
@@ -252,20 +252,16 @@ func finishTable(ctx context.Context, c sqldb.Conn, t table) error {
 	return d.Maintain(ctx, c, t.name)
 }
 
-// startLoading decides how the tables load: the engine's bulk path (COPY, LOAD DATA LOCAL
-// INFILE) where the server allows it (or lets this user allow it for the load), else multi-row
-// INSERTs.
+// startLoading readies the engine's bulk path (COPY, LOAD DATA LOCAL INFILE) and says how the
+// tables will load: multi-row INSERTs where the server refuses the bulk path and this user may
+// not allow it (dialect.Loader).
 func startLoading(ctx context.Context, c sqldb.Conn, logf func(string, ...any)) (string, func()) {
-	restore, err := dialect.LoaderFor(c.Kind()).StartLoading(ctx, c)
-	if err != nil {
-		logf("%v: loading with multi-row INSERTs", err)
-		return insertMethod, restore
+	method, restore := dialect.LoaderFor(c.Kind()).StartLoading(ctx, c)
+	if method == dialect.InsertMethod {
+		logf("the server refuses LOAD DATA LOCAL INFILE and this user cannot turn local_infile on: loading with multi-row INSERTs")
 	}
-	return dialect.Of(c).Caps().BulkLoad, restore
+	return method, restore
 }
-
-// insertMethod is the load's method where the engine's bulk path is refused.
-const insertMethod = "INSERT"
 
 // countingReader counts the lines (rows) it passes on and reports them as progress.
 type countingReader struct {
@@ -287,19 +283,14 @@ func (cr *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func loadTable(ctx context.Context, c sqldb.Conn, t table, path, method string, progress func(int64)) (int64, error) {
+func loadTable(ctx context.Context, c sqldb.Conn, t table, path string, progress func(int64)) (int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
 	cr := &countingReader{r: bufio.NewReaderSize(f, 1<<20), progress: progress}
-	if method == insertMethod {
-		err = insertRows(ctx, c, t, cr)
-	} else {
-		err = bulkRows(ctx, c, t, cr)
-	}
-	if err != nil {
+	if err := bulkRows(ctx, c, t, cr); err != nil {
 		return 0, err
 	}
 	cr.progress(cr.pending)
@@ -360,70 +351,6 @@ func appendCopyLine(out, line []byte) []byte {
 		}
 	}
 	return append(out, '\n')
-}
-
-// insertRows sends multi-row INSERTs of about 1 MB, well under max_allowed_packet (16 MB on
-// MariaDB, 64 MB on MySQL), for servers where LOAD DATA LOCAL is off.
-func insertRows(ctx context.Context, c sqldb.Conn, t table, r io.Reader) error {
-	head := fmt.Sprintf("INSERT INTO %s (%s) VALUES ", t.name, strings.Join(t.columnNames(), ", "))
-	br := bufio.NewReaderSize(r, 1<<20)
-	b := make([]byte, 0, 1<<21)
-	b = append(b, head...)
-	rows := 0
-	flush := func() error {
-		if rows == 0 {
-			return nil
-		}
-		err := c.Exec(ctx, string(b))
-		b, rows = append(b[:0], head...), 0
-		return err
-	}
-	for {
-		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			return errors.New("a line longer than 1 MB: not a dbgen .tbl file")
-		}
-		if line = bytes.TrimSuffix(bytes.TrimRight(line, "\r\n"), []byte{'|'}); len(line) > 0 {
-			fields := bytes.Split(line, []byte{'|'})
-			if len(fields) != len(t.columns) {
-				return fmt.Errorf("a row with %d fields, want %d: %q", len(fields), len(t.columns), line)
-			}
-			if rows > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '(')
-			for i, f := range fields {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				if t.columns[i].numeric {
-					b = append(b, f...)
-					continue
-				}
-				b = append(b, '\'')
-				for _, ch := range f {
-					if ch == '\'' || ch == '\\' {
-						b = append(b, '\\')
-					}
-					b = append(b, ch)
-				}
-				b = append(b, '\'')
-			}
-			b = append(b, ')')
-			rows++
-			if len(b) >= 1<<20 {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		}
-		if err == io.EOF {
-			return flush()
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
 
 func writeMeta(ctx context.Context, c sqldb.Conn, meta map[string]string) error {
