@@ -39,6 +39,12 @@ func (r *Rows) Str(s string) { r.Text(func(b []byte) []byte { return append(b, s
 
 func (r *Rows) Bytes(s []byte) { r.Text(func(b []byte) []byte { return append(b, s...) }) }
 
+// Null appends a NULL field.
+func (r *Rows) Null() {
+	r.sep()
+	r.Buf = append(r.Buf, `\N`...)
+}
+
 // End closes the row.
 func (r *Rows) End() {
 	r.Buf = append(r.Buf, '\n')

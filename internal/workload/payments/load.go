@@ -3,107 +3,119 @@ package payments
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
+	"strings"
 
-	"github.com/fairbench/fairbench/internal/dialect"
-	"github.com/fairbench/fairbench/internal/sqldb"
+	"github.com/fairbench/fairbench/internal/randgen"
 	"github.com/fairbench/fairbench/internal/workload"
 )
 
-// table is one table's DDL and data. Rows are numbered 1..rows; gen writes row i.
-type table struct {
-	name string
-	// cols is the column list; pk the primary key, declared at CREATE on InnoDB (where it is the
-	// clustered index) and added after the load on PostgreSQL (where building it once is cheaper).
-	cols, pk string
-	insert   []string // columns the generator fills
-	rows     int
-	gen      func(w *workload.Rows, i int, scratch []byte)
-	// after runs once the table is loaded: secondary indexes, then foreign keys.
-	indexes, fkeys []string
-}
-
-func (p *payments) tables(d dialect.Dialect) []table {
-	ts, serial := d.TypeName("datetime", 0, 0), d.TypeName("bigserial", 0, 0)
+// tables are payments' tables as data (workload.Table): rows numbered 1..N, keys, indexes and
+// foreign keys, which the generated rows satisfy by construction.
+func (p *payments) tables() []workload.Table {
 	initial := money(initialCents)
-	return []table{
-		{name: "banks", cols: "id int NOT NULL, name varchar(64) NOT NULL, swift char(11) NOT NULL", pk: "id",
-			insert: []string{"id", "name", "swift"}, rows: p.banks,
-			gen: func(w *workload.Rows, i int, s []byte) {
-				w.Int(int64(i))
-				w.Bytes(fmt.Appendf(s, "Bank %d", i))
-				w.Bytes(fmt.Appendf(s, "FBNK%07d", i))
+	id := func(n string) workload.Column { return workload.Column{Name: n, Type: "int"} }
+	vc := func(n string, l int) workload.Column { return workload.Column{Name: n, Type: "varchar", Length: l} }
+	ch := func(n string, l int) workload.Column {
+		return workload.Column{Name: n, Type: fmt.Sprintf("char(%d)", l)}
+	}
+	dt := func(n string) workload.Column { return workload.Column{Name: n, Type: "datetime"} }
+	dec := func(n string) workload.Column { return workload.Column{Name: n, Type: "decimal", Length: 15, Scale: 2} }
+	return []workload.Table{
+		{Name: "banks", Columns: []workload.Column{id("id"), vc("name", 64), ch("swift", 11)}, PrimaryKey: []string{"id"},
+			Rows: int64(p.banks), Chunk: loadChunk,
+			Row: func(r *workload.Rows, i int64, _ *randgen.Rand) {
+				r.Int(i)
+				r.Text(func(b []byte) []byte { return fmt.Appendf(b, "Bank %d", i) })
+				r.Text(func(b []byte) []byte { return fmt.Appendf(b, "FBNK%07d", i) })
 			}},
-		{name: "users", cols: "id int NOT NULL, name varchar(64) NOT NULL, email varchar(128) NOT NULL, status varchar(16) NOT NULL", pk: "id",
-			insert: []string{"id", "name", "email", "status"}, rows: p.accounts,
-			gen: func(w *workload.Rows, i int, s []byte) {
-				w.Int(int64(i))
-				w.Bytes(fmt.Appendf(s, "User %d", i))
-				w.Bytes(fmt.Appendf(s, "user%d@example.com", i))
-				w.Str("active")
+		{Name: "users", Columns: []workload.Column{id("id"), vc("name", 64), vc("email", 128), vc("status", 16)}, PrimaryKey: []string{"id"},
+			Rows: int64(p.accounts), Chunk: loadChunk,
+			Row: func(r *workload.Rows, i int64, _ *randgen.Rand) {
+				r.Int(i)
+				r.Text(func(b []byte) []byte { return fmt.Appendf(b, "User %d", i) })
+				r.Text(func(b []byte) []byte { return fmt.Appendf(b, "user%d@example.com", i) })
+				r.Str("active")
 			}},
 		// Every user may view and transfer; the transfer check still reads the row.
-		{name: "permissions", cols: "user_id int NOT NULL, permission varchar(32) NOT NULL", pk: "user_id, permission",
-			insert: []string{"user_id", "permission"}, rows: 2 * p.accounts,
-			gen: func(w *workload.Rows, i int, s []byte) {
-				w.Int(int64((i + 1) / 2))
+		{Name: "permissions", Columns: []workload.Column{id("user_id"), vc("permission", 32)}, PrimaryKey: []string{"user_id", "permission"},
+			Rows: 2 * int64(p.accounts), Chunk: loadChunk,
+			Row: func(r *workload.Rows, i int64, _ *randgen.Rand) {
+				r.Int((i + 1) / 2)
 				if i%2 == 1 {
-					w.Str("view")
+					r.Str("view")
 				} else {
-					w.Str("transfer")
+					r.Str("transfer")
 				}
 			},
-			fkeys: []string{"FOREIGN KEY (user_id) REFERENCES users (id)"}},
-		{name: "auth_tokens", cols: "token char(32) NOT NULL, user_id int NOT NULL, expires_at " + ts + " NOT NULL", pk: "token",
-			insert: []string{"token", "user_id", "expires_at"}, rows: p.accounts,
-			gen: func(w *workload.Rows, i int, s []byte) {
-				w.Bytes(appendToken(s, int64(i)))
-				w.Int(int64(i))
-				w.Str("2099-12-31 00:00:00")
+			ForeignKeys: fks("permissions", fk("user_id", "users"))},
+		{Name: "auth_tokens", Columns: []workload.Column{ch("token", 32), id("user_id"), dt("expires_at")}, PrimaryKey: []string{"token"},
+			Rows: int64(p.accounts), Chunk: loadChunk,
+			Row: func(r *workload.Rows, i int64, _ *randgen.Rand) {
+				r.Text(func(b []byte) []byte { return appendToken(b, i) })
+				r.Int(i)
+				r.Str("2099-12-31 00:00:00")
 			},
-			indexes: []string{"user_id"}, fkeys: []string{"FOREIGN KEY (user_id) REFERENCES users (id)"}},
+			Indexes: indexes("auth_tokens", "user_id"), ForeignKeys: fks("auth_tokens", fk("user_id", "users"))},
 		// Account i belongs to user i, so a client knows a user's account without a lookup.
-		{name: "accounts", cols: "id int NOT NULL, user_id int NOT NULL, bank_id int NOT NULL, balance decimal(15,2) NOT NULL", pk: "id",
-			insert: []string{"id", "user_id", "bank_id", "balance"}, rows: p.accounts,
-			gen: func(w *workload.Rows, i int, s []byte) {
-				w.Int(int64(i))
-				w.Int(int64(i))
-				w.Int(int64((i-1)%p.banks + 1))
-				w.Str(initial)
+		{Name: "accounts", Columns: []workload.Column{id("id"), id("user_id"), id("bank_id"), dec("balance")}, PrimaryKey: []string{"id"},
+			Rows: int64(p.accounts), Chunk: loadChunk,
+			Row: func(r *workload.Rows, i int64, _ *randgen.Rand) {
+				r.Int(i)
+				r.Int(i)
+				r.Int((i-1)%int64(p.banks) + 1)
+				r.Str(initial)
 			},
-			indexes: []string{"user_id", "bank_id"},
-			fkeys:   []string{"FOREIGN KEY (user_id) REFERENCES users (id)", "FOREIGN KEY (bank_id) REFERENCES banks (id)"}},
-		{name: "cards", cols: "id int NOT NULL, account_id int NOT NULL, number char(16) NOT NULL, expires char(5) NOT NULL, status varchar(16) NOT NULL", pk: "id",
-			insert: []string{"id", "account_id", "number", "expires", "status"}, rows: p.accounts,
-			gen: func(w *workload.Rows, i int, s []byte) {
-				w.Int(int64(i))
-				w.Int(int64(i))
-				w.Bytes(fmt.Appendf(s, "4%015d", i))
-				w.Str("12/30")
-				w.Str("active")
+			Indexes: indexes("accounts", "user_id", "bank_id"), ForeignKeys: fks("accounts", fk("user_id", "users"), fk("bank_id", "banks"))},
+		{Name: "cards", Columns: []workload.Column{id("id"), id("account_id"), ch("number", 16), ch("expires", 5), vc("status", 16)}, PrimaryKey: []string{"id"},
+			Rows: int64(p.accounts), Chunk: loadChunk,
+			Row: func(r *workload.Rows, i int64, _ *randgen.Rand) {
+				r.Int(i)
+				r.Int(i)
+				r.Text(func(b []byte) []byte { return fmt.Appendf(b, "4%015d", i) })
+				r.Str("12/30")
+				r.Str("active")
 			},
-			indexes: []string{"account_id"}, fkeys: []string{"FOREIGN KEY (account_id) REFERENCES accounts (id)"}},
+			Indexes: indexes("cards", "account_id"), ForeignKeys: fks("cards", fk("account_id", "accounts"))},
 		// (from_account, id) serves the delete of an account's oldest transfers; InnoDB appends the
 		// id to every secondary index anyway, PostgreSQL needs it spelled out.
-		{name: "transfers", cols: "id " + serial + ", from_account int NOT NULL, to_account int NOT NULL, amount decimal(15,2) NOT NULL, created_at " + ts + " NOT NULL", pk: "id",
-			indexes: []string{"from_account, id", "to_account"},
-			fkeys:   []string{"FOREIGN KEY (from_account) REFERENCES accounts (id)", "FOREIGN KEY (to_account) REFERENCES accounts (id)"}},
-		{name: "payments_meta", cols: "name varchar(32) NOT NULL, value varchar(64) NOT NULL", pk: "name"},
+		{Name: "transfers", Columns: []workload.Column{{Name: "id", Type: "bigserial"}, id("from_account"), id("to_account"), dec("amount"), dt("created_at")},
+			PrimaryKey: []string{"id"}, Indexes: indexes("transfers", "from_account, id", "to_account"),
+			ForeignKeys: fks("transfers", fk("from_account", "accounts"), fk("to_account", "accounts"))},
+		{Name: "payments_meta", Columns: []workload.Column{vc("name", 32), vc("value", 64)}, PrimaryKey: []string{"name"}},
 	}
+}
+
+// fk is a trusted foreign key of one column to another table's id; fks names a table's keys
+// table_fkN, as they were always named.
+func fk(col, ref string) workload.ForeignKey {
+	return workload.ForeignKey{Columns: []string{col}, RefTable: ref, RefColumns: []string{"id"}, Trusted: true}
+}
+
+func fks(table string, keys ...workload.ForeignKey) []workload.ForeignKey {
+	for i := range keys {
+		keys[i].Name = fmt.Sprintf("%s_fk%d", table, i+1)
+	}
+	return keys
+}
+
+// indexes are a table's secondary indexes, each given as a column list ("from_account, id") and
+// named table_col[_col].
+func indexes(table string, lists ...string) []workload.Index {
+	out := make([]workload.Index, len(lists))
+	for i, l := range lists {
+		cols := strings.Split(l, ", ")
+		out[i] = workload.Index{Name: table + "_" + strings.Join(cols, "_"), Columns: cols}
+	}
+	return out
 }
 
 // loadChunk is how many rows one loading job writes: tables are split so several connections
 // share the big ones, and a job's rows do not depend on how many connections there are.
 const loadChunk = 250000
 
-type loadJob struct {
-	t      *table
-	lo, hi int
-}
-
-// Prepare creates the tables, loads them over --load-threads connections (COPY on PostgreSQL,
-// multi-row INSERTs on MySQL and MariaDB), then adds keys, indexes and foreign keys, and records
-// the starting figures Check needs in payments_meta.
+// Prepare creates the tables, loads them over --load-threads connections through the engine's
+// bulk path, then adds keys, indexes and foreign keys, and records the starting figures Check
+// needs in payments_meta.
 func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
 	c, err := workload.ConnectClaiming(ctx, env, name, tableNames)
 	if err != nil {
@@ -113,16 +125,14 @@ func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
 	if err := claimRoutine(ctx, c); err != nil {
 		return err
 	}
-	d := dialect.Of(c)
-	tables := p.tables(d)
-	if err := createTables(ctx, c, tables, d); err != nil {
+	tables := p.tables()
+	if err := workload.CreateTables(ctx, c, tables); err != nil {
 		return err
 	}
-	defer workload.ReadyBulkLoad(ctx, c)()
-	if err := loadRows(ctx, env, tables); err != nil {
+	if err := workload.LoadTables(ctx, env, c, tables); err != nil {
 		return err
 	}
-	if err := addKeys(ctx, env, tables, d); err != nil {
+	if err := workload.KeyTables(ctx, env, c, tables); err != nil {
 		return err
 	}
 	// The routine is part of the dataset whatever --transfer a run uses, so one prepare serves both.
@@ -133,105 +143,4 @@ func (p *payments) Prepare(ctx context.Context, env *workload.Env) error {
 		"('initial_balance', '%s'), ('total', '%s'), ('transfers_deleted', '0')",
 		p.accounts, p.banks, money(initialCents), money(int64(p.accounts)*initialCents))
 	return c.Exec(ctx, meta)
-}
-
-// createTables creates the tables, with their primary keys where the engine clusters rows by the
-// key (InnoDB); elsewhere they are added after the load, where building them once is cheaper.
-func createTables(ctx context.Context, c sqldb.Conn, tables []table, d dialect.Dialect) error {
-	for _, t := range tables {
-		cols := t.cols
-		if d.Caps().PrimaryKeyAtCreate {
-			cols += ", PRIMARY KEY (" + t.pk + ")"
-		}
-		if err := workload.CreateOwned(ctx, c, t.name, fmt.Sprintf("CREATE TABLE %s (%s)", t.name, cols)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// loadRows loads every table's rows in chunks over --load-threads connections, through the
-// engine's bulk path (dialect.Loader).
-func loadRows(ctx context.Context, env *workload.Env, tables []table) error {
-	var jobs []loadJob
-	var total int64
-	for i := range tables {
-		t := &tables[i]
-		for lo := 1; lo <= t.rows; lo += loadChunk {
-			jobs = append(jobs, loadJob{t: t, lo: lo, hi: min(lo+loadChunk-1, t.rows)})
-		}
-		total += int64(t.rows)
-	}
-	var done atomic.Int64
-	progress := func(n int64) {
-		if env.Progress != nil {
-			env.Progress(done.Add(n), total)
-		}
-	}
-	return workload.OnConnections(ctx, env, env.LoadThreads, jobs, func(conn sqldb.Conn, j loadJob) error {
-		if err := copyRows(ctx, conn, j, progress); err != nil {
-			return fmt.Errorf("loading %s: %w", j.t.name, err)
-		}
-		return nil
-	})
-}
-
-// addKeys adds keys and indexes table by table in parallel, then the foreign keys, which need
-// their parents' keys, then the statistics: on PostgreSQL a VACUUM ANALYZE, as pgbench -i does,
-// so the first run does not pay for setting hint bits on freshly loaded rows.
-func addKeys(ctx context.Context, env *workload.Env, tables []table, d dialect.Dialect) error {
-	phases := []func(sqldb.Conn, table) error{
-		func(conn sqldb.Conn, t table) error {
-			var ddl []string
-			if !d.Caps().PrimaryKeyAtCreate {
-				ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s ADD PRIMARY KEY (%s)", t.name, t.pk))
-			}
-			for _, ix := range t.indexes {
-				ddl = append(ddl, fmt.Sprintf("CREATE INDEX %s_%s ON %s (%s)", t.name, indexSuffix(ix), t.name, ix))
-			}
-			return workload.ExecAll(ctx, conn, ddl)
-		},
-		func(conn sqldb.Conn, t table) error {
-			// The rows are consistent by construction; with checks off InnoDB adds a foreign
-			// key in place instead of copying the table to validate it.
-			ddl := d.LoadingSession()
-			for n, fk := range t.fkeys {
-				ddl = append(ddl, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s_fk%d %s", t.name, t.name, n+1, fk))
-			}
-			return workload.ExecAll(ctx, conn, ddl)
-		},
-		func(conn sqldb.Conn, t table) error { return d.Maintain(ctx, conn, t.name) },
-	}
-	for _, phase := range phases {
-		if err := workload.OnConnections(ctx, env, env.LoadThreads, tables, phase); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func indexSuffix(cols string) string {
-	out := make([]byte, 0, len(cols))
-	for i := 0; i < len(cols); i++ {
-		switch ch := cols[i]; ch {
-		case ' ':
-		case ',':
-			out = append(out, '_')
-		default:
-			out = append(out, ch)
-		}
-	}
-	return string(out)
-}
-
-func copyRows(ctx context.Context, c sqldb.Conn, j loadJob, progress func(int64)) error {
-	w := &workload.Rows{}
-	scratch := make([]byte, 0, 64)
-	return workload.BulkLoad(ctx, c, j.t.name, j.t.insert, int64(j.lo), int64(j.hi), func(b []byte, i int64) []byte {
-		w.Buf = b
-		w.Reset()
-		j.t.gen(w, int(i), scratch[:0])
-		w.End()
-		return w.Buf
-	}, progress)
 }
