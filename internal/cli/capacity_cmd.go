@@ -51,6 +51,9 @@ func newCapacityCmd() *cobra.Command {
 			if err := checkKind(j.Workload, s.SLO.Kind); err != nil {
 				return err
 			}
+			if err := refuseArrivals(j, "capacity"); err != nil {
+				return err
+			}
 			hosts, err := measuredTarget(cmd, j, out, nodeExporter)
 			if err != nil {
 				return err

@@ -119,6 +119,15 @@ func (f *jobFlags) job(fs *pflag.FlagSet) (*job.Job, error) {
 	return j, badInput(err)
 }
 
+// refuseArrivals refuses, before any connection, an arrival rate (run --rate, capacity) for a
+// workload whose clients each run a fixed list of queries (TPC-H's tests), which no rate paces.
+func refuseArrivals(j *job.Job, what string) error {
+	if _, fixed := j.Workload.(workload.FixedList); fixed {
+		return badInputf("%s: %s runs a fixed list of queries on each client, which no arrival rate paces: drop %s, or choose a workload that runs until the time is up (oltp_*, tpcb, tpcc, a workload file)", what, j.Spec.Name, what)
+	}
+	return nil
+}
+
 // connectCheck makes the first contact: unreachable servers and wrong passwords are the user's to fix.
 func connectCheck(cmd *cobra.Command, j *job.Job) (string, error) {
 	v, err := j.ServerVersion(cmd.Context())
@@ -460,6 +469,11 @@ func newRunCmd() *cobra.Command {
 			cfg, threads, err := r.config(cmd.Flags(), cmd.ErrOrStderr())
 			if err != nil {
 				return err
+			}
+			if cfg.Rate > 0 {
+				if err := refuseArrivals(j, "--rate"); err != nil {
+					return err
+				}
 			}
 			sh, err := r.sharding(&cfg, threads)
 			if err != nil {
