@@ -11,7 +11,7 @@ import (
 
 // hostile are catalog names a source may hold (each under PostgreSQL's 63 bytes): a captured
 // column named like the first once added a check that read a file with the checking user's
-// rights (issue 37).
+// rights.
 var hostile = []string{
 	"x\nchecks:\n  - {name: own, sql: \"SELECT pg_read_file('/etc/shadow')\", equals: 0}",
 	"a # not a comment", "k: v", "{a: 1}", `say "hi"`, "it's", "`tick`", "yes", "- item", "x\u2028checks: []", "\r\nname: other",

@@ -11,8 +11,8 @@ import (
 )
 
 // The data set's parameters come from prepare: `prepare --tables 2` then plain `run`, `check`
-// and `cleanup` use 2 tables (issue 11); an explicit contradiction and a foreign table are one
-// line and exit 2 (issue 19).
+// and `cleanup` use 2 tables; an explicit contradiction and a foreign table are one
+// line and exit 2.
 func TestDataSetParametersFromPrepare(t *testing.T) {
 	tg := testserver.Database(t, "postgres")
 	dsn := withPassword(tg, tg.Password)
@@ -47,7 +47,7 @@ func TestDataSetParametersFromPrepare(t *testing.T) {
 	}
 }
 
-// run --help gives each workload's own defaults (issue 11: --point-selects read 9, oltp_90_10's,
+// run --help gives each workload's own defaults (--point-selects read 9, oltp_90_10's,
 // for every workload).
 func TestHelpShowsEachWorkloadsDefaults(t *testing.T) {
 	_, out, _ := run("run", "--help")
@@ -64,7 +64,7 @@ func TestHelpShowsEachWorkloadsDefaults(t *testing.T) {
 	}
 }
 
-// A parameter the schema cannot hold is refused before anything is loaded (issue 19, item 14).
+// A parameter the schema cannot hold is refused before anything is loaded.
 func TestTableSizeBeyondTheSchema(t *testing.T) {
 	code, _, e := run("prepare", "--target", "postgres://u@127.0.0.1:1/db", "--workload", "oltp_read_write", "--table-size", "2147483648")
 	if code != 2 || !strings.Contains(e, "--table-size 2147483648 is more than") || strings.Count(strings.TrimSpace(e), "\n") != 0 {

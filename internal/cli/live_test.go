@@ -83,7 +83,7 @@ func scrapeTotal(t *testing.T, addr string, d time.Duration) float64 {
 	return 0
 }
 
-// --metrics-addr without a host listens on every interface; the user is told so (issue 28).
+// --metrics-addr without a host listens on every interface; the user is told so.
 func TestMetricsAddrOnEveryInterfaceIsSaid(t *testing.T) {
 	for addr, warned := range map[string]bool{":0": true, "0.0.0.0:0": true, "127.0.0.1:0": false} {
 		var stderr strings.Builder

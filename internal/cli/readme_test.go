@@ -73,7 +73,7 @@ func shellWords(line string) []string {
 // Every fairbench command the README shows names a subcommand that exists, with flags it takes
 // and as many arguments as it accepts; every make target it names is in the Makefile; its suite
 // and workload file examples parse. The commands' running is what the rest of the tests cover;
-// this keeps the guide from drifting away from the command line (issue 23).
+// this keeps the guide from drifting away from the command line.
 func TestReadmeCommands(t *testing.T) {
 	makefile, err := os.ReadFile("../../Makefile")
 	if err != nil {

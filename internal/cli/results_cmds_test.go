@@ -182,7 +182,7 @@ func TestReproduceReportOnly(t *testing.T) {
 }
 
 // Every output path follows one rule: a file there is replaced only where fairbench wrote it, in
-// one line and exit 2 otherwise, and fairbench's own output is written again (issue 37: export,
+// one line and exit 2 otherwise, and fairbench's own output is written again (export,
 // history and report replaced any file).
 func TestOutputPathsReplaceOnlyOurs(t *testing.T) {
 	dir := t.TempDir()

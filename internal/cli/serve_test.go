@@ -15,7 +15,7 @@ import (
 )
 
 // serve must not keep saying "running" after its server died: it watches the server and ends
-// with exit status 1, saying so (issue 19, item 13).
+// with exit status 1, saying so.
 func TestServeNoticesDeadServer(t *testing.T) {
 	if _, err := discovery.Find(discovery.Postgres, ""); err != nil {
 		t.Skip("PostgreSQL is not installed")

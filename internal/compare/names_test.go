@@ -12,7 +12,7 @@ import (
 
 // TestCheckResultNames: every built-in suite writes one results file per step and thread count
 // under every override compare --help offers (--threads made the payments suite's two steps
-// collide: issue 28, item 2), and a suite whose steps would still overwrite each other's results
+// collide), and a suite whose steps would still overwrite each other's results
 // is refused before anything runs.
 func TestCheckResultNames(t *testing.T) {
 	overrides := map[string]runspec.Layer{

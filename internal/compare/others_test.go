@@ -9,7 +9,7 @@ import (
 
 // Another fairbench is looked for around every measured step, not only as a server starts: one
 // that started while a step ran (seen only at its end) is named in that step's result, which is
-// then busy, and once in the report's notes (issue 37).
+// then busy, and once in the report's notes.
 func TestOthersLiveAroundEveryStep(t *testing.T) {
 	var log strings.Builder
 	seen := [][]string{nil, nil, nil, {"a mysql server of fairbench pid 42 (port 4000)"}}

@@ -7,7 +7,7 @@ import (
 	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
-// A kind with no dialect is refused by name, never served as PostgreSQL's (issue 37).
+// A kind with no dialect is refused by name, never served as PostgreSQL's.
 func TestUnknownKindRefused(t *testing.T) {
 	for _, k := range []sqldb.Kind{sqldb.Postgres, sqldb.MySQL, sqldb.MariaDB} {
 		if d, err := Lookup(k); err != nil || d.Kind() != k {

@@ -37,7 +37,7 @@ func TestParseProcAddr(t *testing.T) {
 
 // A server given by DSN that listens on this machine is found by its socket: a throwaway server
 // (its own cgroup, made by fairbench), and a plain process in no cgroup of its own, which is
-// measured from its process tree (issue 28, item 1).
+// measured from its process tree.
 func TestFindListening(t *testing.T) {
 	integration(t)
 	if os.Geteuid() != 0 {

@@ -112,7 +112,7 @@ func mysqlOpen(srv *Server, password string) (*sql.DB, error) {
 
 // A MySQL-family throwaway server runs as the unprivileged mysql user, from a template copy and
 // from a fresh initialization alike: with the server's password a client cannot make it write a
-// file where the mysql user may not (issue 37: as OS root, SET GLOBAL general_log_file created
+// file where the mysql user may not (as OS root, SET GLOBAL general_log_file created
 // a root-owned file anywhere).
 func TestMySQLFamilyNotRoot(t *testing.T) {
 	integration(t)

@@ -69,7 +69,7 @@ func TestIntervals(t *testing.T) {
 	}
 }
 
-// A text cell that a spreadsheet would run as a formula is written as text (issue 28).
+// A text cell that a spreadsheet would run as a formula is written as text.
 func TestFormulaCellsAreText(t *testing.T) {
 	r := sample()[0]
 	r.Label = `=HYPERLINK("http://x","y")`

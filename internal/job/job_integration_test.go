@@ -35,7 +35,7 @@ func shortRun(t *testing.T, j *job.Job) {
 }
 
 // A hand-made sbtest1 with sysbench's very columns is not fairbench's: run and check refuse it
-// before writing a row (issue 19: run used to update 370 of its 1,000 rows).
+// before writing a row (run used to update 370 of its 1,000 rows).
 func TestRunRefusesForeignTables(t *testing.T) {
 	for _, kind := range testserver.Kinds() {
 		t.Run(kind, func(t *testing.T) {
@@ -64,7 +64,7 @@ func TestRunRefusesAReplacedTable(t *testing.T) {
 }
 
 // A prepare interrupted mid-load (Ctrl-C, SIGTERM: its context cancelled) leaves the data set
-// recorded as unfinished, and run and check refuse it (issue 19: they used to run on half-loaded
+// recorded as unfinished, and run and check refuse it (they used to run on half-loaded
 // tables). prepare --force then loads it whole.
 func TestInterruptedPrepareIsRefused(t *testing.T) {
 	for _, kind := range testserver.Kinds() {
@@ -93,7 +93,7 @@ func TestInterruptedPrepareIsRefused(t *testing.T) {
 }
 
 // Asking for other data than was loaded is refused with both values and the fix; asking for
-// nothing takes what prepare recorded (issue 11: `prepare --tables 2` then `run` used to fail
+// nothing takes what prepare recorded (`prepare --tables 2` then `run` used to fail
 // with "sbtest1..sbtest4 not found").
 func TestParametersComeFromPrepare(t *testing.T) {
 	for _, kind := range testserver.Kinds() {

@@ -13,7 +13,7 @@ import (
 )
 
 // A data set bigger than the free space of the server's data directory is refused before a
-// table is created (issue 28: --table-size 2147483647 was taken with no space check): about
+// table is created (--table-size 2147483647 was taken with no space check): about
 // 400 GB of sysbench rows, on servers whose directories are on this machine's small disk.
 func TestPrepareRefusesWhatCannotFit(t *testing.T) {
 	for _, kind := range testserver.Kinds() {

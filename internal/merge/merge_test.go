@@ -176,7 +176,7 @@ func TestMergeDataCheck(t *testing.T) {
 }
 
 // Every field of a result has a rule in fieldRules: a new field fails here until the merge says
-// what it does with it, so that none is dropped unnoticed (issue 23).
+// what it does with it, so that none is dropped unnoticed.
 func TestEveryResultFieldHasAMergeRule(t *testing.T) {
 	rt := reflect.TypeOf(result.Result{})
 	for i := range rt.NumField() {

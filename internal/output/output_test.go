@@ -8,7 +8,7 @@ import (
 )
 
 // A path is written only where nothing is there, or where fairbench wrote what is there
-// (issue 37: export --csv, history --html and report replaced any file).
+// (export --csv, history --html and report replaced any file).
 func TestCheck(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, text string) string {

@@ -19,7 +19,7 @@ var pgbenchTables = []string{"pgbench_branches", "pgbench_tellers", "pgbench_acc
 // pgbench's tpcb-like script, as it is, on every engine: every transaction commits (its END
 // sent as each engine spells it), and the balances it moves still add up (the tpcb check);
 // beside it a script that keeps a row with \gset and branches on it, which runs without an
-// error only if the row was kept (issue 24: pgbench scripts as they are).
+// error only if the row was kept (pgbench scripts as they are).
 func TestScriptsOnEveryEngine(t *testing.T) {
 	for _, kind := range []string{"postgres", "mariadb", "mysql"} {
 		t.Run(kind, func(t *testing.T) {

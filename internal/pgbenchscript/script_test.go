@@ -178,7 +178,7 @@ func FuzzParse(f *testing.F) {
 }
 
 // An expression's nesting, its length and a script's size are bounded, each refused in one line
-// naming the file and line (issue 37: a 1 MiB `\set x ---...-1` took 1.6 GB to parse). What real
+// naming the file and line (a 1 MiB `\set x ---...-1` took 1.6 GB to parse). What real
 // scripts write, a few levels deep, still parses.
 func TestBoundedExpressions(t *testing.T) {
 	deep := "\\set a 1\n\\set x " + strings.Repeat("-", 1<<20-40) + "1\nSELECT :x;\n"

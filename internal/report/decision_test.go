@@ -323,7 +323,7 @@ func TestScheduleLagShown(t *testing.T) {
 	}
 }
 
-// A pick drawn from runs that shared the machine with other work says so beside it (issue 25).
+// A pick drawn from runs that shared the machine with other work says so beside it.
 func TestBusyMachineSaidBesidePick(t *testing.T) {
 	const rw = "oltp_read_write"
 	busy := run("mysql", rw, 8, 1100, true)

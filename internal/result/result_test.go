@@ -85,7 +85,7 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 // A results file is validated on read: what no run measures is refused with a line naming it, so
-// that a report neither ranks a crafted -100 TPS first nor renders an empty file (issue 28).
+// that a report neither ranks a crafted -100 TPS first nor renders an empty file.
 func TestDecodeRefusesImpossibleResults(t *testing.T) {
 	valid := `"schema":3,"engine":{"kind":"postgres"},"workload":{"name":"oltp_read_only"}`
 	cases := []struct{ name, doc, want string }{
@@ -137,7 +137,7 @@ func TestFailMarksIncompleteOnce(t *testing.T) {
 	}
 }
 
-// A workload file's results are named by its name:, not its path (issue 37).
+// A workload file's results are named by its name:, not its path.
 func TestWorkloadIDOfAFile(t *testing.T) {
 	r := &Result{Workload: Workload{Name: "/home/me/ycsb-a.yaml", Title: "ycsb_a"}}
 	if got := r.WorkloadID(); got != "ycsb_a" {

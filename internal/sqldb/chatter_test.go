@@ -14,7 +14,7 @@ import (
 )
 
 // The MySQL driver logs I/O errors to stderr ("[mysql] packets.go:58 unexpected EOF") beside the
-// error it returns, a stray line issue 19 saw. A connection its server kills leaves nothing on
+// error it returns, a stray line a user saw. A connection its server kills leaves nothing on
 // file descriptor 2 (where the driver's own logger, made at its init, writes): fairbench reports
 // the returned error, once.
 func TestNoDriverLinesOnStderr(t *testing.T) {

@@ -218,7 +218,7 @@ func TestBandwidthStudy(t *testing.T) {
 // own counters sampled apart over the same measured window: they must agree within a second's
 // worth at the cap (the two windows' edges are a few milliseconds apart, while the engine writes
 // in the background) plus 5%. A step that counted the settle's flush of what earlier steps left
-// dirty (issue 23) writes tens of MB more.
+// dirty writes tens of MB more.
 func checkDiskAgainstDevice(t *testing.T, kind string, st Step) {
 	t.Helper()
 	t.Logf("%s at %s: disk figures (%s) read %.1f MB, wrote %.1f MB; device sampled apart: read %.1f MB, wrote %.1f MB",

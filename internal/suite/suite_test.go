@@ -178,7 +178,7 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// A file far larger than any suite is refused before it is decoded (issue 28: a 300 MB file took
+// A file far larger than any suite is refused before it is decoded (a 300 MB file took
 // 2 GB of memory).
 func TestLoadRefusesHugeFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "huge.yaml")

@@ -537,7 +537,7 @@ func TestOwnDevice(t *testing.T) {
 }
 
 // A device directory another local user planted (the temp dir is everyone's) is never reaped: its
-// mnt may be a link to any mount point, whose users the reaper would kill (issue 28, item 5).
+// mnt may be a link to any mount point, whose users the reaper would kill.
 func TestPlantedDeviceLeftAlone(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")

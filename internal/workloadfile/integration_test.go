@@ -35,7 +35,7 @@ var shopTables = []string{"customers", "products", "orders", "order_lines"}
 
 // The shop example on every engine through the command line's path: the same rows loaded (equal
 // content checksums and the same indexes), every transaction run without an error, the data
-// check passed, and cleanup leaving nothing (issue 24).
+// check passed, and cleanup leaving nothing.
 func TestShopOnEveryEngine(t *testing.T) {
 	prints := map[string]*result.Dataset{}
 	answers := map[string][]result.Answer{}
@@ -84,7 +84,7 @@ func TestShopOnEveryEngine(t *testing.T) {
 }
 
 // The same statements on the same rows, answered otherwise (a collation), and one that only
-// PostgreSQL takes: the answers say which (issue 24's must-show).
+// PostgreSQL takes: the answers say which .
 func TestAnswersDiffer(t *testing.T) {
 	got := map[string][]result.Answer{}
 	for _, kind := range []string{"postgres", "mariadb"} {
@@ -354,7 +354,7 @@ func TestRetryRunsTheSameTransaction(t *testing.T) {
 }
 
 // readOnlyForms are statements that read by their first word and write all the same: each is
-// refused before the run on existing tables without --write-existing-tables (issue 37).
+// refused before the run on existing tables without --write-existing-tables.
 var readOnlyForms = []string{
 	"WITH x AS (UPDATE user_accounts SET balance = 0 WHERE id = :a RETURNING id) SELECT id FROM x",
 	"SELECT balance INTO stolen_copy FROM user_accounts WHERE id = :a",

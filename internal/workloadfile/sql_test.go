@@ -4,7 +4,7 @@ import "testing"
 
 // A statement is a read only when nothing in it can change data as either family reads it:
 // data-modifying WITH, SELECT ... INTO, set_config and the statements that are not reads at all
-// are refused on existing tables (issue 37: a WITH ... UPDATE was taken for a read and zeroed a
+// are refused on existing tables (a WITH ... UPDATE was taken for a read and zeroed a
 // user's table). Words inside strings, quoted names and comments do not count, except where one
 // family would run them (a backslash-escaped quote on MySQL, MySQL's /*! comments).
 func TestStatementKind(t *testing.T) {
