@@ -237,7 +237,7 @@ func (j *Job) Run(ctx context.Context, cfg runner.Config) (*result.Result, error
 	list, fixed := j.Workload.(workload.FixedList)
 	if fixed {
 		threads, err := list.Begin(ctx, workload.RunSettings{Env: j.Env(cfg.Threads, false, nil, cfg.Progress),
-			Threads: cfg.Threads, Progress: cfg.Progress, PIDs: j.PIDs})
+			Progress: cfg.Progress, PIDs: j.PIDs})
 		if err != nil {
 			return nil, err
 		}

@@ -139,7 +139,7 @@ func (cs *clients) loop(cl *client) {
 		if err == errStopped {
 			return
 		}
-		if errors.Is(err, workload.ErrWorkDone) {
+		if err != nil && errors.Is(err, workload.ErrWorkDone) {
 			cs.listDone()
 			return
 		}

@@ -37,8 +37,6 @@ func (r *Rows) Text(gen func(b []byte) []byte) {
 
 func (r *Rows) Str(s string) { r.Text(func(b []byte) []byte { return append(b, s...) }) }
 
-func (r *Rows) Bytes(s []byte) { r.Text(func(b []byte) []byte { return append(b, s...) }) }
-
 // Null appends a NULL field.
 func (r *Rows) Null() {
 	r.sep()

@@ -183,7 +183,6 @@ type RunSettings struct {
 	// Env connects sessions that are not clients (a query cancelled from another session, a
 	// plan taken after the window) and holds the run's options and log.
 	Env      *Env
-	Threads  int // the command line's --threads
 	Progress io.Writer
 	// PIDs of the server's processes when fairbench started it locally (nil otherwise), for
 	// per-query server metrics.
