@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
 // Script is one parsed script with its weight among the scripts of a run.
@@ -38,7 +40,7 @@ type Command struct {
 	Control string
 	Gset    bool
 	Prefix  string
-	Class   Class
+	Class   sqldb.Class
 	// \set
 	Var  string
 	Expr expr
@@ -61,16 +63,6 @@ const (
 	Elif
 	Else
 	Endif
-)
-
-// Class is how a SQL command is counted, as sysbench and fairbench count statements.
-type Class int
-
-// Statement classes.
-const (
-	Read Class = iota
-	Write
-	Other
 )
 
 // ParseError names the script, line and problem, and how to fix it when that is known.
@@ -203,13 +195,13 @@ func (p *parser) endSQL(gset bool, prefix string) error {
 	}
 	c := Command{Kind: SQL, Line: p.at, Gset: gset, Prefix: prefix}
 	c.SQL, c.Vars = bindVars(text)
-	c.Control, c.Class = classify(text)
+	c.Control, c.Class = control(text), sqldb.ClassOf(text)
 	if c.Control == "BEGIN" && !plainBegin(text) {
 		// Sent as each engine spells a plain BEGIN, its options would be dropped without a word.
 		return p.fail(p.at, "%q: fairbench sends BEGIN as each engine spells it, without options such as an isolation level or READ ONLY, which would change your script; drop them (a workload file's isolation: sets a level on every engine)", text)
 	}
-	if gset && c.Class != Read {
-		return p.fail(p.at, `\gset needs a query that returns a row (a SELECT)`)
+	if gset && c.Control != "" {
+		return p.fail(p.at, `\gset needs a query that returns a row (a SELECT, or a statement with RETURNING)`)
 	}
 	p.s.Commands = append(p.s.Commands, c)
 	return nil
@@ -280,22 +272,17 @@ func plainBegin(sql string) bool {
 	return false
 }
 
-// classify says whether a command is transaction control, and how it counts.
-func classify(sql string) (control string, class Class) {
-	words := strings.Fields(strings.ToUpper(sql))
-	switch words[0] {
+// control is the transaction control a command is (BEGIN, COMMIT, ROLLBACK), or "".
+func control(sql string) string {
+	switch strings.ToUpper(strings.Fields(sql)[0]) {
 	case "BEGIN", "START":
-		return "BEGIN", Other
+		return "BEGIN"
 	case "END", "COMMIT":
-		return "COMMIT", Other
+		return "COMMIT"
 	case "ROLLBACK", "ABORT":
-		return "ROLLBACK", Other
-	case "SELECT", "WITH", "VALUES", "TABLE", "SHOW":
-		return "", Read
-	case "INSERT", "UPDATE", "DELETE", "REPLACE", "MERGE", "UPSERT":
-		return "", Write
+		return "ROLLBACK"
 	}
-	return "", Other
+	return ""
 }
 
 // meta reads one meta-command line.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fairbench/fairbench/internal/sqldb"
 )
 
 // Every built-in parses into pgbench's commands: four \set, then the SQL.
@@ -58,8 +60,25 @@ SELECT abalance AS bal FROM pgbench_accounts WHERE aid = :aid \gset p_
 	if last := s.Commands[4]; !last.Gset || last.Prefix != "p_" || last.Line != 6 {
 		t.Errorf("gset command %+v", last)
 	}
-	if s.Commands[0].Class != Read || s.Commands[2].Class != Write || s.Commands[1].Class != Other {
+	if s.Commands[0].Class != sqldb.Read || s.Commands[2].Class != sqldb.Write || s.Commands[1].Class != sqldb.Other {
 		t.Errorf("classes %v %v %v", s.Commands[0].Class, s.Commands[2].Class, s.Commands[1].Class)
+	}
+}
+
+// A statement that changes data is a write wherever it hides, and pgbench's \gset keeps the row
+// of any statement that returns one, as pgbench does: an UPDATE ... RETURNING, a data-modifying
+// WITH.
+func TestWritesThatReturnRows(t *testing.T) {
+	s, err := Parse("t.sql", `UPDATE t SET v = v + 1 WHERE k = :k RETURNING v \gset
+WITH x AS (UPDATE t SET v = 0 WHERE k = :k RETURNING v) SELECT v FROM x \gset w_
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range s.Commands {
+		if c.Class != sqldb.Write || !c.Gset {
+			t.Errorf("%q: class %v, gset %v; want a write that keeps its row", c.SQL, c.Class, c.Gset)
+		}
 	}
 }
 
@@ -82,7 +101,7 @@ func TestParseErrors(t *testing.T) {
 		{"\\else\n", `t.sql:1: \else without \if`},
 		{"\\endif\n", `\endif without \if`},
 		{"\\if 1\n\\else\n\\elif 0\n\\endif\n", `t.sql:3: \elif after \else`},
-		{"UPDATE t SET v = 1 \\gset\n", `\gset needs a query that returns a row`},
+		{"BEGIN \\gset\n", `\gset needs a query that returns a row`},
 		{"SELECT 1 \\sleep 1\n", `only \gset may end a query`},
 		{"\\gset\n", `\gset must end a query`},
 		{"BEGIN ISOLATION LEVEL SERIALIZABLE;\nSELECT 1;\nEND;\n", `t.sql:1: "BEGIN ISOLATION LEVEL SERIALIZABLE": fairbench sends BEGIN as each engine spells it`},

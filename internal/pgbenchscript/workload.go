@@ -228,7 +228,7 @@ func (wk *worker) step(ctx context.Context, k, pc int, q *workload.Queries) (int
 	switch c.Kind {
 	case SQL:
 		began := time.Now()
-		err := wk.sql(ctx, c, wk.stmts[k][pc], q)
+		err := wk.sql(ctx, c, wk.stmts[k][pc])
 		q.Times.Add(wk.w.index[k][pc], time.Since(began), err != nil)
 		return pc + 1, err
 	case Set:
@@ -280,15 +280,7 @@ func (wk *worker) sleep(ctx context.Context, c *Command) error {
 }
 
 // sql sends one SQL command with its variables bound as parameters, and keeps a \gset row.
-func (wk *worker) sql(ctx context.Context, c *Command, st sqldb.Stmt, q *workload.Queries) error {
-	switch c.Class {
-	case Read:
-		q.Read++
-	case Write:
-		q.Write++
-	default:
-		q.Other++
-	}
+func (wk *worker) sql(ctx context.Context, c *Command, st sqldb.Stmt) error {
 	if c.Control != "" {
 		return wk.conn.Exec(ctx, c.Control)
 	}
@@ -302,7 +294,7 @@ func (wk *worker) sql(ctx context.Context, c *Command, st sqldb.Stmt, q *workloa
 	}
 	wk.args = args
 	if !c.Gset {
-		if c.Class == Read {
+		if c.Class == sqldb.Read {
 			_, err := st.Query(ctx, args...)
 			return err
 		}

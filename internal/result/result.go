@@ -345,8 +345,9 @@ type Workload struct {
 	Options map[string]string `json:"options"`
 }
 
-// Queries counts statements as sysbench does: SELECT is a read; INSERT, UPDATE, DELETE are writes;
-// BEGIN, COMMIT and the rest are other.
+// Queries are the statements the clients sent in sysbench's three classes: a statement that only
+// returns rows is a read; INSERT, UPDATE, DELETE (and a data-modifying WITH) are writes; BEGIN,
+// COMMIT and the rest are other (sqldb.ClassOf, counted by the connections).
 type Queries struct {
 	Read  int64 `json:"read"`
 	Write int64 `json:"write"`

@@ -193,7 +193,7 @@ func (cs *clients) transaction(cl *client, n *counts) error {
 // reconnecting it returns errStopped.
 func (cs *clients) resilient(cl *client, l link, n *counts) error {
 	for try := 1; ; try++ {
-		err := attempt(cs.stmtCtx, *l.worker, *l.conn, cs.maxTries, n)
+		err := counted(*l.conn, n, func() error { return attempt(cs.stmtCtx, *l.worker, *l.conn, cs.maxTries, n) })
 		if err == nil || cs.reconn == nil || !sqldb.IsConnectionLost(err) || cl.abandoned.Load() {
 			return err
 		}
@@ -215,6 +215,17 @@ func (cs *clients) resilient(cl *client, l link, n *counts) error {
 		}
 		n.retries++
 	}
+}
+
+// counted runs send on c and adds the statements c sent meanwhile to n, by class: the failed
+// attempts' and the rollbacks after them included, as they reached the server.
+func counted(c sqldb.Conn, n *counts, send func() error) error {
+	before, ok := sqldb.CountersOf(c)
+	err := send()
+	if after, _ := sqldb.CountersOf(c); ok {
+		n.sent(after.Sub(before))
+	}
+	return err
 }
 
 // listDone counts a client whose fixed list is done; the last one ends the window.

@@ -53,7 +53,7 @@ func (w *listWorker) Transaction(ctx context.Context, q *workload.Queries) error
 	}
 	i := w.next
 	w.next++
-	q.Kind, q.Read = i%3, 1
+	q.Kind = i % 3
 	spin(w.l.pause)
 	q.Paused = w.l.pause
 	if err := w.c.Exec(ctx, "SELECT 1"); err != nil {

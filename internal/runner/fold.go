@@ -32,7 +32,7 @@ func fold(res *result.Result, tallies []*tally, sh shape, measured time.Duration
 	res.Errors = total.errors
 	res.Retries = total.retries
 	res.Rollbacks = total.rollbacks
-	res.Queries = result.Queries{Read: total.q.Read, Write: total.q.Write, Other: total.q.Other, Total: total.queries()}
+	res.Queries = result.Queries{Read: total.reads, Write: total.writes, Other: total.other, Total: total.queries()}
 	if secs > 0 {
 		res.TPS = float64(total.txns) / secs
 		res.QPS = float64(res.Queries.Total) / secs

@@ -298,7 +298,7 @@ func (m *measurement) tallies() []*tally {
 func printInterval(w io.Writer, iv *result.Interval, sum counts, span time.Duration) {
 	s := max(span.Seconds(), 1e-9)
 	fmt.Fprintf(w, "[ %.0fs ] thds: %d tps: %.2f qps: %.2f (r/w/o: %.2f/%.2f/%.2f) lat (ms,95%%/99%%): %.2f/%.2f err/s: %.2f retry/s: %.2f\n",
-		iv.T, iv.Threads, iv.TPS, iv.QPS, float64(sum.q.Read)/s, float64(sum.q.Write)/s, float64(sum.q.Other)/s,
+		iv.T, iv.Threads, iv.TPS, iv.QPS, float64(sum.reads)/s, float64(sum.writes)/s, float64(sum.other)/s,
 		iv.P95MS, iv.P99MS, float64(iv.Errors)/s, float64(iv.Retries)/s)
 }
 

@@ -56,6 +56,9 @@ func TestRunnerOnFakeConnection(t *testing.T) {
 				if r.DurationS < 1.2 || r.DurationS > 1.3 {
 					t.Errorf("measured %.3f s, want 1.2 s", r.DurationS)
 				}
+				if q := r.Queries; q.Read != r.Transactions || q.Write != 0 || q.Other != 0 || q.Total != q.Read {
+					t.Errorf("queries %+v for %d transactions of one SELECT each: the connection's counts", q, r.Transactions)
+				}
 				if got := intervalTxns(r.Intervals); math.Abs(got-float64(r.Transactions)) > 0.005*float64(r.Transactions)+2 {
 					t.Errorf("intervals add up to %.0f transactions, total says %d", got, r.Transactions)
 				}
@@ -122,6 +125,11 @@ func TestRunnerOnFakeConnection(t *testing.T) {
 			check: func(t *testing.T, r resultView, err error, _ *fakeDB) {
 				if err != nil || r.Transactions == 0 || r.Errors != 0 || r.Retries != 2*r.Transactions {
 					t.Fatalf("err=%v txns=%d errors=%d retries=%d: want 2 retries per transaction", err, r.Transactions, r.Errors, r.Retries)
+				}
+				// Every attempt's SELECT reached the server, and so did the ROLLBACK after each
+				// failed one: both are counted.
+				if q := r.Queries; q.Read != 3*r.Transactions || q.Other != 2*r.Transactions {
+					t.Errorf("queries %+v: want 3 reads and 2 rollbacks per transaction", q)
 				}
 			}},
 		{name: "errors: exhausted tries count, the run goes on",

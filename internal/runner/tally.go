@@ -7,6 +7,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/histogram"
 	"github.com/fairbench/fairbench/internal/result"
+	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload"
 )
 
@@ -16,7 +17,10 @@ type counts struct {
 	// reconnects are connections reopened after one was lost; inDoubt, transactions whose COMMIT
 	// got no answer (also counted in errors).
 	reconnects, inDoubt int64
-	q                   workload.Queries
+	// reads, writes and other are the statements the client's connection sent, by class
+	// (sqldb.Counters): no workload counts its own.
+	reads, writes, other int64
+	q                    workload.Queries
 }
 
 func (c *counts) add(o *counts) {
@@ -26,12 +30,19 @@ func (c *counts) add(o *counts) {
 	c.rollbacks += o.rollbacks
 	c.reconnects += o.reconnects
 	c.inDoubt += o.inDoubt
-	c.q.Read += o.q.Read
-	c.q.Write += o.q.Write
-	c.q.Other += o.q.Other
+	c.reads += o.reads
+	c.writes += o.writes
+	c.other += o.other
 }
 
-func (c *counts) queries() int64 { return c.q.Read + c.q.Write + c.q.Other }
+func (c *counts) queries() int64 { return c.reads + c.writes + c.other }
+
+// sent adds the statements a connection sent since an earlier reading of its counters.
+func (c *counts) sent(d sqldb.Counters) {
+	c.reads += d.Reads
+	c.writes += d.Writes
+	c.other += d.Other()
+}
 
 // tally is one client's record of what it measured. The client feeds it after every
 // transaction, the reporter takes its interval part once per interval, and the fold reads the

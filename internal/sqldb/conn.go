@@ -131,30 +131,96 @@ func closeConn(sock *blockingConn, closeDriver func() error) error {
 // receive buffer must not hold Close forever.
 const closeTimeout = 2 * time.Second
 
-// Counters are a connection's statements and round trips on the wire since it was opened, for
-// the parity audit: engines that ran the same workload must show the same numbers per
-// transaction. A statement is one Exec or Query (preparing one is a round trip, not a
-// statement); a round trip is one request answered by the server, connection set-up included.
+// Counters are a connection's statements and round trips on the wire since it was opened. A
+// statement is one Exec or Query (preparing one is a round trip, not a statement), counted by its
+// Class: the runner's reads, writes and other per transaction are these, so every workload's
+// figures are counted one way. The parity audit compares them per transaction between engines.
+// A round trip is one request answered by the server, connection set-up included.
 type Counters struct {
 	Statements int64
-	RoundTrips int64
+	// Reads and Writes are the statements of those classes; the rest are Other.
+	Reads, Writes int64
+	RoundTrips    int64
 }
+
+// Other is the statements that are neither reads nor writes.
+func (c Counters) Other() int64 { return c.Statements - c.Reads - c.Writes }
 
 // Sub is c minus an earlier reading.
 func (c Counters) Sub(before Counters) Counters {
-	return Counters{Statements: c.Statements - before.Statements, RoundTrips: c.RoundTrips - before.RoundTrips}
+	return Counters{
+		Statements: c.Statements - before.Statements,
+		Reads:      c.Reads - before.Reads,
+		Writes:     c.Writes - before.Writes,
+		RoundTrips: c.RoundTrips - before.RoundTrips,
+	}
 }
 
-// counted is implemented by sqldb's connections; a test's fake connection need not.
-type counted interface{ counters() Counters }
+// Counting is a connection that keeps Counters: sqldb's connections, and the shared fake
+// (sqldb/fakeconn) that unit tests use.
+type Counting interface{ Counters() Counters }
 
 // CountersOf reads c's counters; any goroutine may, also while c is in use (a reading taken
-// then may miss the statement in flight). ok is false for a Conn that is not sqldb's.
+// then may miss the statement in flight). ok is false for a Conn that keeps none.
 func CountersOf(c Conn) (Counters, bool) {
-	if cc, ok := c.(counted); ok {
-		return cc.counters(), true
+	if cc, ok := c.(Counting); ok {
+		return cc.Counters(), true
 	}
 	return Counters{}, false
+}
+
+// statementCounts are a connection's statements by class. Only the owning goroutine adds; they
+// are atomic so that a run can read them while its threads go on.
+type statementCounts struct{ all, reads, writes atomic.Int64 }
+
+func (s *statementCounts) add(c Class) {
+	s.all.Add(1)
+	switch c {
+	case Read:
+		s.reads.Add(1)
+	case Write:
+		s.writes.Add(1)
+	}
+}
+
+func (s *statementCounts) load() Counters {
+	return Counters{Statements: s.all.Load(), Reads: s.reads.Load(), Writes: s.writes.Load()}
+}
+
+// CountAs makes a prepared statement count as class: a CALL of a routine that writes is a write,
+// which the workload knows and the statement's words do not say. A statement that keeps no
+// counts is returned as it is.
+func CountAs(s Stmt, class Class) Stmt {
+	if c, ok := s.(interface{ CountAs(Class) }); ok {
+		c.CountAs(class)
+	}
+	return s
+}
+
+// QueryAs is c.Query counted as class: a statement sent as text whose class the caller knows
+// already (classified once, not on every call) or knows better (a routine that writes).
+func QueryAs(ctx context.Context, c Conn, class Class, sql string, args ...any) ([][]string, error) {
+	if q, ok := c.(interface {
+		QueryAs(context.Context, Class, string, ...any) ([][]string, error)
+	}); ok {
+		return q.QueryAs(ctx, class, sql, args...)
+	}
+	return c.Query(ctx, sql, args...)
+}
+
+// Uncounted is c for statements that observe the server rather than do the workload's work (a
+// plan taken, the server's statistics flushed between a query and the reading of its figures):
+// they go to the same session but are not counted in c's Counters, so they stay out of the
+// run's reads and writes. Closing it does nothing; close c. A Conn that is not sqldb's is
+// returned as it is.
+func Uncounted(c Conn) Conn {
+	switch cc := c.(type) {
+	case *pgConn:
+		return &pgConn{conn: cc.conn, sock: cc.sock, counts: new(statementCounts), view: true}
+	case *myConn:
+		return &myConn{kind: cc.kind, conn: cc.conn, sock: cc.sock, counts: new(statementCounts), view: true}
+	}
+	return c
 }
 
 // Dialect differences that workloads need to know about.

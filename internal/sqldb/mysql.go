@@ -9,7 +9,6 @@ import (
 	"log"
 	"net"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -19,10 +18,11 @@ import (
 // mutex and argument conversion to every query, none of which a one-connection-per-thread
 // benchmark needs.
 type myConn struct {
-	kind       Kind
-	conn       driver.Conn
-	sock       *blockingConn // beneath the driver (and TLS): for Close from another goroutine and the wire counters
-	statements atomic.Int64  // Exec and Query calls (see Counters)
+	kind   Kind
+	conn   driver.Conn
+	sock   *blockingConn    // beneath the driver (and TLS): for Close from another goroutine and the wire counters
+	counts *statementCounts // Exec and Query calls (see Counters)
+	view   bool             // an Uncounted view of another connection: Close leaves it open
 }
 
 // blockingNet is the network name under which the MySQL driver dials through dialBlocking.
@@ -62,11 +62,16 @@ func openMySQL(ctx context.Context, t Target) (*myConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &myConn{kind: t.Kind, conn: dc, sock: slot.conn}, nil
+	return &myConn{kind: t.Kind, conn: dc, sock: slot.conn, counts: new(statementCounts)}, nil
 }
 
-func (c *myConn) Kind() Kind   { return c.kind }
-func (c *myConn) Close() error { return closeConn(c.sock, c.closeDriver) }
+func (c *myConn) Kind() Kind { return c.kind }
+func (c *myConn) Close() error {
+	if c.view {
+		return nil
+	}
+	return closeConn(c.sock, c.closeDriver)
+}
 
 // closeDriver sends COM_QUIT, which a stopped server's full receive buffer could hold forever:
 // a deadline bounds it.
@@ -77,8 +82,9 @@ func (c *myConn) closeDriver() error {
 	return c.conn.Close()
 }
 
-func (c *myConn) counters() Counters {
-	n := Counters{Statements: c.statements.Load()}
+// Counters are c's statements since it was opened, by class, and its round trips.
+func (c *myConn) Counters() Counters {
+	n := c.counts.load()
 	if c.sock != nil {
 		n.RoundTrips = c.sock.wire.roundTrips.Load()
 	}
@@ -86,13 +92,18 @@ func (c *myConn) counters() Counters {
 }
 
 func (c *myConn) Exec(ctx context.Context, sql string) error {
-	c.statements.Add(1)
+	c.counts.add(ClassOf(sql))
 	_, err := c.conn.(driver.ExecerContext).ExecContext(ctx, sql, nil)
 	return statementError(err)
 }
 
 func (c *myConn) Query(ctx context.Context, sql string, args ...any) ([][]string, error) {
-	c.statements.Add(1)
+	return c.QueryAs(ctx, ClassOf(sql), sql, args...)
+}
+
+// QueryAs is sqldb.QueryAs.
+func (c *myConn) QueryAs(ctx context.Context, class Class, sql string, args ...any) ([][]string, error) {
+	c.counts.add(class)
 	out, err := c.query(ctx, sql, args)
 	return out, statementError(err)
 }
@@ -146,14 +157,15 @@ func (c *myConn) Prepare(ctx context.Context, sql string) (Stmt, error) {
 		return nil, err
 	}
 	n := st.NumInput()
-	return &myStmt{owner: c, stmt: st, args: make([]driver.NamedValue, n)}, nil
+	return &myStmt{counts: c.counts, class: ClassOf(sql), stmt: st, args: make([]driver.NamedValue, n)}, nil
 }
 
 type myStmt struct {
-	owner *myConn
-	stmt  driver.Stmt
-	args  []driver.NamedValue
-	dest  []driver.Value
+	counts *statementCounts
+	class  Class
+	stmt   driver.Stmt
+	args   []driver.NamedValue
+	dest   []driver.Value
 }
 
 func namedValues(dst []driver.NamedValue, args []any) []driver.NamedValue {
@@ -177,6 +189,9 @@ func namedValues(dst []driver.NamedValue, args []any) []driver.NamedValue {
 	return dst
 }
 
+// CountAs is sqldb.CountAs.
+func (s *myStmt) CountAs(c Class) { s.class = c }
+
 func (s *myStmt) bind(args []any) error {
 	if len(args) != len(s.args) {
 		return fmt.Errorf("statement takes %d parameters, got %d", len(s.args), len(args))
@@ -189,7 +204,7 @@ func (s *myStmt) Query(ctx context.Context, args ...any) (int64, error) {
 	if err := s.bind(args); err != nil {
 		return 0, err
 	}
-	s.owner.statements.Add(1)
+	s.counts.add(s.class)
 	rows, err := s.stmt.(driver.StmtQueryContext).QueryContext(ctx, s.args)
 	if err != nil {
 		return 0, statementError(err)
@@ -214,7 +229,7 @@ func (s *myStmt) FirstRow(ctx context.Context, args ...any) ([]string, []*string
 	if err := s.bind(args); err != nil {
 		return nil, nil, 0, err
 	}
-	s.owner.statements.Add(1)
+	s.counts.add(s.class)
 	rows, err := s.stmt.(driver.StmtQueryContext).QueryContext(ctx, s.args)
 	if err != nil {
 		return nil, nil, 0, statementError(err)
@@ -260,7 +275,7 @@ func (s *myStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 	if err := s.bind(args); err != nil {
 		return 0, err
 	}
-	s.owner.statements.Add(1)
+	s.counts.add(s.class)
 	res, err := s.stmt.(driver.StmtExecContext).ExecContext(ctx, s.args)
 	if err != nil {
 		return 0, statementError(err)

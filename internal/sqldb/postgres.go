@@ -14,10 +14,10 @@ import (
 )
 
 type pgConn struct {
-	conn *pgconn.PgConn
-	sock *blockingConn // beneath pgconn (and TLS): for Close from another goroutine and the wire counters
-	// statements counts Exec and Query calls (see Counters).
-	statements atomic.Int64
+	conn   *pgconn.PgConn
+	sock   *blockingConn    // beneath pgconn (and TLS): for Close from another goroutine and the wire counters
+	counts *statementCounts // Exec and Query calls (see Counters)
+	view   bool             // an Uncounted view of another connection: Close leaves it open
 }
 
 func openPostgres(ctx context.Context, t Target) (*pgConn, error) {
@@ -46,7 +46,7 @@ func openPostgres(ctx context.Context, t Target) (*pgConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pgConn{conn: c, sock: sock}, nil
+	return &pgConn{conn: c, sock: sock, counts: new(statementCounts)}, nil
 }
 
 // postgresConnString builds a keyword/value string of the target's options, without the
@@ -78,6 +78,9 @@ func quoteKV(s string) string {
 func (c *pgConn) Kind() Kind { return Postgres }
 
 func (c *pgConn) Close() error {
+	if c.view {
+		return nil
+	}
 	return closeConn(c.sock, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 		defer cancel()
@@ -85,8 +88,9 @@ func (c *pgConn) Close() error {
 	})
 }
 
-func (c *pgConn) counters() Counters {
-	n := Counters{Statements: c.statements.Load()}
+// Counters are c's statements since it was opened, by class, and its round trips.
+func (c *pgConn) Counters() Counters {
+	n := c.counts.load()
 	if c.sock != nil {
 		n.RoundTrips = c.sock.wire.roundTrips.Load()
 	}
@@ -94,17 +98,22 @@ func (c *pgConn) counters() Counters {
 }
 
 func (c *pgConn) Exec(ctx context.Context, sql string) error {
-	c.statements.Add(1)
+	c.counts.add(ClassOf(sql))
 	_, err := c.conn.Exec(ctx, sql).ReadAll()
 	return statementError(err)
 }
 
 func (c *pgConn) Query(ctx context.Context, sql string, args ...any) ([][]string, error) {
+	return c.QueryAs(ctx, ClassOf(sql), sql, args...)
+}
+
+// QueryAs is sqldb.QueryAs.
+func (c *pgConn) QueryAs(ctx context.Context, class Class, sql string, args ...any) ([][]string, error) {
 	params := make([][]byte, len(args))
 	for i, a := range args {
 		params[i] = appendText(nil, a)
 	}
-	c.statements.Add(1)
+	c.counts.add(class)
 	res := c.conn.ExecParams(ctx, dollarPlaceholders(sql), params, nil, nil, nil).Read()
 	if res.Err != nil {
 		return nil, statementError(res.Err)
@@ -131,7 +140,7 @@ func (c *pgConn) Prepare(ctx context.Context, sql string) (Stmt, error) {
 		return nil, err
 	}
 	n := len(sd.ParamOIDs)
-	return &pgStmt{owner: c, conn: c.conn, name: name, params: make([][]byte, n), bufs: make([][]byte, n)}, nil
+	return &pgStmt{counts: c.counts, class: ClassOf(sql), conn: c.conn, name: name, params: make([][]byte, n), bufs: make([][]byte, n)}, nil
 }
 
 // pgStmt sends parameters in text format, as libpq callers such as sysbench and pgbench do
@@ -139,12 +148,16 @@ func (c *pgConn) Prepare(ctx context.Context, sql string) (Stmt, error) {
 // in binary, as sysbench does: the measured path only counts rows, never decodes them, and the
 // server's binary send functions cost it less than its text output functions.
 type pgStmt struct {
-	owner  *pgConn
+	counts *statementCounts
+	class  Class
 	conn   *pgconn.PgConn
 	name   string
 	params [][]byte
 	bufs   [][]byte // reused per-parameter encode buffers
 }
+
+// CountAs is sqldb.CountAs.
+func (s *pgStmt) CountAs(c Class) { s.class = c }
 
 func (s *pgStmt) bind(args []any) error {
 	if len(args) != len(s.params) {
@@ -165,7 +178,7 @@ func (s *pgStmt) Query(ctx context.Context, args ...any) (int64, error) {
 	if err := s.bind(args); err != nil {
 		return 0, err
 	}
-	s.owner.statements.Add(1)
+	s.counts.add(s.class)
 	rr := s.conn.ExecPrepared(ctx, s.name, s.params, nil, binaryResults)
 	var n int64
 	for rr.NextRow() {
@@ -181,7 +194,7 @@ func (s *pgStmt) FirstRow(ctx context.Context, args ...any) ([]string, []*string
 	if err := s.bind(args); err != nil {
 		return nil, nil, 0, err
 	}
-	s.owner.statements.Add(1)
+	s.counts.add(s.class)
 	rr := s.conn.ExecPrepared(ctx, s.name, s.params, nil, nil) // text results, to keep
 	var names []string
 	for _, fd := range rr.FieldDescriptions() {
@@ -216,7 +229,7 @@ func (s *pgStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 	if err := s.bind(args); err != nil {
 		return 0, err
 	}
-	s.owner.statements.Add(1)
+	s.counts.add(s.class)
 	tag, err := s.conn.ExecPrepared(ctx, s.name, s.params, nil, binaryResults).Close()
 	if err != nil {
 		return 0, statementError(err)
@@ -232,7 +245,7 @@ func CopyFrom(ctx context.Context, c Conn, table string, columns []string, r io.
 		return 0, errors.New("COPY is PostgreSQL only")
 	}
 	sql := fmt.Sprintf("COPY %s (%s) FROM STDIN", table, strings.Join(columns, ", "))
-	pc.statements.Add(1)
+	pc.counts.add(Write)
 	tag, err := pc.conn.CopyFrom(ctx, r, sql)
 	return tag.RowsAffected(), statementError(err)
 }

@@ -255,8 +255,9 @@ func TestWrongProtocol(t *testing.T) {
 	}
 }
 
-// TestCounters: statements and round trips are counted on the wire, the same on every engine for
-// the same calls.
+// TestCounters: statements, by class, and round trips are counted on the wire, the same on every
+// engine for the same calls; a statement the caller counts as another class, and statements sent
+// through the uncounted view, are counted as the caller says.
 func TestCounters(t *testing.T) {
 	for _, kind := range testserver.Kinds() {
 		t.Run(kind, func(t *testing.T) {
@@ -270,6 +271,18 @@ func TestCounters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if err := c.Exec(ctx, "CREATE TEMPORARY TABLE fb_counted (v int)"); err != nil {
+				t.Fatal(err)
+			}
+			insert, err := c.Prepare(ctx, "INSERT INTO fb_counted VALUES (?)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			routine, err := c.Prepare(ctx, "SELECT ? + 2") // stands in for a CALL that writes
+			if err != nil {
+				t.Fatal(err)
+			}
+			routine = sqldb.CountAs(routine, sqldb.Write)
 			before, ok := sqldb.CountersOf(c)
 			if !ok || before.RoundTrips == 0 {
 				t.Fatalf("counters %+v, ok %v: the handshake and Prepare made round trips", before, ok)
@@ -283,14 +296,34 @@ func TestCounters(t *testing.T) {
 					t.Fatalf("query: %d rows, %v", rows, err)
 				}
 			}
+			if _, err := insert.Exec(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := routine.Query(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sqldb.QueryAs(ctx, c, sqldb.Write, "SELECT 3"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sqldb.Uncounted(c).Query(ctx, "SELECT 4"); err != nil {
+				t.Fatal(err)
+			}
 			if err := c.Exec(ctx, "COMMIT"); err != nil {
 				t.Fatal(err)
 			}
 			after, _ := sqldb.CountersOf(c)
 			got := after.Sub(before)
-			want := sqldb.Counters{Statements: n + 2, RoundTrips: n + 2}
+			// BEGIN, n reads, the insert, the routine, the text query counted as a write, COMMIT;
+			// the uncounted query is a round trip only.
+			want := sqldb.Counters{Statements: n + 5, Reads: n, Writes: 3, RoundTrips: n + 6}
 			if got != want {
 				t.Fatalf("counted %+v, want %+v", got, want)
+			}
+			if err := sqldb.Uncounted(c).Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := stmt.Query(ctx, 1); err != nil {
+				t.Fatalf("closing the uncounted view closed the connection: %v", err)
 			}
 		})
 	}

@@ -18,18 +18,25 @@ import (
 type ValueQuery struct {
 	sql   string
 	parts []string
+	class sqldb.Class
 }
 
 // NewValueQuery takes a statement with ? placeholders.
 func NewValueQuery(sql string) ValueQuery {
-	return ValueQuery{sql: sql, parts: strings.Split(sql, "?")}
+	return ValueQuery{sql: sql, parts: strings.Split(sql, "?"), class: sqldb.ClassOf(sql)}
+}
+
+// CountAs is q counted as class: a routine's call that writes (sqldb.CountAs).
+func (q ValueQuery) CountAs(class sqldb.Class) ValueQuery {
+	q.class = class
+	return q
 }
 
 // Rows runs q on c with args (int, int64 or string) and returns its rows as text. buf is scratch
 // space for the MySQL literal text, kept by the caller so that a transaction allocates it once.
 func (q ValueQuery) Rows(ctx context.Context, c sqldb.Conn, buf *[]byte, args ...any) ([][]string, error) {
 	if dialect.Of(c).Caps().OneTripParameters {
-		return c.Query(ctx, q.sql, args...)
+		return sqldb.QueryAs(ctx, c, q.class, q.sql, args...)
 	}
 	b := (*buf)[:0]
 	for i, p := range q.parts {
@@ -50,7 +57,7 @@ func (q ValueQuery) Rows(ctx context.Context, c sqldb.Conn, buf *[]byte, args ..
 		}
 	}
 	*buf = b
-	return c.Query(ctx, string(b))
+	return sqldb.QueryAs(ctx, c, q.class, string(b))
 }
 
 // appendQuoted writes s as a MySQL string literal, doubling quotes and backslashes.

@@ -68,9 +68,10 @@ type Worker interface {
 	Transaction(ctx context.Context, q *Queries) error
 }
 
-// Queries counts statements as sysbench does.
+// Queries is what a worker says of the transaction it ran, beside the statements its connection
+// counts (sqldb.Counters: reads, writes and other, as sysbench reports them), which no worker
+// counts itself.
 type Queries struct {
-	Read, Write, Other int64
 	// Kind is the index, in Traits.TransactionKinds, of the transaction type the worker ran; workloads
 	// with one kind of transaction leave it 0.
 	Kind int

@@ -3,7 +3,6 @@ package workloadfile
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/fairbench/fairbench/internal/sqldb"
@@ -17,7 +16,7 @@ type Statement struct {
 	// Params the parameters' names in order.
 	Text   string
 	Params []string
-	// Kind counts it as sysbench does: "read" (it returns rows), "write", or "other".
+	// Kind is sqldb.ClassOf(Text) in words: "read" (it only returns rows), "write" or "other".
 	Kind string
 	// Engines holds an engine's own form of the statement (`mysql: ...`), where the portable
 	// SQL does not run there or runs otherwise; it takes the same parameters.
@@ -125,7 +124,7 @@ func (s *Statement) bind() error {
 	if strings.Contains(s.Text, ";") {
 		return fmt.Errorf("statement %q holds more than one statement: list each on its own", short(sql))
 	}
-	s.Kind = statementKind(s.Text)
+	s.Kind = sqldb.ClassOf(s.Text).String()
 	return nil
 }
 
@@ -142,113 +141,6 @@ func closing(sql string, from int, q byte) int {
 		}
 	}
 	return -1
-}
-
-// statementKind is "read" for a statement that only returns rows, "write" for one that changes
-// them, and "other" for the rest (SET, CALL, DO, anything unknown), which a file on existing
-// tables may run only as a write. A statement that starts as a read but may change data is a
-// write: a data-modifying WITH, SELECT ... INTO (a new table on PostgreSQL, a file or variables
-// on MySQL), and set_config (which could lift the session's read-only guard). The server's
-// read-only session is the guard that holds; this is the one line that says why before a run.
-func statementKind(sql string) string {
-	words := sqlWords(sql)
-	if len(words) == 0 {
-		return "other"
-	}
-	switch words[0] {
-	case "SELECT", "WITH", "VALUES", "TABLE", "SHOW":
-		if mayModify(words) {
-			return "write"
-		}
-		return "read"
-	case "INSERT", "UPDATE", "DELETE", "REPLACE", "MERGE":
-		return "write"
-	}
-	return "other"
-}
-
-// mayModify says whether a statement that starts as a read names a way to change data. UPDATE
-// after FOR or KEY is a locking read (FOR UPDATE, FOR NO KEY UPDATE); MySQL's INSERT() string
-// function is taken for a write too, which costs a clear refusal, not a hole.
-func mayModify(words []string) bool {
-	for i, w := range words {
-		switch w {
-		case "INSERT", "DELETE", "MERGE", "INTO", "SET_CONFIG":
-			return true
-		case "UPDATE":
-			if i == 0 || (words[i-1] != "FOR" && words[i-1] != "KEY") {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// sqlWords are the statement's words outside string literals, quoted identifiers and comments,
-// upper-cased, read the way both families read them: a backslash escapes a quote in MySQL's
-// strings and not in PostgreSQL's, so a string could end at another place for each. The words of
-// both readings are kept, so that nothing either engine would run as code is missed. MySQL runs
-// what is in a /*! comment, so its text counts too.
-func sqlWords(sql string) []string {
-	standard, backslash := scanWords(sql, false), scanWords(sql, true)
-	if slices.Equal(standard, backslash) {
-		return standard
-	}
-	return append(standard, backslash...)
-}
-
-func scanWords(sql string, backslashEscapes bool) []string {
-	var words []string
-	for i := 0; i < len(sql); {
-		c := sql[i]
-		switch {
-		case c == '\'' || c == '"' || c == '`':
-			i = skipQuoted(sql, i, backslashEscapes && c != '`')
-		case c == '-' && strings.HasPrefix(sql[i:], "--"):
-			i = skipTo(sql, i, "\n")
-		case c == '#' && backslashEscapes: // MySQL's line comment
-			i = skipTo(sql, i, "\n")
-		case c == '/' && strings.HasPrefix(sql[i:], "/*!"), c == '/' && strings.HasPrefix(sql[i:], "/*M!"):
-			i += 3 // its text is code to MySQL and MariaDB
-		case c == '/' && strings.HasPrefix(sql[i:], "/*"):
-			i = skipTo(sql, i+2, "*/")
-		case isNameChar(c):
-			j := i
-			for j < len(sql) && (isNameChar(sql[j]) || sql[j] == '$') {
-				j++
-			}
-			words = append(words, strings.ToUpper(sql[i:j]))
-			i = j
-		default:
-			i++
-		}
-	}
-	return words
-}
-
-// skipQuoted is the index after the quoted text that opens at i; a doubled quote is part of it,
-// and where escapes counts, so is a quote after a backslash.
-func skipQuoted(sql string, i int, escapes bool) int {
-	q := sql[i]
-	for j := i + 1; j < len(sql); j++ {
-		switch {
-		case escapes && sql[j] == '\\':
-			j++
-		case sql[j] == q && j+1 < len(sql) && sql[j+1] == q:
-			j++
-		case sql[j] == q:
-			return j + 1
-		}
-	}
-	return len(sql)
-}
-
-// skipTo is the index after the first end at or after i, or the text's end.
-func skipTo(sql string, i int, end string) int {
-	if k := strings.Index(sql[i:], end); k >= 0 {
-		return i + k + len(end)
-	}
-	return len(sql)
 }
 
 func isNameStart(c byte) bool { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }

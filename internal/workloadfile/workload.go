@@ -460,7 +460,7 @@ func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 	if !q.Retry && tx.ThinkMax > 0 {
 		q.Paused += wk.think(ctx, tx)
 	}
-	if err := wk.isolate(ctx, tx, q); err != nil {
+	if err := wk.isolate(ctx, tx); err != nil {
 		return err
 	}
 	wk.values = wk.values[:0]
@@ -475,7 +475,6 @@ func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 		if err := wk.conn.Exec(ctx, "BEGIN"); err != nil {
 			return err
 		}
-		q.Other++
 	}
 	first := wk.w.first[k]
 	for i := range tx.Statements {
@@ -483,14 +482,13 @@ func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 			continue
 		}
 		began := time.Now()
-		err := wk.statement(ctx, tx.Statements[i], b, i, wk.stmts[k][i], q)
+		err := wk.statement(ctx, tx.Statements[i], b, i, wk.stmts[k][i])
 		q.Times.Add(first+i, time.Since(began), err != nil)
 		if err != nil {
 			return fmt.Errorf("transaction %s, statement %d: %w", tx.Name, i+1, err)
 		}
 	}
 	if multi {
-		q.Other++
 		began := time.Now()
 		err := wk.conn.Exec(ctx, "COMMIT")
 		q.Times.Add(first+len(tx.Statements), time.Since(began), err != nil)
@@ -519,12 +517,11 @@ func (wk *worker) think(ctx context.Context, tx *Transaction) time.Duration {
 
 // isolate sets the session to the transaction's isolation level where it is at another: one
 // statement per change, the same on every engine.
-func (wk *worker) isolate(ctx context.Context, tx *Transaction, q *workload.Queries) error {
+func (wk *worker) isolate(ctx context.Context, tx *Transaction) error {
 	want := cmp.Or(tx.Isolation, wk.defaultLevel)
 	if want == wk.level {
 		return nil
 	}
-	q.Other++
 	if err := wk.conn.Exec(ctx, dialect.Of(wk.conn).Isolation(want)); err != nil {
 		return fmt.Errorf("setting isolation level %s for transaction %s: %w", want, tx.Name, err)
 	}
@@ -534,7 +531,7 @@ func (wk *worker) isolate(ctx context.Context, tx *Transaction, q *workload.Quer
 
 // statement runs statement i of the transaction with its arguments, keeps the values it sets
 // with into, and checks the rows it returned or changed against its expected count.
-func (wk *worker) statement(ctx context.Context, s *Statement, b *boundTx, i int, st sqldb.Stmt, q *workload.Queries) error {
+func (wk *worker) statement(ctx context.Context, s *Statement, b *boundTx, i int, st sqldb.Stmt) error {
 	wk.args = wk.args[:0]
 	for _, a := range b.args[i] {
 		wk.args = append(wk.args, wk.values[a])
@@ -550,11 +547,8 @@ func (wk *worker) statement(ctx context.Context, s *Statement, b *boundTx, i int
 		n, err = st.Exec(ctx, wk.args...)
 	}
 	if s.Kind == "read" {
-		q.Read++
 	} else if s.Kind == "write" {
-		q.Write++
 	} else {
-		q.Other++
 	}
 	if refused := wk.w.refusedWrite(err); refused != nil {
 		return refused

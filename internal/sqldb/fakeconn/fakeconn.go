@@ -44,6 +44,7 @@ type Conn struct {
 	// (kept calls only).
 	Fail map[string]error
 
+	counts   counts
 	closed   atomic.Bool
 	done     chan struct{}
 	closeOne sync.Once
@@ -65,12 +66,21 @@ func (c *Conn) Prepare(_ context.Context, sql string) (sqldb.Stmt, error) {
 	if err := c.record("prepare", sql, nil); err != nil {
 		return nil, err
 	}
-	return &stmt{c: c, sql: sql}, nil
+	return &stmt{c: c, sql: sql, class: sqldb.ClassOf(sql)}, nil
 }
 
-func (c *Conn) Exec(_ context.Context, sql string) error { return c.record("exec", sql, nil) }
+func (c *Conn) Exec(_ context.Context, sql string) error {
+	c.counts.add(sqldb.ClassOf(sql))
+	return c.record("exec", sql, nil)
+}
 
-func (c *Conn) Query(_ context.Context, sql string, args ...any) ([][]string, error) {
+func (c *Conn) Query(ctx context.Context, sql string, args ...any) ([][]string, error) {
+	return c.QueryAs(ctx, sqldb.ClassOf(sql), sql, args...)
+}
+
+// QueryAs is sqldb.QueryAs.
+func (c *Conn) QueryAs(_ context.Context, class sqldb.Class, sql string, args ...any) ([][]string, error) {
+	c.counts.add(class)
 	if err := c.record("query", sql, args); err != nil {
 		return nil, err
 	}
@@ -86,6 +96,24 @@ func (c *Conn) Close() error {
 		}
 	})
 	return nil
+}
+
+// Counters are the statements executed, by class, as a real connection counts them (no round
+// trips: nothing goes over a wire). The runner's reads and writes come from them.
+func (c *Conn) Counters() sqldb.Counters {
+	return sqldb.Counters{Statements: c.counts.all.Load(), Reads: c.counts.reads.Load(), Writes: c.counts.writes.Load()}
+}
+
+type counts struct{ all, reads, writes atomic.Int64 }
+
+func (n *counts) add(c sqldb.Class) {
+	n.all.Add(1)
+	switch c {
+	case sqldb.Read:
+		n.reads.Add(1)
+	case sqldb.Write:
+		n.writes.Add(1)
+	}
 }
 
 // Closed says whether Close was called.
@@ -166,9 +194,13 @@ func (c *Conn) rows(sql string, otherwise [][]string) [][]string {
 var oneRow = [][]string{{"1"}}
 
 type stmt struct {
-	c   *Conn
-	sql string
+	c     *Conn
+	sql   string
+	class sqldb.Class
 }
+
+// CountAs is sqldb.CountAs.
+func (s *stmt) CountAs(c sqldb.Class) { s.class = c }
 
 func (s *stmt) Query(ctx context.Context, args ...any) (int64, error) {
 	if err := s.run(ctx, "stmt.query", args); err != nil {
@@ -206,6 +238,7 @@ func (s *stmt) FirstRow(ctx context.Context, args ...any) ([]string, []*string, 
 
 // run records one execution and does the server's work for it (Do).
 func (s *stmt) run(ctx context.Context, op string, args []any) error {
+	s.c.counts.add(s.class)
 	var kept []any
 	if s.c.Keep {
 		kept = copyArgs(args)

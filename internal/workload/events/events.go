@@ -144,7 +144,6 @@ type ingestWorker struct {
 func (w *ingestWorker) Transaction(ctx context.Context, q *workload.Queries) error {
 	customer := int64(w.rng.Default(1, w.customers))
 	action := actionArgs[w.rng.Uniform(0, uint32(len(actionArgs)-1))]
-	q.Write++
 	_, err := w.stmt.Exec(ctx, customer, action)
 	return err
 }
@@ -157,7 +156,6 @@ type joinWorker struct {
 
 func (w *joinWorker) Transaction(ctx context.Context, q *workload.Queries) error {
 	id := int64(w.rng.Default(1, w.events))
-	q.Read++
 	n, err := w.stmt.Query(ctx, id)
 	if err != nil {
 		return err

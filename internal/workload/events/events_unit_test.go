@@ -54,7 +54,7 @@ func TestOneStatementEach(t *testing.T) {
 					}
 					kinds[a] = true
 				}
-				if q.Read != c.read || q.Write != 1-c.read {
+				if q.Reads != c.read || q.Writes != 1-c.read {
 					t.Errorf("counted %+v", q)
 				}
 			}

@@ -68,8 +68,8 @@ func TestTransactionShape(t *testing.T) {
 				for n := range names {
 					seen[n] = true
 				}
-				if q.Read != c.read || q.Write != c.write || q.Other != c.other {
-					t.Errorf("counted %d reads, %d writes, %d other; sysbench counts %d, %d, %d", q.Read, q.Write, q.Other, c.read, c.write, c.other)
+				if q.Reads != c.read || q.Writes != c.write || q.Other() != c.other {
+					t.Errorf("counted %d reads, %d writes, %d other; sysbench counts %d, %d, %d", q.Reads, q.Writes, q.Other(), c.read, c.write, c.other)
 				}
 			}
 			if len(seen) != tables {

@@ -34,30 +34,27 @@ func (w *worker) id() int64          { return int64(w.rng.Default(1, uint32(w.cf
 func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 	m := &w.cfg.mix
 	if m.trx {
-		q.Other++
 		if err := w.conn.Exec(ctx, "BEGIN"); err != nil {
 			return err
 		}
 	}
-	if err := w.reads(ctx, q); err != nil {
+	if err := w.reads(ctx); err != nil {
 		return err
 	}
-	if err := w.writes(ctx, q); err != nil {
+	if err := w.writes(ctx); err != nil {
 		return err
 	}
 	if m.trx {
-		q.Other++
 		return w.conn.Exec(ctx, "COMMIT")
 	}
 	return nil
 }
 
-func (w *worker) reads(ctx context.Context, q *workload.Queries) error {
+func (w *worker) reads(ctx context.Context) error {
 	m := &w.cfg.mix
 	if m.pointSelects > 0 {
 		t := w.table()
 		for i := 0; i < m.pointSelects; i++ {
-			q.Read++
 			if _, err := t.pointSelect.Query(ctx, w.id()); err != nil {
 				return err
 			}
@@ -78,7 +75,6 @@ func (w *worker) reads(ctx context.Context, q *workload.Queries) error {
 		st := r.stmt(w.table())
 		for i := 0; i < r.n; i++ {
 			id := w.id()
-			q.Read++
 			if _, err := st.Query(ctx, id, id+int64(w.cfg.rangeSize)-1); err != nil {
 				return err
 			}
@@ -88,7 +84,6 @@ func (w *worker) reads(ctx context.Context, q *workload.Queries) error {
 		for i := range w.args {
 			w.args[i] = int64(w.rng.Default(w.segLo, w.segHi))
 		}
-		q.Read++
 		if _, err := w.randomPoints.Query(ctx, w.args...); err != nil {
 			return err
 		}
@@ -98,7 +93,6 @@ func (w *worker) reads(ctx context.Context, q *workload.Queries) error {
 			v := int64(w.rng.Default(w.segLo, w.segHi))
 			w.args[i], w.args[i+1] = v, v+int64(w.cfg.delta)
 		}
-		q.Read++
 		if _, err := w.randomRanges.Query(ctx, w.args...); err != nil {
 			return err
 		}
@@ -106,12 +100,11 @@ func (w *worker) reads(ctx context.Context, q *workload.Queries) error {
 	return nil
 }
 
-func (w *worker) writes(ctx context.Context, q *workload.Queries) error {
+func (w *worker) writes(ctx context.Context) error {
 	m := &w.cfg.mix
 	if m.indexUpdates > 0 {
 		t := w.table()
 		for i := 0; i < m.indexUpdates; i++ {
-			q.Write++
 			if _, err := t.indexUpdate.Exec(ctx, w.id()); err != nil {
 				return err
 			}
@@ -121,7 +114,6 @@ func (w *worker) writes(ctx context.Context, q *workload.Queries) error {
 		t := w.table()
 		for i := 0; i < m.nonIndexUpdates; i++ {
 			w.rng.FillString(w.c, cTemplate)
-			q.Write++
 			if _, err := t.nonIndexUpdate.Exec(ctx, w.c, w.id()); err != nil {
 				return err
 			}
@@ -133,11 +125,9 @@ func (w *worker) writes(ctx context.Context, q *workload.Queries) error {
 			id, k := w.id(), w.id()
 			w.rng.FillString(w.c, cTemplate)
 			w.rng.FillString(w.pad, padTemplate)
-			q.Write++
 			if _, err := t.delete.Exec(ctx, id); err != nil {
 				return err
 			}
-			q.Write++
 			if _, err := t.insert.Exec(ctx, id, k, w.c, w.pad); err != nil {
 				return err
 			}
@@ -146,7 +136,6 @@ func (w *worker) writes(ctx context.Context, q *workload.Queries) error {
 	if m.deletes > 0 {
 		// oltp_delete draws its table and id inline rather than through a statement group.
 		t := w.table()
-		q.Write++
 		if _, err := t.delete.Exec(ctx, w.id()); err != nil {
 			return err
 		}
@@ -156,7 +145,6 @@ func (w *worker) writes(ctx context.Context, q *workload.Queries) error {
 		k := w.id()
 		w.rng.FillString(w.c, cTemplate)
 		w.rng.FillString(w.pad, padTemplate)
-		q.Write++
 		if _, err := t.autoInsert.Exec(ctx, k, w.c, w.pad); err != nil {
 			return err
 		}

@@ -64,7 +64,7 @@ func TestTransferShape(t *testing.T) {
 			t.Errorf("the debit, the credit and the record carry different amounts: %+v", sent)
 		}
 		ids = append(ids, sent[5].Args[0].(int64))
-		if q.Read != 2 || q.Write != 3 || q.Other != 2 {
+		if q.Reads != 2 || q.Writes != 3 || q.Other() != 2 {
 			t.Errorf("counted %+v, want 2 reads, 3 writes, 2 other", q)
 		}
 	}

@@ -51,7 +51,7 @@ func newRoutineWorker(ctx context.Context, w *worker) (*routineWorker, error) {
 	case st != workload.Ours:
 		return nil, &workload.NotPreparedError{Workload: name, Detail: "the routine " + routineName + " of --transfer routine is not there (tables prepared by an older fairbench)"}
 	}
-	r := &routineWorker{w: w, debitAccount: workload.NewValueQuery(sqlDebitAccount), call: workload.NewValueQuery(routineCalls[dialect.Of(w.conn).Family()]),
+	r := &routineWorker{w: w, debitAccount: workload.NewValueQuery(sqlDebitAccount), call: workload.NewValueQuery(routineCalls[dialect.Of(w.conn).Family()]).CountAs(sqldb.Write),
 		approverToken: make([]byte, 0, 32), year: time.Now().Year()}
 	for _, s := range []struct {
 		sql string
@@ -81,7 +81,6 @@ func (r *routineWorker) transaction(ctx context.Context, q *workload.Queries) er
 	}
 	if r.deleting {
 		q.Kind = kindDelete
-		q.Write++
 		n, err := r.del.Exec(ctx, r.recorded[0])
 		if err != nil {
 			return err
@@ -93,16 +92,14 @@ func (r *routineWorker) transaction(ctx context.Context, q *workload.Queries) er
 		return nil
 	}
 	q.Kind = kindTransfer
-	return r.transfer(ctx, q)
+	return r.transfer(ctx)
 }
 
-func (r *routineWorker) transfer(ctx context.Context, q *workload.Queries) error {
+func (r *routineWorker) transfer(ctx context.Context) error {
 	w := r.w
-	q.Read++
 	if n, err := r.authorize.Query(ctx, w.token); err != nil || n != 1 {
 		return r.refused(err, int(n), "user %d is not an active user allowed to transfer", r.from)
 	}
-	q.Read++
 	rows, err := r.debitAccount.Rows(ctx, w.conn, &r.lit, r.from)
 	if err != nil || len(rows) != 1 {
 		return r.refused(err, len(rows), "account and card of user %d", r.from)
@@ -117,12 +114,10 @@ func (r *routineWorker) transfer(ctx context.Context, q *workload.Queries) error
 	if balance < r.amountCents {
 		return workload.ErrRolledBack // declined by the client's balance check
 	}
-	q.Read++
 	r.approverToken = appendToken(r.approverToken[:0], r.to)
 	if n, err := r.approve.Query(ctx, r.approverToken); err != nil || n != 1 {
 		return r.refused(err, int(n), "approving user %d is not an active user", r.to)
 	}
-	q.Write++
 	rows, err = r.call.Rows(ctx, w.conn, &r.lit, r.from, r.to, string(w.amount))
 	if err != nil {
 		return err

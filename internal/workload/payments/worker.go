@@ -135,14 +135,12 @@ func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 	}
 	if w.p.deletes && w.rng.Uniform(1, 100) <= deletePct {
 		q.Kind = kindDelete
-		q.Write++
 		_, err := w.del.Exec(ctx, w.account())
 		return err
 	}
 	q.Kind = kindTransfer
 	from, to := w.draw()
 
-	q.Read++
 	n, err := w.auth.Query(ctx, w.token, to)
 	if err != nil {
 		return err
@@ -150,7 +148,6 @@ func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 	if n != 2 {
 		return fmt.Errorf("authenticating user %d and finding user %d gave %d rows, want 2: the users or auth_tokens tables were changed", from, to, n)
 	}
-	q.Read++
 	if n, err = w.cards.Query(ctx, from, to, from); err != nil {
 		return err
 	}
@@ -158,35 +155,32 @@ func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 		return fmt.Errorf("cards and accounts of users %d and %d with the sender's transfer permission: %d rows, want 2", from, to, n)
 	}
 
-	q.Other++
 	if err := w.conn.Exec(ctx, "BEGIN"); err != nil {
 		return err
 	}
 	// Both rows are locked in id order, so two opposite transfers cannot deadlock.
 	if from < to {
-		if ok, err := w.debitFrom(ctx, q, from); !ok || err != nil {
+		if ok, err := w.debitFrom(ctx, from); !ok || err != nil {
 			return err
 		}
-		if err := w.creditTo(ctx, q, to); err != nil {
+		if err := w.creditTo(ctx, to); err != nil {
 			return err
 		}
 	} else {
-		if err := w.creditTo(ctx, q, to); err != nil {
+		if err := w.creditTo(ctx, to); err != nil {
 			return err
 		}
-		if ok, err := w.debitFrom(ctx, q, from); !ok || err != nil {
+		if ok, err := w.debitFrom(ctx, from); !ok || err != nil {
 			return err
 		}
 	}
 	// Recorded in the same transaction: a transfer row exists exactly when both movements
 	// committed, which is what Check's per-account invariant relies on.
-	q.Write++
 	id := w.nextID
 	w.nextID++
 	if _, err := w.insert.Exec(ctx, id, from, to, w.amount); err != nil {
 		return err
 	}
-	q.Other++
 	return w.commit(ctx, id)
 }
 
@@ -204,8 +198,7 @@ func (w *worker) draw() (from, to int64) {
 }
 
 // debitFrom takes the amount if the balance covers it; a decline is ErrRolledBack (ok false).
-func (w *worker) debitFrom(ctx context.Context, q *workload.Queries, from int64) (ok bool, err error) {
-	q.Write++
+func (w *worker) debitFrom(ctx context.Context, from int64) (ok bool, err error) {
 	n, err := w.debit.Exec(ctx, w.amount, from, w.amount)
 	if err != nil {
 		return false, err
@@ -216,8 +209,7 @@ func (w *worker) debitFrom(ctx context.Context, q *workload.Queries, from int64)
 	return true, nil
 }
 
-func (w *worker) creditTo(ctx context.Context, q *workload.Queries, to int64) error {
-	q.Write++
+func (w *worker) creditTo(ctx context.Context, to int64) error {
 	n, err := w.credit.Exec(ctx, w.amount, to)
 	if err != nil {
 		return err

@@ -134,31 +134,24 @@ func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 	tid := int64(w.rng.Uniform(1, w.ntellers))
 	delta := int64(w.rng.Uniform(0, 10000)) - 5000
 
-	q.Other++
 	if err := w.conn.Exec(ctx, "BEGIN"); err != nil {
 		return err
 	}
-	q.Write++
 	if _, err := w.updAccount.Exec(ctx, delta, aid); err != nil {
 		return err
 	}
-	q.Read++
 	if _, err := w.selAccount.Query(ctx, aid); err != nil {
 		return err
 	}
-	q.Write++
 	if _, err := w.updTeller.Exec(ctx, delta, tid); err != nil {
 		return err
 	}
-	q.Write++
 	if _, err := w.updBranch.Exec(ctx, delta, bid); err != nil {
 		return err
 	}
-	q.Write++
 	if _, err := w.insHistory.Exec(ctx, tid, bid, aid, delta); err != nil {
 		return err
 	}
-	q.Other++
 	return w.conn.Exec(ctx, "COMMIT")
 }
 

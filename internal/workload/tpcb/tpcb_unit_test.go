@@ -53,7 +53,7 @@ func TestTransactionIsPgbenchs(t *testing.T) {
 		if d := delta.(int64); d < -5000 || d > 5000 {
 			t.Errorf("delta %d outside pgbench's -5000..5000", d)
 		}
-		if q.Read != 1 || q.Write != 4 || q.Other != 2 {
+		if q.Reads != 1 || q.Writes != 4 || q.Other() != 2 {
 			t.Errorf("counted %+v, want 1 read, 4 writes, 2 other", q)
 		}
 	}

@@ -46,15 +46,13 @@ func (b batchSQL) get(format string, n, k int, args ...any) valueQuery {
 
 type stockKey struct{ w, item int }
 
-func (w *worker) newOrderBatched(ctx context.Context, q *workload.Queries) error {
-	q.Read++
+func (w *worker) newOrderBatched(ctx context.Context) error {
 	rows, err := w.rows(ctx, qCustWarehouse, w.w, w.d, w.cID)
 	if err != nil || len(rows) == 0 {
 		return orMissing(err, "customer %d/%d/%d", w.w, w.d, w.cID)
 	}
 	discount, _ := strconv.ParseFloat(rows[0][0], 64)
 	wTax, _ := strconv.ParseFloat(rows[0][3], 64)
-	q.Read++
 	rows, err = w.rows(ctx, qDistrictNext, w.w, w.d)
 	if err != nil || len(rows) == 0 {
 		return orMissing(err, "district %d/%d", w.w, w.d)
@@ -65,7 +63,6 @@ func (w *worker) newOrderBatched(ctx context.Context, q *workload.Queries) error
 		return fmt.Errorf("d_next_o_id %q: %w", rows[0][1], err)
 	}
 	w.order = orderKey(w.w, w.d, oID)
-	q.Write += 3
 	if _, err := w.updDistrictNext.Exec(ctx, oID+1, w.w, w.d); err != nil {
 		return err
 	}
@@ -75,11 +72,11 @@ func (w *worker) newOrderBatched(ctx context.Context, q *workload.Queries) error
 	if _, err := w.insNewOrder.Exec(ctx, oID, w.d, w.w); err != nil {
 		return err
 	}
-	price, err := w.itemPrices(ctx, q)
+	price, err := w.itemPrices(ctx)
 	if err != nil {
 		return err
 	}
-	stock, err := w.stockRows(ctx, q)
+	stock, err := w.stockRows(ctx)
 	if err != nil {
 		return err
 	}
@@ -98,7 +95,6 @@ func (w *worker) newOrderBatched(ctx context.Context, q *workload.Queries) error
 		if in.supplyW != w.w {
 			remote = 1
 		}
-		q.Write++
 		if _, err := w.updStock.Exec(ctx, s.qty, in.qty, remote, in.item, in.supplyW); err != nil {
 			return err
 		}
@@ -106,7 +102,6 @@ func (w *worker) newOrderBatched(ctx context.Context, q *workload.Queries) error
 		sum += amount
 		lines = append(lines, oID, w.d, w.w, n+1, in.item, in.supplyW, in.qty, string(appendDec(nil, amount, 2)), s.dist)
 	}
-	q.Write++
 	if _, err := w.rows(ctx, w.batch.get("INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, "+
 		"ol_quantity, ol_amount, ol_dist_info) VALUES %s", len(w.ol), 9), lines...); err != nil {
 		return err
@@ -117,14 +112,13 @@ func (w *worker) newOrderBatched(ctx context.Context, q *workload.Queries) error
 
 // itemPrices reads every ordered item in one statement; a missing one is the unused item of
 // clause 2.4.1.4, and the order rolls back.
-func (w *worker) itemPrices(ctx context.Context, q *workload.Queries) (map[int]int64, error) {
+func (w *worker) itemPrices(ctx context.Context) (map[int]int64, error) {
 	ids := make([]any, 0, len(w.ol))
 	for i, in := range w.ol {
 		if i == 0 || in.item != w.ol[i-1].item { // sorted by item: duplicates are adjacent
 			ids = append(ids, in.item)
 		}
 	}
-	q.Read++
 	rows, err := w.rows(ctx, w.batch.get("SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN (%s)", len(ids), 1), ids...)
 	if err != nil {
 		return nil, err
@@ -148,7 +142,7 @@ type stockRow struct {
 // stockRows locks and reads every stock row the order takes from in one statement, in key order
 // (PostgreSQL locks the rows as the sort hands them out), so that two NewOrders never wait on
 // each other's stock rows in a cycle.
-func (w *worker) stockRows(ctx context.Context, q *workload.Queries) (map[stockKey]stockRow, error) {
+func (w *worker) stockRows(ctx context.Context) (map[stockKey]stockRow, error) {
 	keys := make([]any, 0, 2*len(w.ol))
 	seen := make(map[stockKey]stockRow, len(w.ol))
 	for _, in := range w.ol {
@@ -158,7 +152,6 @@ func (w *worker) stockRows(ctx context.Context, q *workload.Queries) (map[stockK
 			keys = append(keys, in.supplyW, in.item)
 		}
 	}
-	q.Read++
 	rows, err := w.rows(ctx, w.batch.get("SELECT s_w_id, s_i_id, s_quantity, s_data, s_dist_%02d FROM stock WHERE (s_w_id, s_i_id) IN (%s) ORDER BY s_w_id, s_i_id FOR UPDATE",
 		len(keys)/2, 2, w.d), keys...)
 	if err != nil {
@@ -177,10 +170,9 @@ func (w *worker) stockRows(ctx context.Context, q *workload.Queries) (map[stockK
 }
 
 // deliveryBatched delivers the oldest new order of every district that has one.
-func (w *worker) deliveryBatched(ctx context.Context, q *workload.Queries) error {
+func (w *worker) deliveryBatched(ctx context.Context) error {
 	keys := make([]any, 0, 3*districtsPerWH)
 	for d := 1; d <= districtsPerWH; d++ {
-		q.Read++
 		rows, err := w.rows(ctx, qOldestNew, w.w, d)
 		if err != nil {
 			return err
@@ -197,8 +189,6 @@ func (w *worker) deliveryBatched(ctx context.Context, q *workload.Queries) error
 	if n == 0 {
 		return nil
 	}
-	q.Write += 3
-	q.Read += 2
 	if _, err := w.rows(ctx, w.batch.get("DELETE FROM new_order WHERE (no_w_id, no_d_id, no_o_id) IN (%s)", n, 3), keys...); err != nil {
 		return err
 	}
@@ -230,7 +220,6 @@ func (w *worker) deliveryBatched(ctx context.Context, q *workload.Queries) error
 		}
 		d, _ := strconv.Atoi(c[0])
 		cID, _ := strconv.Atoi(c[1])
-		q.Write++
 		if _, err := w.updCustDelivery.Exec(ctx, total, w.w, d, cID); err != nil {
 			return err
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-
-	"github.com/fairbench/fairbench/internal/workload"
 )
 
 // Delivery's statements (clause 2.7.4).
@@ -25,9 +23,8 @@ var (
 
 // delivery is clause 2.7.4, for all ten districts in one transaction. A district whose oldest
 // new order another Delivery took meanwhile is skipped, as one without new orders is.
-func (w *worker) delivery(ctx context.Context, q *workload.Queries) error {
+func (w *worker) delivery(ctx context.Context) error {
 	for d := 1; d <= districtsPerWH; d++ {
-		q.Read++
 		rows, err := w.rows(ctx, qOldestNew, w.w, d)
 		if err != nil {
 			return err
@@ -39,7 +36,6 @@ func (w *worker) delivery(ctx context.Context, q *workload.Queries) error {
 		if err != nil {
 			return err
 		}
-		q.Write++
 		n, err := w.delNewOrder.Exec(ctx, w.w, d, oID)
 		if err != nil {
 			return err
@@ -47,7 +43,6 @@ func (w *worker) delivery(ctx context.Context, q *workload.Queries) error {
 		if n == 0 {
 			continue
 		}
-		q.Read++
 		rows, err = w.rows(ctx, qOrderCust, w.w, d, oID)
 		if err != nil {
 			return err
@@ -59,15 +54,12 @@ func (w *worker) delivery(ctx context.Context, q *workload.Queries) error {
 		if err != nil {
 			return err
 		}
-		q.Write++
 		if _, err := w.updOrderCarrier.Exec(ctx, w.carrier, w.w, d, oID); err != nil {
 			return err
 		}
-		q.Write++
 		if _, err := w.updOrderLineDate.Exec(ctx, w.w, d, oID); err != nil {
 			return err
 		}
-		q.Read++
 		rows, err = w.rows(ctx, qOrderSum, w.w, d, oID)
 		if err != nil {
 			return err
@@ -76,7 +68,6 @@ func (w *worker) delivery(ctx context.Context, q *workload.Queries) error {
 		if len(rows) > 0 && rows[0][0] != "" {
 			sum = rows[0][0]
 		}
-		q.Write++
 		if _, err := w.updCustDelivery.Exec(ctx, sum, w.w, d, cID); err != nil {
 			return err
 		}

@@ -35,8 +35,7 @@ func init() {
 }
 
 // newOrder is clause 2.4.2.
-func (w *worker) newOrder(ctx context.Context, q *workload.Queries) error {
-	q.Read++
+func (w *worker) newOrder(ctx context.Context) error {
 	rows, err := w.rows(ctx, qWarehouseTax, w.w)
 	if err != nil {
 		return err
@@ -45,7 +44,6 @@ func (w *worker) newOrder(ctx context.Context, q *workload.Queries) error {
 		return fmt.Errorf("warehouse %d not found", w.w)
 	}
 	wTax, _ := strconv.ParseFloat(rows[0][0], 64)
-	q.Read++
 	rows, err = w.rows(ctx, qDistrictNext, w.w, w.d)
 	if err != nil {
 		return err
@@ -59,11 +57,9 @@ func (w *worker) newOrder(ctx context.Context, q *workload.Queries) error {
 		return fmt.Errorf("d_next_o_id %q: %w", rows[0][1], err)
 	}
 	w.order = orderKey(w.w, w.d, oID)
-	q.Write++
 	if _, err := w.updDistrictNext.Exec(ctx, oID+1, w.w, w.d); err != nil {
 		return err
 	}
-	q.Read++
 	rows, err = w.rows(ctx, qCustomerNO, w.w, w.d, w.cID)
 	if err != nil {
 		return err
@@ -72,17 +68,15 @@ func (w *worker) newOrder(ctx context.Context, q *workload.Queries) error {
 		return fmt.Errorf("customer %d/%d/%d not found", w.w, w.d, w.cID)
 	}
 	discount, _ := strconv.ParseFloat(rows[0][0], 64)
-	q.Write++
 	if _, err := w.insOrder.Exec(ctx, oID, w.d, w.w, w.cID, len(w.ol), w.allLocal); err != nil {
 		return err
 	}
-	q.Write++
 	if _, err := w.insNewOrder.Exec(ctx, oID, w.d, w.w); err != nil {
 		return err
 	}
 	var sum int64
 	for n, in := range w.ol {
-		amount, err := w.orderLine(ctx, q, oID, n+1, in)
+		amount, err := w.orderLine(ctx, oID, n+1, in)
 		if err != nil {
 			return err
 		}
@@ -93,8 +87,7 @@ func (w *worker) newOrder(ctx context.Context, q *workload.Queries) error {
 }
 
 // orderLine takes one line's item from stock and inserts the order line: its amount in cents.
-func (w *worker) orderLine(ctx context.Context, q *workload.Queries, oID, number int, in olInput) (int64, error) {
-	q.Read++
+func (w *worker) orderLine(ctx context.Context, oID, number int, in olInput) (int64, error) {
 	rows, err := w.rows(ctx, qItem, in.item)
 	if err != nil {
 		return 0, err
@@ -107,7 +100,6 @@ func (w *worker) orderLine(ctx context.Context, q *workload.Queries, oID, number
 	// I_NAME, I_DATA and S_DATA only go to the terminal's display (with the brand-generic
 	// flag); the transaction uses the price and the district's S_DIST_xx.
 	price := parseCents(rows[0][0])
-	q.Read++
 	rows, err = w.rows(ctx, qStock[w.d], in.item, in.supplyW)
 	if err != nil {
 		return 0, err
@@ -126,13 +118,11 @@ func (w *worker) orderLine(ctx context.Context, q *workload.Queries, oID, number
 	if in.supplyW != w.w {
 		remote = 1
 	}
-	q.Write++
 	if _, err := w.updStock.Exec(ctx, sQty, in.qty, remote, in.item, in.supplyW); err != nil {
 		return 0, err
 	}
 	amount := int64(in.qty) * price
 	w.buf = appendDec(w.buf[:0], amount, 2)
-	q.Write++
 	if _, err := w.insOrderLine.Exec(ctx, oID, w.d, w.w, number, in.item, in.supplyW, in.qty, w.buf, distInfo); err != nil {
 		return 0, err
 	}

@@ -3,8 +3,6 @@ package tpcc
 import (
 	"context"
 	"strconv"
-
-	"github.com/fairbench/fairbench/internal/workload"
 )
 
 // OrderStatus's statements (clause 2.6.2).
@@ -20,21 +18,19 @@ var (
 )
 
 // orderStatus is clause 2.6.2.
-func (w *worker) orderStatus(ctx context.Context, q *workload.Queries) error {
+func (w *worker) orderStatus(ctx context.Context) error {
 	var cID int
 	if w.byName {
 		var err error
-		if cID, err = w.customerID(ctx, q, qCustOSByName, w.w, w.d); err != nil {
+		if cID, err = w.customerID(ctx, qCustOSByName, w.w, w.d); err != nil {
 			return err
 		}
 	} else {
 		cID = w.cID
-		q.Read++
 		if _, err := w.selCustByID.Query(ctx, w.w, w.d, cID); err != nil {
 			return err
 		}
 	}
-	q.Read++
 	rows, err := w.rows(ctx, qLastOrder, w.w, w.d, cID)
 	if err != nil || len(rows) == 0 {
 		return err
@@ -43,7 +39,6 @@ func (w *worker) orderStatus(ctx context.Context, q *workload.Queries) error {
 	if err != nil {
 		return err
 	}
-	q.Read++
 	_, err = w.selOrderLines.Query(ctx, w.w, w.d, oID)
 	return err
 }

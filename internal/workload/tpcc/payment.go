@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-
-	"github.com/fairbench/fairbench/internal/workload"
 )
 
 // Payment's statements (clause 2.5.2).
@@ -31,14 +29,12 @@ var (
 )
 
 // payment is clause 2.5.2.
-func (w *worker) payment(ctx context.Context, q *workload.Queries) error {
+func (w *worker) payment(ctx context.Context) error {
 	w.buf = appendDec(w.buf[:0], w.amount, 2)
 	amount := string(w.buf)
-	q.Write++
 	if _, err := w.updWarehouseYTD.Exec(ctx, amount, w.w); err != nil {
 		return err
 	}
-	q.Read++
 	rows, err := w.rows(ctx, qWarehouseAddr, w.w)
 	if err != nil {
 		return err
@@ -47,11 +43,9 @@ func (w *worker) payment(ctx context.Context, q *workload.Queries) error {
 		return fmt.Errorf("warehouse %d not found", w.w)
 	}
 	wName := rows[0][0]
-	q.Write++
 	if _, err := w.updDistrictYTD.Exec(ctx, amount, w.w, w.d); err != nil {
 		return err
 	}
-	q.Read++
 	rows, err = w.rows(ctx, qDistrictAddr, w.w, w.d)
 	if err != nil {
 		return err
@@ -60,11 +54,10 @@ func (w *worker) payment(ctx context.Context, q *workload.Queries) error {
 		return fmt.Errorf("district %d/%d not found", w.w, w.d)
 	}
 	dName := rows[0][0]
-	cID, err := w.customerID(ctx, q, qCustByName, w.cW, w.cD)
+	cID, err := w.customerID(ctx, qCustByName, w.cW, w.cD)
 	if err != nil {
 		return err
 	}
-	q.Read++
 	rows, err = w.rows(ctx, qCustPay, w.cW, w.cD, cID)
 	if err != nil {
 		return err
@@ -73,7 +66,6 @@ func (w *worker) payment(ctx context.Context, q *workload.Queries) error {
 		return fmt.Errorf("customer %d/%d/%d not found", w.cW, w.cD, cID)
 	}
 	if rows[0][10] == "BC" {
-		q.Read++
 		rows, err = w.rows(ctx, qCustData, w.cW, w.cD, cID)
 		if err != nil {
 			return err
@@ -92,29 +84,25 @@ func (w *worker) payment(ctx context.Context, q *workload.Queries) error {
 			b = b[:500]
 		}
 		w.buf = b
-		q.Write++
 		if _, err := w.updCustPayBC.Exec(ctx, amount, amount, b, w.cW, w.cD, cID); err != nil {
 			return err
 		}
 	} else {
-		q.Write++
 		if _, err := w.updCustPay.Exec(ctx, amount, amount, w.cW, w.cD, cID); err != nil {
 			return err
 		}
 	}
 	hData := wName + "    " + dName
-	q.Write++
 	_, err = w.insHist.Exec(ctx, cID, w.cD, w.cW, w.d, w.w, amount, hData)
 	return err
 }
 
 // customerID resolves the customer of Payment and OrderStatus: by id, or by last name as the row
 // at position ceil(n/2) of those with that name sorted by first name (clause 2.5.2.2).
-func (w *worker) customerID(ctx context.Context, q *workload.Queries, byName valueQuery, cw, cd int) (int, error) {
+func (w *worker) customerID(ctx context.Context, byName valueQuery, cw, cd int) (int, error) {
 	if !w.byName {
 		return w.cID, nil
 	}
-	q.Read++
 	rows, err := w.rows(ctx, byName, cw, cd, w.cLast)
 	if err != nil {
 		return 0, err

@@ -58,11 +58,17 @@ func callSQL(d dialect.Dialect) []string {
 	return calls
 }
 
-// routineCalls are callSQL's statements, ready to run.
+// routineCalls are callSQL's statements, ready to run, each counted as what its routine does:
+// NewOrder, Payment and Delivery write, OrderStatus and StockLevel read. A CALL's words do not
+// say, and a call is the one statement the client sends for its transaction.
 func routineCalls(d dialect.Dialect) [5]valueQuery {
 	var calls [5]valueQuery
 	for i, sql := range callSQL(d) {
-		calls[i] = valueSQL(sql)
+		class := sqldb.Write
+		if i == kindOrderStatus || i == kindStockLevel {
+			class = sqldb.Read
+		}
+		calls[i] = valueSQL(sql).CountAs(class)
 	}
 	return calls
 }

@@ -12,24 +12,19 @@ import (
 // callRoutine runs the drawn transaction as one CALL (routines.go), outside any transaction the
 // client opens: the routine commits or rolls back itself. It counts the call as the one
 // statement the client sent, a write for the three kinds that write.
-func (w *worker) callRoutine(ctx context.Context, q *workload.Queries) error {
+func (w *worker) callRoutine(ctx context.Context) error {
 	var args []any
 	switch w.kind {
 	case kindNewOrder:
-		q.Write++
 		args = w.newOrderArgs()
 	case kindPayment:
-		q.Write++
 		w.buf = appendDec(w.buf[:0], w.amount, 2)
 		args = []any{w.w, w.d, w.cW, w.cD, w.cID, w.byNameFlag(), w.cLast, string(w.buf)}
 	case kindOrderStatus:
-		q.Read++
 		args = []any{w.w, w.d, w.cID, w.byNameFlag(), w.cLast}
 	case kindDelivery:
-		q.Write++
 		args = []any{w.w, w.carrier}
 	default:
-		q.Read++
 		args = []any{w.w, w.d, w.thresh}
 	}
 	rows, err := w.rows(ctx, w.calls[w.kind], args...)

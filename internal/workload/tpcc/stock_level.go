@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-
-	"github.com/fairbench/fairbench/internal/workload"
 )
 
 // StockLevel's statements (clause 2.8.2).
@@ -18,8 +16,7 @@ var qNextOrderID = valueSQL("SELECT d_next_o_id FROM district WHERE d_w_id = ? A
 
 // stockLevel is clause 2.8.2: distinct items of the district's last 20 orders whose stock at the
 // home warehouse is below the threshold.
-func (w *worker) stockLevel(ctx context.Context, q *workload.Queries) error {
-	q.Read++
+func (w *worker) stockLevel(ctx context.Context) error {
 	rows, err := w.rows(ctx, qNextOrderID, w.w, w.d)
 	if err != nil {
 		return err
@@ -31,7 +28,6 @@ func (w *worker) stockLevel(ctx context.Context, q *workload.Queries) error {
 	if err != nil {
 		return err
 	}
-	q.Read++
 	_, err = w.stockCount.Query(ctx, w.w, w.d, next, next-20, w.w, w.thresh)
 	return err
 }

@@ -145,9 +145,8 @@ func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 	}
 	q.Kind = w.kind
 	if w.t.style == styleRoutines {
-		return w.callRoutine(ctx, q)
+		return w.callRoutine(ctx)
 	}
-	q.Other++
 	w.order = 0
 	if err := w.conn.Exec(ctx, "BEGIN"); err != nil {
 		return err
@@ -156,27 +155,26 @@ func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
 	switch w.kind {
 	case kindNewOrder:
 		if w.t.style == styleBatched {
-			err = w.newOrderBatched(ctx, q)
+			err = w.newOrderBatched(ctx)
 		} else {
-			err = w.newOrder(ctx, q)
+			err = w.newOrder(ctx)
 		}
 	case kindPayment:
-		err = w.payment(ctx, q)
+		err = w.payment(ctx)
 	case kindOrderStatus:
-		err = w.orderStatus(ctx, q)
+		err = w.orderStatus(ctx)
 	case kindDelivery:
 		if w.t.style == styleBatched {
-			err = w.deliveryBatched(ctx, q)
+			err = w.deliveryBatched(ctx)
 		} else {
-			err = w.delivery(ctx, q)
+			err = w.delivery(ctx)
 		}
 	default:
-		err = w.stockLevel(ctx, q)
+		err = w.stockLevel(ctx)
 	}
 	if err != nil {
 		return err
 	}
-	q.Other++
 	return w.commit(ctx)
 }
 

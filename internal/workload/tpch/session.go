@@ -65,8 +65,11 @@ const watchdogGrace = 5 * time.Second
 // session is one connection that runs queries, with what it needs to have a running query
 // cancelled from another connection (Ctrl-C, or the watchdog).
 type session struct {
-	env     *workload.Env
-	conn    sqldb.Conn
+	env  *workload.Env
+	conn sqldb.Conn
+	// observe is conn for what observes a query rather than runs it (its plan, the server's
+	// statistics flushed): in the same session, but not counted among the run's statements.
+	observe sqldb.Conn
 	id      int64 // the server's session id: pg_backend_pid() / CONNECTION_ID()
 	timeout time.Duration
 	// interrupt is the run's context, ended by Ctrl-C: the running query is then cancelled on the
@@ -78,7 +81,7 @@ type session struct {
 
 // newSession makes c a session that runs queries under the timeout.
 func newSession(ctx context.Context, c sqldb.Conn, env *workload.Env, timeout time.Duration) (*session, error) {
-	s := &session{env: env, conn: c, timeout: timeout, interrupt: ctx}
+	s := &session{env: env, conn: c, observe: sqldb.Uncounted(c), timeout: timeout, interrupt: ctx}
 	var err error
 	if s.id, err = dialect.SamplerFor(c.Kind()).SessionID(ctx, c); err != nil {
 		return nil, fmt.Errorf("reading the connection id: %v", err)
@@ -132,13 +135,14 @@ func (s *session) cancelRunning() {
 	_ = c.Exec(ctx, dialect.Of(c).CancelStatement(s.id))
 }
 
-// dropView removes Q15's view after a failed or interrupted run of it, from a new connection
-// when the session's own is gone (the MySQL driver closes it when ctx ends mid-query), so the
-// next run's CREATE VIEW does not find it there.
+// dropView removes Q15's view after a failed or interrupted run of it, or after its plan, from a
+// new connection when the session's own is gone (the MySQL driver closes it when ctx ends
+// mid-query), so the next run's CREATE VIEW does not find it there. It is cleaning up, not the
+// query's work: not counted among the run's statements.
 func (s *session) dropView(name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if s.conn.Exec(ctx, "DROP VIEW "+name) == nil {
+	if s.observe.Exec(ctx, "DROP VIEW "+name) == nil {
 		return
 	}
 	c, err := s.env.Connect(ctx)
@@ -238,12 +242,12 @@ func (s *session) plan(ctx context.Context, stmts []string) string {
 		low := strings.ToLower(st)
 		switch {
 		case strings.HasPrefix(low, "create view"):
-			if s.conn.Exec(ctx, st) != nil {
+			if s.observe.Exec(ctx, st) != nil {
 				return ""
 			}
 			view = strings.Fields(st)[2]
 		case strings.HasPrefix(low, "select"):
-			steps, err := dialect.Explain(ctx, s.conn, st)
+			steps, err := dialect.Explain(ctx, s.observe, st)
 			if err != nil {
 				return ""
 			}

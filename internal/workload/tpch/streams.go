@@ -151,7 +151,7 @@ func (st *stream) Transaction(ctx context.Context, q *workload.Queries) error {
 	began := time.Now()
 	query := st.queries[st.next]
 	st.next++
-	q.Kind, q.Read = query-1, 1
+	q.Kind = query - 1
 	stmts, err := queryText(query, params(query, st.w.cfg.sf, st.w.cfg.seed, st.number), st.number)
 	if err != nil {
 		return err
@@ -229,7 +229,7 @@ func (st *stream) afterQuery(ctx context.Context, rec *result.TPCHQuery, before 
 	}
 	// The query's own buffer figures, visible before they are read.
 	if q := dialect.Of(t.monitor).PublishStatistics(); q != "" {
-		_ = st.s.conn.Exec(ctx, q)
+		_ = st.s.observe.Exec(ctx, q)
 	}
 	if after, _ := servermetrics.Counters(ctx, t.monitor); before.counters != nil && after != nil {
 		d := servermetrics.Delta(before.counters, after)

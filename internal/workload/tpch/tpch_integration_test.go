@@ -151,6 +151,12 @@ func TestTPCHOnRealServers(t *testing.T) {
 				t.Errorf("runner's figures: %d transactions, %d errors, %d kinds, %d intervals, wire %+v",
 					res.Transactions, res.Errors, len(res.ByKind), len(res.Intervals), res.Wire)
 			}
+			// One read per query, as its connection counted it (Q15's view made and dropped
+			// around its SELECT are other); the plans and statistics taken between the queries
+			// are not the workload's statements.
+			if q := res.Queries; q.Read != numQueries || q.Write != 0 || q.Other != 2 {
+				t.Errorf("queries %+v: want %d reads and Q15's two view statements", q, numQueries)
+			}
 			var sum float64
 			for _, q := range tp.Queries {
 				sum += q.Seconds

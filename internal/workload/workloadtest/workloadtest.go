@@ -184,13 +184,14 @@ func Worker(t testing.TB, name string, options map[string]string, conn sqldb.Con
 }
 
 // Transaction runs one transaction of wk on the fake connection conn and gives what it sent
-// (conn's calls are forgotten first) and what it counted; an error fails the test.
-func Transaction(t testing.TB, wk workload.Worker, conn *fakeconn.Conn) ([]fakeconn.Call, workload.Queries) {
+// (conn's calls are forgotten first) and the statements conn counted meanwhile, by class, as the
+// runner counts a transaction's reads and writes; an error fails the test.
+func Transaction(t testing.TB, wk workload.Worker, conn *fakeconn.Conn) ([]fakeconn.Call, sqldb.Counters) {
 	t.Helper()
 	conn.Reset()
-	var q workload.Queries
-	if err := wk.Transaction(context.Background(), &q); err != nil {
+	before := conn.Counters()
+	if err := wk.Transaction(context.Background(), &workload.Queries{}); err != nil {
 		t.Fatal(err)
 	}
-	return conn.Sent(), q
+	return conn.Sent(), conn.Counters().Sub(before)
 }

@@ -1,4 +1,4 @@
-package workloadfile
+package sqldb
 
 import "testing"
 
@@ -7,7 +7,7 @@ import "testing"
 // are refused on existing tables (a WITH ... UPDATE was taken for a read and zeroed a
 // user's table). Words inside strings, quoted names and comments do not count, except where one
 // family would run them (a backslash-escaped quote on MySQL, MySQL's /*! comments).
-func TestStatementKind(t *testing.T) {
+func TestClassOf(t *testing.T) {
 	cases := []struct{ sql, want string }{
 		{"SELECT balance FROM t WHERE id = ?", "read"},
 		{"  (SELECT 1)", "read"},
@@ -37,6 +37,11 @@ func TestStatementKind(t *testing.T) {
 		{"MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE", "write"},
 		{"DELETE FROM t", "write"},
 		{"CALL zero_all()", "other"},
+		{"BEGIN", "other"},
+		{"  commit;", "other"},
+		{"START TRANSACTION READ ONLY", "other"},
+		{"Update t SET v = 1", "write"},
+		{"/* UPDATE */ SELECT 1", "read"},
 		{"DO $$ BEGIN UPDATE t SET v = 0; END $$", "other"},
 		{"SET default_transaction_read_only = off", "other"},
 		{"COPY t TO PROGRAM 'id'", "other"},
@@ -44,8 +49,19 @@ func TestStatementKind(t *testing.T) {
 		{"-- nothing", "other"},
 	}
 	for _, c := range cases {
-		if got := statementKind(c.sql); got != c.want {
-			t.Errorf("statementKind(%q) = %s, want %s", c.sql, got, c.want)
+		if got := ClassOf(c.sql).String(); got != c.want {
+			t.Errorf("ClassOf(%q) = %s, want %s", c.sql, got, c.want)
+		}
+	}
+}
+
+// Connections classify every statement they send: doing it must not allocate, whatever the
+// statement's first word.
+func TestClassOfDoesNotAllocate(t *testing.T) {
+	for _, sql := range []string{"COMMIT", "UPDATE t SET v = ? WHERE id = ?", "SELECT c FROM sbtest1 WHERE id = ?",
+		"WITH x AS (DELETE FROM t RETURNING id) SELECT 1", "/* hint */ SELECT 'it''s' FROM t"} {
+		if n := testing.AllocsPerRun(100, func() { ClassOf(sql) }); n != 0 {
+			t.Errorf("ClassOf(%q) allocates %.0f times", sql, n)
 		}
 	}
 }
