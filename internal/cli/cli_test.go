@@ -59,6 +59,7 @@ func TestBadInput(t *testing.T) {
 		{"bad rand type", []string{"run", "--target", good, "--workload", "oltp_point_select", "--rand-type", "lognormal"}, "--rand-type"},
 		{"unknown flag", []string{"run", "--target", good, "--wrokload", "x"}, "unknown flag"},
 		{"a rate for a fixed list", []string{"run", "--target", good, "--workload", "tpch", "--rate", "10"}, "fixed list of queries"},
+		{"a warm-up for a fixed list", []string{"run", "--target", good, "--workload", "tpch", "--warmup", "10s"}, "--warmup: tpch runs a fixed list"},
 		{"capacity of a fixed list", []string{"capacity", "--target", good, "--workload", "tpch", "--slo", "p99<=1s"}, "fixed list of queries"},
 		{"capture, negative watch", []string{"capture", "--target", good, "--out", filepath.Join(t.TempDir(), "c.yaml"), "--watch", "-1s"}, "--watch -1s"},
 		{"capture, watch too often", []string{"capture", "--target", good, "--out", filepath.Join(t.TempDir(), "c.yaml"), "--watch-every", "10us"}, "--watch-every 10µs"},

@@ -128,6 +128,16 @@ func refuseArrivals(j *job.Job, what string) error {
 	return nil
 }
 
+// refuseWarmup says that a fixed list has no warm-up to give a time to: each client's list is the
+// test, timed from its first query, and the workload warms with an untimed pass of its own.
+// Without this the flag would be dropped without a word.
+func refuseWarmup(j *job.Job) error {
+	if _, fixed := j.Workload.(workload.FixedList); fixed {
+		return badInputf("--warmup: %s runs a fixed list of queries on each client, timed from the first, so a warm-up time has nothing to run: drop --warmup (TPC-H warms with an untimed pass of its queries: --warm on)", j.Spec.Name)
+	}
+	return nil
+}
+
 // connectCheck makes the first contact: unreachable servers and wrong passwords are the user's to fix.
 func connectCheck(cmd *cobra.Command, j *job.Job) (string, error) {
 	v, err := j.ServerVersion(cmd.Context())
@@ -472,6 +482,11 @@ func newRunCmd() *cobra.Command {
 			}
 			if cfg.Rate > 0 {
 				if err := refuseArrivals(j, "--rate"); err != nil {
+					return err
+				}
+			}
+			if cmd.Flags().Changed("warmup") && cfg.Warmup > 0 {
+				if err := refuseWarmup(j); err != nil {
 					return err
 				}
 			}
