@@ -204,6 +204,7 @@ func TestIntervalsUnderAStarvedReporter(t *testing.T) {
 // clients are abandoned (their connections closed), and the result says what happened and how
 // long it took.
 func TestRunEndsWhenTheServerStalls(t *testing.T) {
+	t.Parallel() // it waits on timers, not the CPU: the other waiting tests wait beside it
 	var n atomic64
 	db := &fakeDB{stmt: func(ctx context.Context, c *fakeConn) error {
 		if n.add() > 200 {
@@ -234,6 +235,7 @@ func TestRunEndsWhenTheServerStalls(t *testing.T) {
 
 // Ctrl-C ends a run within about a second even when every client is stuck on the server.
 func TestInterruptWithAFrozenServer(t *testing.T) {
+	t.Parallel() // it waits on timers, not the CPU: the other waiting tests wait beside it
 	var n atomic64
 	release := make(chan struct{})
 	defer close(release)
@@ -346,6 +348,7 @@ func TestEndGrace(t *testing.T) {
 // past the 2 s grace, but never 2 s without progress. The run waits for it and is complete; it
 // counts none of the transactions that ended after the window.
 func TestEndWaitsForAServerThatKeepsAnswering(t *testing.T) {
+	t.Parallel() // it waits on timers, not the CPU: the other waiting tests wait beside it
 	var windowStart atomic.Int64
 	var queued atomic.Int64
 	db := &fakeDB{stmt: func(ctx context.Context, c *fakeConn) error {
