@@ -16,6 +16,7 @@ import (
 
 	"github.com/fairbench/fairbench/internal/cgroup"
 	"github.com/fairbench/fairbench/internal/ownfile"
+	"github.com/fairbench/fairbench/internal/throttle"
 )
 
 // A fairbench killed outright (kill -9, the OOM killer) runs no Stop: its server keeps running,
@@ -270,6 +271,24 @@ func reapAtStart(log io.Writer) {
 	}
 	if err != nil {
 		fmt.Fprintf(log, "fairbench: reaping servers left by a killed fairbench: %v\n", err)
+	}
+	reapDevicesAtStart(log)
+}
+
+// reapDevicesAtStart tears down the loop devices (--device, --disk-bandwidth) a killed fairbench
+// left in the temporary directory, with the servers on them: otherwise only a later run that
+// makes a device there would, and a user who never does keeps a mounted 2 GB file. Devices of a
+// fairbench still running are left alone; a user who is not root can make none, so has none.
+func reapDevicesAtStart(log io.Writer) {
+	if throttle.RequireRoot() != nil {
+		return
+	}
+	reaped, err := throttle.ReapStale("")
+	for _, d := range reaped {
+		fmt.Fprintf(log, "fairbench: removed the loop device %s, left by a killed fairbench\n", d)
+	}
+	if err != nil {
+		fmt.Fprintf(log, "fairbench: reaping loop devices left by a killed fairbench: %v\n", err)
 	}
 }
 
