@@ -64,9 +64,13 @@ func (p Plan) Next(done []Probe) (next Probe, finished bool) {
 		return Probe{Rate: p.Start, Phase: Climb}, false
 	}
 	lo, hi, ok := bracket(done)
-	if f := lowestFailure(done); f != nil && f.Verdict.GaveWay == ByClient && timesMeasured(done, f.Rate) < 2 {
-		// A client that could not keep up once may have been held back for a moment (a burst of
-		// the hypervisor's steal): the rate is measured once more before it counts.
+	if f := lowestFailure(done); f != nil && !decided(done, f.Rate) {
+		// One failed window is not yet a failed rate. A stall of the machine fails a window at
+		// any rate (here every 8 s window held one of 13-72 ms, enough for a 5 ms p99), as does a
+		// client held back for a moment by the hypervisor; an overloaded server fails every
+		// window. So a failure is measured again before it bounds the search, and where the two
+		// windows disagree a third decides. Stalls only ever fail windows, so only failures are
+		// measured again.
 		return Probe{Rate: f.Rate, Phase: f.Phase}, false
 	}
 	switch {
@@ -119,14 +123,21 @@ func (p Plan) nextConfirmation(done []Probe) (Probe, bool) {
 	return Probe{Rate: rates[n%2], Phase: Confirm, Round: round}, false
 }
 
-func timesMeasured(done []Probe, rate float64) int {
-	n := 0
+// decided says whether the climb's and bisection's windows at rate have settled its verdict: a
+// first window that passed, or two windows alike (pass, fail, pass is a pass). The last window
+// measured then carries the verdict (latest).
+func decided(done []Probe, rate float64) bool {
+	passes, fails := 0, 0
 	for _, pr := range done {
 		if pr.Phase != Confirm && pr.Rate == rate {
-			n++
+			if pr.Verdict.Pass {
+				passes++
+			} else {
+				fails++
+			}
 		}
 	}
-	return n
+	return fails == 0 || fails >= 2 || passes >= 2
 }
 
 func measured(done []Probe, rate float64) bool {
@@ -157,7 +168,8 @@ func bracket(done []Probe) (lo, hi float64, ok bool) {
 }
 
 // latest are the climb's and bisection's probes, each rate's last measurement only: a rate
-// measured again (after the client gave way) counts as it was measured the second time.
+// measured again after a failure counts as its last window says, which is its windows' majority
+// (decided).
 func latest(done []Probe) []Probe {
 	last := map[float64]int{}
 	for i, pr := range done {

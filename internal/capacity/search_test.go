@@ -51,6 +51,20 @@ func run(t *testing.T, p Plan, srv server, seed uint64) ([]Probe, Estimate) {
 	return nil, Estimate{}
 }
 
+// firstConfirmation is the index of the first confirmation probe of a search of queue(5000, 0)
+// with plan p: where the tests below put their hiccups.
+func firstConfirmation(t *testing.T, p Plan) int {
+	t.Helper()
+	done, _ := run(t, p, queue(5000, 0), 1)
+	for i, pr := range done {
+		if pr.Phase == Confirm {
+			return i
+		}
+	}
+	t.Fatal("the search confirmed nothing")
+	return 0
+}
+
 // A server with a known knee: the search climbs, bisects and confirms, and its capacity lies
 // within the resolution of the true crossing; its interval holds it.
 func TestSearchFindsTheKnee(t *testing.T) {
@@ -89,6 +103,35 @@ func TestSearchWithNoise(t *testing.T) {
 	t.Logf("interval held the truth in %d of %d searches; within 5%% in %d", held, n, near)
 	if held < n*90/100 || near < n*95/100 {
 		t.Errorf("held %d, near %d of %d", held, near, n)
+	}
+}
+
+// Stalls of the machine fail a window at any rate: here one window in five, wherever it falls
+// (every 8 s window on this 2-core VM held a stall of 13-72 ms, enough for a 5 ms p99). Judged on
+// one window each, the climb's and bisection's rates below the knee ended 184 of 200 such searches
+// low (16 within 5% of the knee); with a failure measured again before it bounds the search, 112
+// of 200 end within 5%. The rest met two stalls at one rate (4% of rates) or fail-pass-fail (3%),
+// which a rule on windows alone cannot tell from a server at its limit.
+func TestSearchWithStalls(t *testing.T) {
+	truth := queueKnee(5000)
+	stalled := func(rate float64, rng *rand.Rand) Window {
+		w := queue(5000, 0)(rate, rng)
+		if rng.Float64() < 0.2 {
+			w.Latency = max(w.Latency, 15*time.Millisecond)
+		}
+		return w
+	}
+	near, probes, n := 0, 0, 200
+	for seed := range uint64(n) {
+		done, e := run(t, Plan{Rounds: 3}, stalled, seed)
+		probes += len(done)
+		if math.Abs(e.Capacity-truth)/truth <= 0.05 {
+			near++
+		}
+	}
+	t.Logf("within 5%% of the knee in %d of %d searches, %.1f probes each", near, n, float64(probes)/float64(n))
+	if near < n/2 {
+		t.Errorf("within 5%% of the knee in %d of %d searches", near, n)
 	}
 }
 
@@ -155,12 +198,13 @@ func TestSearchConnectionLimited(t *testing.T) {
 	}
 }
 
-// An objective no rate meets: the first rate fails, and the search ends at once, saying so.
+// An objective no rate meets: the first rate fails, again when measured again, and the search
+// ends there, saying so.
 func TestSearchNoRateMeets(t *testing.T) {
 	done, e := run(t, Plan{Start: 10}, func(rate float64, _ *rand.Rand) Window {
 		return Window{Offered: rate, Completed: rate, Latency: 50 * time.Millisecond, Busy: 0.01, Connections: 4}
 	}, 1)
-	if len(done) != 1 || e.Reached != "no rate" || e.Capacity != 0 {
+	if len(done) != 2 || done[1].Rate != done[0].Rate || e.Reached != "no rate" || e.Capacity != 0 {
 		t.Errorf("%d probes, estimate %+v", len(done), e)
 	}
 }
@@ -189,11 +233,12 @@ func TestNextIsPure(t *testing.T) {
 }
 
 // A hint from an earlier round is measured first: where the server is where it was, the bracket
-// is confirmed in four probes; where it moved, the search climbs or descends from the hint.
+// is confirmed in five probes (the hint's top fails twice); where it moved, the search climbs or
+// descends from the hint.
 func TestSearchFromAHint(t *testing.T) {
 	truth := queueKnee(5000)
 	done, e := run(t, Plan{HintLow: 4450, HintHigh: 4650, Rounds: 1}, queue(5000, 0), 1)
-	if len(done) != 4 || math.Abs(e.Capacity-truth)/truth > 0.02 {
+	if len(done) != 5 || math.Abs(e.Capacity-truth)/truth > 0.02 {
 		t.Errorf("hinted at the knee: %d probes, capacity %.0f (truth %.0f)", len(done), e.Capacity, truth)
 	}
 	for _, hint := range [][2]float64{{9000, 9400}, {1000, 1050}} { // the server got slower; faster
@@ -209,18 +254,19 @@ func TestSearchFromAHint(t *testing.T) {
 // what gave way. Seen on PostgreSQL here: the first confirmation at 673/s failed with the
 // arrivals late, and the search stopped with "at least 673/s".
 func TestConfirmationFailureIsNoise(t *testing.T) {
+	first := firstConfirmation(t, Plan{Rounds: 3})
 	calls := 0
 	srv := func(rate float64, rng *rand.Rand) Window {
 		calls++
 		w := queue(5000, 0)(rate, rng)
-		if calls == 15 { // the first confirmation probe: late arrivals with connections free
+		if calls == first+1 { // the first confirmation probe: late arrivals with connections free
 			w.Latency, w.LagStart, w.LagEnd, w.Busy = 30*time.Millisecond, 5*time.Millisecond, 25*time.Millisecond, 0.05
 		}
 		return w
 	}
 	done, e := run(t, Plan{Rounds: 3}, srv, 1)
-	if done[14].Phase != Confirm || done[14].Verdict.GaveWay != ByClient {
-		t.Fatalf("probe 15 is %+v, want the confirmation that fails", done[14])
+	if done[first].Phase != Confirm || done[first].Verdict.GaveWay != ByClient {
+		t.Fatalf("probe %d is %+v, want the confirmation that fails", first+1, done[first])
 	}
 	if e.Reached != Confirm || e.AtLeast || e.GaveWay != ByServer || len(e.PerRound) != 3 {
 		t.Errorf("estimate %+v after %d probes: want the three rounds, the server named", e, len(done))
@@ -252,11 +298,14 @@ func TestClientHiccupMeasuredAgain(t *testing.T) {
 // here) is measured again there, not read as an objective no rate meets; confirmation rounds in
 // which the bracket's bottom failed are counted and said.
 func TestClientHiccupAtTheStart(t *testing.T) {
+	// The first confirmation probe is at the bracket's bottom; the start measured again puts it
+	// one later than in a search without the hiccup.
+	bottom := firstConfirmation(t, Plan{Rounds: 2}) + 1
 	calls := 0
 	srv := func(rate float64, rng *rand.Rand) Window {
 		calls++
 		w := queue(5000, 0)(rate, rng)
-		if calls == 1 || calls == 16 {
+		if calls == 1 || calls == bottom+1 {
 			w.Latency, w.LagStart, w.LagEnd, w.Busy = 30*time.Millisecond, time.Millisecond, 25*time.Millisecond, 0.01
 		}
 		return w
