@@ -193,7 +193,7 @@ type worker struct {
 // its last. A retry (q.Retry) runs the same script again, as pgbench's --max-tries does; its
 // \set values are drawn afresh (pgbench replays them; it never retries a duplicate key, which a
 // replay would repeat).
-func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
+func (wk *worker) Transaction(ctx context.Context, q *workload.Txn) error {
 	if !q.Retry {
 		wk.kind = wk.pick()
 	}
@@ -222,7 +222,7 @@ func (wk *worker) pick() int {
 }
 
 // step runs command pc of script k and says which runs next.
-func (wk *worker) step(ctx context.Context, k, pc int, q *workload.Queries) (int, error) {
+func (wk *worker) step(ctx context.Context, k, pc int, q *workload.Txn) (int, error) {
 	cmds := wk.w.list[k].Commands
 	c := &cmds[pc]
 	switch c.Kind {

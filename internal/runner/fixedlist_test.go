@@ -47,7 +47,7 @@ type listWorker struct {
 	next   int
 }
 
-func (w *listWorker) Transaction(ctx context.Context, q *workload.Queries) error {
+func (w *listWorker) Transaction(ctx context.Context, q *workload.Txn) error {
 	if w.next >= len(w.l.took) {
 		return workload.ErrWorkDone
 	}

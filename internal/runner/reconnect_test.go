@@ -48,7 +48,7 @@ type ackWorker struct {
 
 func (w *ackWorker) Acks() *workload.Acks { return &w.acks }
 
-func (w *ackWorker) Transaction(ctx context.Context, q *workload.Queries) error {
+func (w *ackWorker) Transaction(ctx context.Context, q *workload.Txn) error {
 	id := w.p.next.Add(1)
 	if _, err := w.st.Query(ctx); err != nil {
 		return err

@@ -441,7 +441,7 @@ type timedWorker struct {
 	n int
 }
 
-func (w *timedWorker) Transaction(_ context.Context, q *workload.Queries) error {
+func (w *timedWorker) Transaction(_ context.Context, q *workload.Txn) error {
 	began := time.Now()
 	spin(200 * time.Microsecond)
 	q.Times.Add(0, time.Since(began), false)

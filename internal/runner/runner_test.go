@@ -46,7 +46,7 @@ type probeWorker struct {
 	st sqldb.Stmt
 }
 
-func (w *probeWorker) Transaction(ctx context.Context, q *workload.Queries) error {
+func (w *probeWorker) Transaction(ctx context.Context, q *workload.Txn) error {
 	if _, err := w.st.Query(ctx); err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ type typedWorker struct {
 	n int64
 }
 
-func (w *typedWorker) Transaction(ctx context.Context, q *workload.Queries) error {
+func (w *typedWorker) Transaction(ctx context.Context, q *workload.Txn) error {
 	w.n++
 	n := w.n
 	q.Kind = int(n % 2)
@@ -296,7 +296,7 @@ type policyWorker struct {
 	p *policyProbe
 }
 
-func (w *policyWorker) Transaction(ctx context.Context, q *workload.Queries) error {
+func (w *policyWorker) Transaction(ctx context.Context, q *workload.Txn) error {
 	pol, _, _ := syscall.RawSyscall(syscall.SYS_SCHED_GETSCHEDULER, 0, 0, 0)
 	w.p.mu.Lock()
 	w.p.policies[int(pol)] = true
@@ -345,7 +345,7 @@ func (p *pausingProbe) NewWorker(ctx context.Context, c sqldb.Conn, r *randgen.R
 
 type pausingWorker struct{ *probeWorker }
 
-func (w *pausingWorker) Transaction(ctx context.Context, q *workload.Queries) error {
+func (w *pausingWorker) Transaction(ctx context.Context, q *workload.Txn) error {
 	// The pause as it really was: a loaded machine wakes a sleeper late, and that lateness is
 	// the pause's, not the transaction's.
 	began := time.Now()

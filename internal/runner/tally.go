@@ -20,7 +20,7 @@ type counts struct {
 	// reads, writes and other are the statements the client's connection sent, by class
 	// (sqldb.Counters): no workload counts its own.
 	reads, writes, other int64
-	q                    workload.Queries
+	q                    workload.Txn
 }
 
 func (c *counts) add(o *counts) {

@@ -39,7 +39,7 @@ type Workload interface {
 // that may write, tables of its own, the data check only when asked for.
 type Traits struct {
 	// TransactionKinds: the workload's several transaction types (TPC-C's new_order, payment...);
-	// the runner keeps counts and latency per type, Queries.Kind indexing this list.
+	// the runner keeps counts and latency per type, Txn.Kind indexing this list.
 	TransactionKinds []string
 	// StatementLabels: the workload times each of its statements, as pgbench -r does; the runner
 	// gives its workers a StatementTimes and reports each statement's executions, failures and
@@ -63,15 +63,16 @@ type Traits struct {
 
 // Worker runs transactions for one runner thread. It is never used by two goroutines at once.
 type Worker interface {
-	// Transaction runs one transaction and adds every statement it sent to q (also on error, since
-	// the server executed them). On error the runner rolls back and decides whether to retry.
-	Transaction(ctx context.Context, q *Queries) error
+	// Transaction runs one transaction and says in q what it was (its kind, its pauses); the
+	// connection counts the statements it sent, also on error. On error the runner rolls back and
+	// decides whether to retry.
+	Transaction(ctx context.Context, q *Txn) error
 }
 
-// Queries is what a worker says of the transaction it ran, beside the statements its connection
+// Txn is what a worker says of the transaction it runs, beside the statements its connection
 // counts (sqldb.Counters: reads, writes and other, as sysbench reports them), which no worker
 // counts itself.
-type Queries struct {
+type Txn struct {
 	// Kind is the index, in Traits.TransactionKinds, of the transaction type the worker ran; workloads
 	// with one kind of transaction leave it 0.
 	Kind int

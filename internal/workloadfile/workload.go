@@ -450,7 +450,7 @@ func (wk *worker) readIsolation(ctx context.Context) error {
 // one (as pgbench and sysbench run a one-statement transaction). A retry (q.Retry) runs the same
 // kind of transaction again, without its think time; its values are drawn afresh: a duplicate
 // key drawn once would be drawn again by a replay of the same values, every try.
-func (wk *worker) Transaction(ctx context.Context, q *workload.Queries) error {
+func (wk *worker) Transaction(ctx context.Context, q *workload.Txn) error {
 	if !q.Retry {
 		wk.kind = wk.pick()
 	}

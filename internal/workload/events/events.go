@@ -141,7 +141,7 @@ type ingestWorker struct {
 	customers uint32
 }
 
-func (w *ingestWorker) Transaction(ctx context.Context, q *workload.Queries) error {
+func (w *ingestWorker) Transaction(ctx context.Context, q *workload.Txn) error {
 	customer := int64(w.rng.Default(1, w.customers))
 	action := actionArgs[w.rng.Uniform(0, uint32(len(actionArgs)-1))]
 	_, err := w.stmt.Exec(ctx, customer, action)
@@ -154,7 +154,7 @@ type joinWorker struct {
 	events uint32
 }
 
-func (w *joinWorker) Transaction(ctx context.Context, q *workload.Queries) error {
+func (w *joinWorker) Transaction(ctx context.Context, q *workload.Txn) error {
 	id := int64(w.rng.Default(1, w.events))
 	n, err := w.stmt.Query(ctx, id)
 	if err != nil {

@@ -70,7 +70,7 @@ func TestOneStatementEach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := wk.Transaction(context.Background(), &workload.Queries{}); err == nil || !strings.Contains(err.Error(), "want 1") {
+	if err := wk.Transaction(context.Background(), &workload.Txn{}); err == nil || !strings.Contains(err.Error(), "want 1") {
 		t.Errorf("a missing event: %v", err)
 	}
 }

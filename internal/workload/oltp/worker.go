@@ -31,7 +31,7 @@ type worker struct {
 func (w *worker) table() *tableStmts { return &w.tables[w.rng.Uniform(1, uint32(w.cfg.tables))] }
 func (w *worker) id() int64          { return int64(w.rng.Default(1, uint32(w.cfg.tableSize))) }
 
-func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
+func (w *worker) Transaction(ctx context.Context, q *workload.Txn) error {
 	m := &w.cfg.mix
 	if m.trx {
 		if err := w.conn.Exec(ctx, "BEGIN"); err != nil {

@@ -69,7 +69,7 @@ func newRoutineWorker(ctx context.Context, w *worker) (*routineWorker, error) {
 // transaction is one operation: a transfer, or every --delete-every-th one the deletion of the
 // oldest transfer this client recorded. A retry (q.Retry, after a deadlock) replays the same
 // operation.
-func (r *routineWorker) transaction(ctx context.Context, q *workload.Queries) error {
+func (r *routineWorker) transaction(ctx context.Context, q *workload.Txn) error {
 	if !q.Retry {
 		r.ops++
 		every := r.w.p.deleteEvery

@@ -129,7 +129,7 @@ func (p *payments) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.
 // hot accounts as real payment systems do.
 func (w *worker) account() int64 { return int64(w.rng.Default(1, uint32(w.p.accounts))) }
 
-func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
+func (w *worker) Transaction(ctx context.Context, q *workload.Txn) error {
 	if w.r != nil {
 		return w.r.transaction(ctx, q)
 	}

@@ -128,7 +128,7 @@ func (w *tpcb) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.Rand
 
 // Transaction draws aid, bid, tid and delta in the script's order (\set aid random(1, 100000 *
 // :scale) ...): pgbench's random() is uniform, whatever --rand-type says.
-func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
+func (w *worker) Transaction(ctx context.Context, q *workload.Txn) error {
 	aid := int64(w.rng.Uniform(1, w.naccounts))
 	bid := int64(w.rng.Uniform(1, w.nbranches))
 	tid := int64(w.rng.Uniform(1, w.ntellers))

@@ -105,7 +105,7 @@ func newOrderRoundTrips(t *testing.T, tg sqldb.Target, style string) float64 {
 	var trips, orders int64
 	for orders < 30 {
 		before, _ := sqldb.CountersOf(c)
-		var q workload.Queries
+		var q workload.Txn
 		err := w.Transaction(ctx, &q)
 		if err != nil {
 			if !errors.Is(err, workload.ErrRolledBack) {

@@ -55,7 +55,7 @@ func (s *sbtpcc) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.Ra
 // Transaction is one sysbench event: a transaction type uniform over 23 (NewOrder 10, Payment 10,
 // OrderStatus, Delivery and StockLevel 1 each) on a random table set and warehouse. A retry
 // draws anew, as sysbench's restarted event() does.
-func (w *sbWorker) Transaction(ctx context.Context, q *workload.Queries) error {
+func (w *sbWorker) Transaction(ctx context.Context, q *workload.Txn) error {
 	r := w.g.intn(1, 23)
 	set, wh := w.g.intn(1, w.s.tables), w.g.intn(1, w.s.scale)
 	if err := w.other(ctx, "BEGIN"); err != nil {

@@ -130,7 +130,7 @@ func (t *tpcc) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.Rand
 
 // Transaction runs one transaction of the mix. A retry (q.Retry, after a deadlock or
 // serialization failure) replays the same inputs.
-func (w *worker) Transaction(ctx context.Context, q *workload.Queries) error {
+func (w *worker) Transaction(ctx context.Context, q *workload.Txn) error {
 	if !q.Retry {
 		w.draw()
 		if w.t.think {

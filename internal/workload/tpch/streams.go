@@ -144,7 +144,7 @@ func (w *tpch) NewWorker(ctx context.Context, conn sqldb.Conn, rng *randgen.Rand
 // Transaction runs the next query of the list. Everything around the query's statements (the
 // page cache dropped, the server's figures read, the answer checked, the plan taken) is a pause,
 // which the runner leaves out of the query's time.
-func (st *stream) Transaction(ctx context.Context, q *workload.Queries) error {
+func (st *stream) Transaction(ctx context.Context, q *workload.Txn) error {
 	if st.next >= len(st.queries) {
 		return workload.ErrWorkDone
 	}

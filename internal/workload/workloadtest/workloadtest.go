@@ -190,7 +190,7 @@ func Transaction(t testing.TB, wk workload.Worker, conn *fakeconn.Conn) ([]fakec
 	t.Helper()
 	conn.Reset()
 	before := conn.Counters()
-	if err := wk.Transaction(context.Background(), &workload.Queries{}); err != nil {
+	if err := wk.Transaction(context.Background(), &workload.Txn{}); err != nil {
 		t.Fatal(err)
 	}
 	return conn.Sent(), conn.Counters().Sub(before)
