@@ -169,11 +169,13 @@ func CountersOf(c Conn) (Counters, bool) {
 	return Counters{}, false
 }
 
-// statementCounts are a connection's statements by class. Only the owning goroutine adds; they
-// are atomic so that a run can read them while its threads go on.
-type statementCounts struct{ all, reads, writes atomic.Int64 }
+// StatementCounts are a connection's statements by class, kept by sqldb's connections and the
+// shared fake (sqldb/fakeconn) alike. Only the owning goroutine adds; they are atomic so that a
+// run can read them while its threads go on.
+type StatementCounts struct{ all, reads, writes atomic.Int64 }
 
-func (s *statementCounts) add(c Class) {
+// Add counts one statement of class c.
+func (s *StatementCounts) Add(c Class) {
 	s.all.Add(1)
 	switch c {
 	case Read:
@@ -183,7 +185,8 @@ func (s *statementCounts) add(c Class) {
 	}
 }
 
-func (s *statementCounts) load() Counters {
+// Load reads the counts (no round trips: those are the socket's).
+func (s *StatementCounts) Load() Counters {
 	return Counters{Statements: s.all.Load(), Reads: s.reads.Load(), Writes: s.writes.Load()}
 }
 
@@ -216,9 +219,9 @@ func QueryAs(ctx context.Context, c Conn, class Class, sql string, args ...any) 
 func Uncounted(c Conn) Conn {
 	switch cc := c.(type) {
 	case *pgConn:
-		return &pgConn{conn: cc.conn, sock: cc.sock, counts: new(statementCounts), view: true}
+		return &pgConn{conn: cc.conn, sock: cc.sock, counts: new(StatementCounts), view: true}
 	case *myConn:
-		return &myConn{kind: cc.kind, conn: cc.conn, sock: cc.sock, counts: new(statementCounts), view: true}
+		return &myConn{kind: cc.kind, conn: cc.conn, sock: cc.sock, counts: new(StatementCounts), view: true}
 	}
 	return c
 }

@@ -21,7 +21,7 @@ type myConn struct {
 	kind   Kind
 	conn   driver.Conn
 	sock   *blockingConn    // beneath the driver (and TLS): for Close from another goroutine and the wire counters
-	counts *statementCounts // Exec and Query calls (see Counters)
+	counts *StatementCounts // Exec and Query calls (see Counters)
 	view   bool             // an Uncounted view of another connection: Close leaves it open
 }
 
@@ -62,7 +62,7 @@ func openMySQL(ctx context.Context, t Target) (*myConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &myConn{kind: t.Kind, conn: dc, sock: slot.conn, counts: new(statementCounts)}, nil
+	return &myConn{kind: t.Kind, conn: dc, sock: slot.conn, counts: new(StatementCounts)}, nil
 }
 
 func (c *myConn) Kind() Kind { return c.kind }
@@ -84,7 +84,7 @@ func (c *myConn) closeDriver() error {
 
 // Counters are c's statements since it was opened, by class, and its round trips.
 func (c *myConn) Counters() Counters {
-	n := c.counts.load()
+	n := c.counts.Load()
 	if c.sock != nil {
 		n.RoundTrips = c.sock.wire.roundTrips.Load()
 	}
@@ -92,7 +92,7 @@ func (c *myConn) Counters() Counters {
 }
 
 func (c *myConn) Exec(ctx context.Context, sql string) error {
-	c.counts.add(ClassOf(sql))
+	c.counts.Add(ClassOf(sql))
 	_, err := c.conn.(driver.ExecerContext).ExecContext(ctx, sql, nil)
 	return statementError(err)
 }
@@ -103,7 +103,7 @@ func (c *myConn) Query(ctx context.Context, sql string, args ...any) ([][]string
 
 // QueryAs is sqldb.QueryAs.
 func (c *myConn) QueryAs(ctx context.Context, class Class, sql string, args ...any) ([][]string, error) {
-	c.counts.add(class)
+	c.counts.Add(class)
 	out, err := c.query(ctx, sql, args)
 	return out, statementError(err)
 }
@@ -161,7 +161,7 @@ func (c *myConn) Prepare(ctx context.Context, sql string) (Stmt, error) {
 }
 
 type myStmt struct {
-	counts *statementCounts
+	counts *StatementCounts
 	class  Class
 	stmt   driver.Stmt
 	args   []driver.NamedValue
@@ -204,7 +204,7 @@ func (s *myStmt) Query(ctx context.Context, args ...any) (int64, error) {
 	if err := s.bind(args); err != nil {
 		return 0, err
 	}
-	s.counts.add(s.class)
+	s.counts.Add(s.class)
 	rows, err := s.stmt.(driver.StmtQueryContext).QueryContext(ctx, s.args)
 	if err != nil {
 		return 0, statementError(err)
@@ -229,7 +229,7 @@ func (s *myStmt) FirstRow(ctx context.Context, args ...any) ([]string, []*string
 	if err := s.bind(args); err != nil {
 		return nil, nil, 0, err
 	}
-	s.counts.add(s.class)
+	s.counts.Add(s.class)
 	rows, err := s.stmt.(driver.StmtQueryContext).QueryContext(ctx, s.args)
 	if err != nil {
 		return nil, nil, 0, statementError(err)
@@ -275,7 +275,7 @@ func (s *myStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 	if err := s.bind(args); err != nil {
 		return 0, err
 	}
-	s.counts.add(s.class)
+	s.counts.Add(s.class)
 	res, err := s.stmt.(driver.StmtExecContext).ExecContext(ctx, s.args)
 	if err != nil {
 		return 0, statementError(err)

@@ -16,7 +16,7 @@ import (
 type pgConn struct {
 	conn   *pgconn.PgConn
 	sock   *blockingConn    // beneath pgconn (and TLS): for Close from another goroutine and the wire counters
-	counts *statementCounts // Exec and Query calls (see Counters)
+	counts *StatementCounts // Exec and Query calls (see Counters)
 	view   bool             // an Uncounted view of another connection: Close leaves it open
 }
 
@@ -46,7 +46,7 @@ func openPostgres(ctx context.Context, t Target) (*pgConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pgConn{conn: c, sock: sock, counts: new(statementCounts)}, nil
+	return &pgConn{conn: c, sock: sock, counts: new(StatementCounts)}, nil
 }
 
 // postgresConnString builds a keyword/value string of the target's options, without the
@@ -90,7 +90,7 @@ func (c *pgConn) Close() error {
 
 // Counters are c's statements since it was opened, by class, and its round trips.
 func (c *pgConn) Counters() Counters {
-	n := c.counts.load()
+	n := c.counts.Load()
 	if c.sock != nil {
 		n.RoundTrips = c.sock.wire.roundTrips.Load()
 	}
@@ -98,7 +98,7 @@ func (c *pgConn) Counters() Counters {
 }
 
 func (c *pgConn) Exec(ctx context.Context, sql string) error {
-	c.counts.add(ClassOf(sql))
+	c.counts.Add(ClassOf(sql))
 	_, err := c.conn.Exec(ctx, sql).ReadAll()
 	return statementError(err)
 }
@@ -113,7 +113,7 @@ func (c *pgConn) QueryAs(ctx context.Context, class Class, sql string, args ...a
 	for i, a := range args {
 		params[i] = appendText(nil, a)
 	}
-	c.counts.add(class)
+	c.counts.Add(class)
 	res := c.conn.ExecParams(ctx, dollarPlaceholders(sql), params, nil, nil, nil).Read()
 	if res.Err != nil {
 		return nil, statementError(res.Err)
@@ -148,7 +148,7 @@ func (c *pgConn) Prepare(ctx context.Context, sql string) (Stmt, error) {
 // in binary, as sysbench does: the measured path only counts rows, never decodes them, and the
 // server's binary send functions cost it less than its text output functions.
 type pgStmt struct {
-	counts *statementCounts
+	counts *StatementCounts
 	class  Class
 	conn   *pgconn.PgConn
 	name   string
@@ -178,7 +178,7 @@ func (s *pgStmt) Query(ctx context.Context, args ...any) (int64, error) {
 	if err := s.bind(args); err != nil {
 		return 0, err
 	}
-	s.counts.add(s.class)
+	s.counts.Add(s.class)
 	rr := s.conn.ExecPrepared(ctx, s.name, s.params, nil, binaryResults)
 	var n int64
 	for rr.NextRow() {
@@ -194,7 +194,7 @@ func (s *pgStmt) FirstRow(ctx context.Context, args ...any) ([]string, []*string
 	if err := s.bind(args); err != nil {
 		return nil, nil, 0, err
 	}
-	s.counts.add(s.class)
+	s.counts.Add(s.class)
 	rr := s.conn.ExecPrepared(ctx, s.name, s.params, nil, nil) // text results, to keep
 	var names []string
 	for _, fd := range rr.FieldDescriptions() {
@@ -229,7 +229,7 @@ func (s *pgStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 	if err := s.bind(args); err != nil {
 		return 0, err
 	}
-	s.counts.add(s.class)
+	s.counts.Add(s.class)
 	tag, err := s.conn.ExecPrepared(ctx, s.name, s.params, nil, binaryResults).Close()
 	if err != nil {
 		return 0, statementError(err)
@@ -245,7 +245,7 @@ func CopyFrom(ctx context.Context, c Conn, table string, columns []string, r io.
 		return 0, errors.New("COPY is PostgreSQL only")
 	}
 	sql := fmt.Sprintf("COPY %s (%s) FROM STDIN", table, strings.Join(columns, ", "))
-	pc.counts.add(Write)
+	pc.counts.Add(Write)
 	tag, err := pc.conn.CopyFrom(ctx, r, sql)
 	return tag.RowsAffected(), statementError(err)
 }

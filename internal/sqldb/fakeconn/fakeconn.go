@@ -44,7 +44,7 @@ type Conn struct {
 	// (kept calls only).
 	Fail map[string]error
 
-	counts   counts
+	counts   sqldb.StatementCounts
 	closed   atomic.Bool
 	done     chan struct{}
 	closeOne sync.Once
@@ -70,7 +70,7 @@ func (c *Conn) Prepare(_ context.Context, sql string) (sqldb.Stmt, error) {
 }
 
 func (c *Conn) Exec(_ context.Context, sql string) error {
-	c.counts.add(sqldb.ClassOf(sql))
+	c.counts.Add(sqldb.ClassOf(sql))
 	return c.record("exec", sql, nil)
 }
 
@@ -80,7 +80,7 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) ([][]string, 
 
 // QueryAs is sqldb.QueryAs.
 func (c *Conn) QueryAs(_ context.Context, class sqldb.Class, sql string, args ...any) ([][]string, error) {
-	c.counts.add(class)
+	c.counts.Add(class)
 	if err := c.record("query", sql, args); err != nil {
 		return nil, err
 	}
@@ -101,19 +101,7 @@ func (c *Conn) Close() error {
 // Counters are the statements executed, by class, as a real connection counts them (no round
 // trips: nothing goes over a wire). The runner's reads and writes come from them.
 func (c *Conn) Counters() sqldb.Counters {
-	return sqldb.Counters{Statements: c.counts.all.Load(), Reads: c.counts.reads.Load(), Writes: c.counts.writes.Load()}
-}
-
-type counts struct{ all, reads, writes atomic.Int64 }
-
-func (n *counts) add(c sqldb.Class) {
-	n.all.Add(1)
-	switch c {
-	case sqldb.Read:
-		n.reads.Add(1)
-	case sqldb.Write:
-		n.writes.Add(1)
-	}
+	return c.counts.Load()
 }
 
 // Closed says whether Close was called.
@@ -238,7 +226,7 @@ func (s *stmt) FirstRow(ctx context.Context, args ...any) ([]string, []*string, 
 
 // run records one execution and does the server's work for it (Do).
 func (s *stmt) run(ctx context.Context, op string, args []any) error {
-	s.c.counts.add(s.class)
+	s.c.counts.Add(s.class)
 	var kept []any
 	if s.c.Keep {
 		kept = copyArgs(args)
