@@ -311,7 +311,7 @@ func (m *model) decisionSection() *document.Section {
 		t.Foot = append(t.Foot, "Analytics rows pick the lowest TPC-H geometric mean (throughput test: the most queries per hour) among engines that answered every query correctly: an engine with a wrong answer, a timeout or an error is never picked, however fast. The speed ratio's 95% interval from the repeats decides, as for the other picks.")
 	}
 	if anyResource {
-		t.Foot = append(t.Foot, "Memory rows pick the smallest memory the kernel charged the server's cgroup (shared buffers counted once); disk rows the fewest block-device write operations per transaction. These summarise many workloads rather than repeat one, so a gap below 5% counts as a tie; incomplete runs are left out.")
+		t.Foot = append(t.Foot, "Memory rows pick the smallest memory the kernel charged the server's cgroup (shared buffers counted once); disk rows the fewest block-device write operations per transaction. With rounds they are judged as the throughput picks are, lower being better: the ratio is the next engine's figure over the lowest's, with its interval from the rounds (paired by round; a memory row combines the workloads within each round) and the same tie, undecided and sequential rules; a disk row still open gets more rounds with its workload's step, a memory row does not (it would need every workload again). From a single run a gap below 5% counts as a tie, said so beside the pick. Incomplete runs are left out.")
 	}
 	if anyRamp {
 		t.Foot = append(t.Foot, "Rows marked (ramp) rank each engine's ramp by its throughput at its own saturation point, whatever the thread count there, with the same tie rule; ramps are never compared with fixed-thread runs.")

@@ -115,10 +115,14 @@ func (m *model) lowest(useCase string, vals map[*variant]float64, rounds map[*va
 	d.Why = strings.Join(parts, ", ") + " (" + basis + ")"
 	same, open, byRounds := []*variant{vs[0]}, (*variant)(nil), true
 	inQuestion := []*variant{vs[0]}
-	for _, v := range vs[1:] {
+	var runnerUp interval.Ratio // the lowest against the next engine
+	for i, v := range vs[1:] {
 		// Less is better: judged on the inverses, higher being better, so the ratio of the best's
 		// inverse to v's reads "v uses 1.2× what the best does".
 		r, out := judge(m.rule, inverse(rounds[vs[0]]), inverse(rounds[v]))
+		if i == 0 {
+			runnerUp = r
+		}
 		switch out {
 		case unconfirmed:
 			byRounds = false
@@ -127,6 +131,9 @@ func (m *model) lowest(useCase string, vals map[*variant]float64, rounds map[*va
 			}
 		case tied:
 			same = append(same, v)
+			if byRounds {
+				d.Why += fmt.Sprintf("; %s over %s: %s lies within ±%s (%s, %s)", v.Name, vs[0].Name, r, fmtPct(equivalenceMargin), r.LevelText(), r.Basis())
+			}
 		case undecided:
 			inQuestion = append(inQuestion, v)
 			if open == nil {
@@ -146,11 +153,14 @@ func (m *model) lowest(useCase string, vals map[*variant]float64, rounds map[*va
 		}
 		slices.Sort(names)
 		d.Pick = "tie: " + strings.Join(names, " ≈ ") + map[bool]string{true: " (within ±5%, by rounds)", false: " (within 5%, one run: no interval)"}[byRounds]
+	case !byRounds:
+		d.Pick, d.Winner = vs[0].Name+" (one run: no interval)", vs[0]
 	default:
-		d.Pick, d.Winner = vs[0].Name, vs[0]
-		if !byRounds {
-			d.Pick += " (one run: no interval)"
-		}
+		// As a throughput pick reads: the lowest, by how much the next engine's figure exceeds
+		// its own, and the interval of that ratio.
+		r := runnerUp
+		d.Pick, d.Winner = fmt.Sprintf("%s, %s, %s", vs[0].Name, r, r.Basis()), vs[0]
+		d.Why += fmt.Sprintf("; the ratio is %s's figure over %s's (%s)", vs[1].Name, vs[0].Name, r.LevelText())
 	}
 	return d, true
 }

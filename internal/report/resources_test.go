@@ -19,9 +19,9 @@ func TestLowest(t *testing.T) {
 		{"one run: the 5% rule, said so", map[*variant]float64{pg: 300, my: 200, ma: 250}, nil, true, "mysql (one run: no interval)", "mysql 200 MB, mariadb 250 MB, postgres 300 MB"},
 		{"one run within 5% ties", map[*variant]float64{pg: 204, my: 200, ma: 400}, nil, true, "tie: mysql ≈ postgres (within 5%, one run: no interval)", "mysql 200 MB, postgres 204 MB"},
 		{"rounds that agree pick", map[*variant]float64{pg: 300, my: 200}, map[*variant][]float64{pg: {300, 302, 298}, my: {200, 201, 199}},
-			true, "mysql", "mysql 200 MB, postgres 300 MB"},
+			true, "mysql, 1.50× [1.49, 1.51], 3 rounds", "mysql 200 MB, postgres 300 MB (basis); the ratio is postgres's figure over mysql's (95% interval)"},
 		{"rounds within ±5% tie", map[*variant]float64{pg: 204, my: 200}, map[*variant][]float64{pg: {204, 205, 203}, my: {200, 201, 199}},
-			true, "tie: mysql ≈ postgres (within ±5%, by rounds)", "mysql 200 MB"},
+			true, "tie: mysql ≈ postgres (within ±5%, by rounds)", "mysql 200 MB, postgres 204 MB (basis); postgres over mysql: 1.02× [1.02, 1.02] lies within ±5.0% (95% interval, 3 rounds)"},
 		{"rounds that disagree are undecided", map[*variant]float64{pg: 220, my: 200}, map[*variant][]float64{pg: {180, 220, 260}, my: {200, 201, 199}},
 			true, "undecided: mysql lowest", "mysql 200 MB, postgres 220 MB (basis); postgres over mysql: 1.09× [0.68, 1.73]"},
 	}
