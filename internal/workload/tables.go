@@ -101,7 +101,7 @@ func createSQL(d dialect.Dialect, t Table) string {
 	var cols []string
 	for _, c := range t.Columns {
 		def := c.Name + " " + d.TypeName(c.Type, c.Length, c.Scale)
-		if !c.Null && !strings.Contains(def, "NOT NULL") {
+		if !c.Null && !dialect.NotNullByType(c.Type) {
 			def += " NOT NULL"
 		}
 		cols = append(cols, def)

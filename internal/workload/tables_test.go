@@ -22,7 +22,7 @@ func TestTableSQL(t *testing.T) {
 		keys    []string
 		trusted []string
 	}{
-		{sqldb.Postgres, "CREATE TABLE t (id bigserial NOT NULL, v varchar(8), p integer NOT NULL) with (fillfactor=90)",
+		{sqldb.Postgres, "CREATE TABLE t (id bigserial, v varchar(8), p integer NOT NULL) with (fillfactor=90)",
 			[]string{"ALTER TABLE t ADD PRIMARY KEY (id)", "CREATE INDEX t_v ON t (v, id)", "SELECT setval(pg_get_serial_sequence('t', 'id'), 10)"},
 			[]string{"ALTER TABLE t ADD CONSTRAINT t_fk1 FOREIGN KEY (p) REFERENCES u (id)"}},
 		{sqldb.MySQL, "CREATE TABLE t (id bigint NOT NULL AUTO_INCREMENT, v varchar(8), p int NOT NULL, PRIMARY KEY (id))",
