@@ -42,6 +42,10 @@ func withPassword(tg sqldb.Target, pw string) string {
 func TestBadInput(t *testing.T) {
 	tg := testserver.Database(t, "postgres")
 	good := withPassword(tg, tg.Password)
+	tpchWarmup := filepath.Join(t.TempDir(), "tpch-warmup.yaml")
+	if err := os.WriteFile(tpchWarmup, []byte("warmup: 1s\nsteps:\n  - {workload: oltp_point_select}\n  - {workload: tpch, warmup: 5s}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -69,6 +73,8 @@ func TestBadInput(t *testing.T) {
 		{"MySQL 8.4", []string{"compare", "--engines", "mysql@8.4"}, "MySQL 8.4 is in no Debian suite"},
 		{"bad version", []string{"serve", "--engine", "postgres@latest"}, "a version is a number"},
 		{"version twice", []string{"compare", "--engines", "postgres,postgres"}, "chosen twice"},
+		{"a warm-up for a suite of fixed lists", []string{"compare", "--engines", "postgres", "--suite", "tpch", "--warmup", "2s", "--out", t.TempDir()}, "--warmup: every step of suite tpch runs a fixed list"},
+		{"a warm-up on a fixed list's step", []string{"compare", "--engines", "postgres", "--suite", tpchWarmup, "--out", t.TempDir()}, "step 2: warmup: tpch runs a fixed list"},
 		{"study, uninstalled version", []string{"study", "mvcc", "--engines", "postgres@16"}, "is not installed"},
 		{"reproduction, two releases", []string{"reproduce", "shootout", "--engines", "postgres@15,postgres", "--out", t.TempDir()}, "one release of each engine (postgres twice)"},
 		{"reproduction, uninstalled version", []string{"reproduce", "shootout", "--engines", "postgres@16", "--out", t.TempDir()}, "postgres@16 is not installed"},

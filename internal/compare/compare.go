@@ -145,10 +145,21 @@ func Plan(ctx context.Context, o *Options) ([]Contender, error) {
 		return nil, err
 	}
 	rnd := randgen.DefaultConfig(o.Suite.RandType)
-	for _, st := range steps {
-		if _, err := newJob(sqldb.Target{Kind: sqldb.Postgres}, st, rnd, 0, ""); err != nil {
+	fixedLists := 0
+	for i, st := range steps {
+		j, err := newJob(sqldb.Target{Kind: sqldb.Postgres}, st, rnd, 0, "")
+		if err != nil {
 			return nil, fmt.Errorf("suite %s: %w", o.Suite.Name, err)
 		}
+		if err := checkFixedListWarmup(j, o.Suite.Steps[i], i); err != nil {
+			return nil, fmt.Errorf("suite %s: %w", o.Suite.Name, err)
+		}
+		if _, fixed := j.Workload.(workload.FixedList); fixed {
+			fixedLists++
+		}
+	}
+	if w := o.Suite.Override.Warmup; w != nil && *w > 0 && fixedLists == len(steps) {
+		return nil, fmt.Errorf("--warmup: every step of suite %s runs a fixed list of queries on each client, timed from the first, so a warm-up time has nothing to run: drop --warmup (TPC-H warms with an untimed pass of its queries: --warm on)", o.Suite.Name)
 	}
 	if err := checkSuiteOptions(o.Suite); err != nil {
 		return nil, err
@@ -163,6 +174,25 @@ func Plan(ctx context.Context, o *Options) ([]Contender, error) {
 		return nil, err
 	}
 	return insts, nil
+}
+
+// checkFixedListWarmup refuses a warm-up written on a step whose clients each run a fixed list
+// (TPC-H's tests): the list is the test, timed from its first query, so the time would be dropped
+// without a word. A suite-wide warm-up is a default for the steps that run until their time is up,
+// and does not reach such a step (stepWarmup).
+func checkFixedListWarmup(j *job.Job, st suite.Step, i int) error {
+	if _, fixed := j.Workload.(workload.FixedList); fixed && st.Run.Warmup != nil && *st.Run.Warmup > 0 {
+		return fmt.Errorf("step %d: warmup: %s runs a fixed list of queries on each client, timed from the first, so a warm-up time has nothing to run: drop the step's warmup: (TPC-H warms with an untimed pass of its queries: warm: on among its options)", i+1, st.Workload)
+	}
+	return nil
+}
+
+// stepWarmup is the warm-up a step's runs get: none for a fixed list (checkFixedListWarmup).
+func stepWarmup(j *job.Job, st suite.Resolved) time.Duration {
+	if _, fixed := j.Workload.(workload.FixedList); fixed {
+		return 0
+	}
+	return st.Warmup
 }
 
 // checkSuiteOptions rejects a suite-wide option that no step's workload has: it would apply to
@@ -660,7 +690,7 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 		return fmt.Errorf("watching %s: %w", engName, err)
 	}
 	defer closeMon()
-	cfg := runner.Config{Threads: threads, Duration: st.Time, Warmup: st.Warmup, ReportInterval: st.ReportInterval,
+	cfg := runner.Config{Threads: threads, Duration: st.Time, Warmup: stepWarmup(j, st), ReportInterval: st.ReportInterval,
 		MaxTries: st.MaxTries, Rate: st.Rate, Progress: o.IntervalLog, Ramp: runner.RampFrom(st.Ramp)}
 	j.PIDs, j.WaitEvery = srv.pids, o.WaitEvery
 	routing := c.route(j, srv)

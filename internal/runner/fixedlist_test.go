@@ -83,7 +83,6 @@ func TestFixedList(t *testing.T) {
 	l := &listWorkload{took: took, pause: 100 * time.Millisecond, fail: map[int]bool{1: true}}
 	db := &fakeDB{}
 	cfg := config(2, 50*time.Millisecond) // the list is the test's length: a duration does not cut it
-	cfg.Warmup = time.Hour                // nor is there a warm-up by time: its own untimed pass warms it
 	start := time.Now()
 	res, err := Run(context.Background(), cfg, db.connect, l)
 	wall := time.Since(start)
@@ -126,6 +125,8 @@ func TestFixedListRefusesWhatHasNoMeaning(t *testing.T) {
 		{"a rate", func(c *Config) { c.Rate = 10 }, "--rate"},
 		{"a ramp", func(c *Config) { c.Ramp = &Ramp{Add: 1, Every: time.Second, Max: c.Threads} }, "ramp"},
 		{"a shared start", func(c *Config) { c.StartAt = time.Now().Add(time.Minute) }, "--start-at"},
+		// Its own untimed pass warms it: a warm-up time is refused, never dropped without a word.
+		{"a warm-up", func(c *Config) { c.Warmup = time.Second }, "--warmup"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -145,8 +145,11 @@ func (cfg *Config) forFixedList() error {
 		return fmt.Errorf("this workload runs a fixed list of queries on each client and cannot ramp its clients: drop the ramp")
 	case !cfg.StartAt.IsZero():
 		return fmt.Errorf("--start-at: this workload runs a fixed list of queries on each client, which shards cannot split: drop --start-at")
+	case cfg.Warmup > 0:
+		// Refused, not dropped: a caller that gives a default warm-up to every workload leaves it
+		// out for a fixed list, which its own untimed pass warms (TPC-H's --warm).
+		return fmt.Errorf("--warmup: this workload runs a fixed list of queries on each client, timed from the first, so a warm-up time has nothing to run: drop --warmup")
 	}
-	cfg.Warmup = 0 // its own untimed pass warms it (TPC-H's --warm)
 	cfg.NoReconnect = true
 	cfg.Duration = fixedListLimit
 	return nil
