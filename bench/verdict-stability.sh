@@ -4,8 +4,9 @@
 # answer of its own), and whether the machine was busy in any run. A verdict that moves between
 # reruns of the same command is noise, whatever the report said.
 #
-# Before each run it prints the load average and the steal since the previous run: measure alone
-# (nothing else of yours running, load under 1.5 on a 2-core machine), or the tally is weak.
+# Before each run it waits until the load average is under 1.5 (at most 15 minutes, said when it
+# gives up) and prints the load and then the run's steal: measure alone (nothing else of yours
+# running, load under 1.5 on a 2-core machine), or the tally is weak.
 #
 # With HOG_RUN=i, run i shares the machine with a CPU hog on one core (a busy loop pinned to CPU 0),
 # to show that the report notices: that run's picks must carry the busy-machine warning.
@@ -75,6 +76,8 @@ for i in $(seq "$K"); do
     tally_run "$i"
     continue
   fi
+  # Each run starts on a quiet machine, not at the load the previous run made (measure alone).
+  [ "$i" = "$HOG_RUN" ] || wait_quiet >&2
   before=$(stat_ticks)
   echo "== run $i of $K: load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
   extra=()
