@@ -105,7 +105,7 @@ func (c *comparison) untilDecided(ctx context.Context, insts []Contender) error 
 	defer func() { plan.SpentS = time.Since(c.started).Seconds() }()
 	rule := interval.Sequential(o.Suite.Repeat)
 	for n := o.Suite.Repeat; ; {
-		round, names, err := c.openRound()
+		round, names, toLook, err := c.openRound(rule, n)
 		if err != nil {
 			return err
 		}
@@ -114,13 +114,13 @@ func (c *comparison) untilDecided(ctx context.Context, insts []Contender) error 
 			c.logf("== every pick decided after %d rounds (%s)", n, time.Since(c.started).Round(time.Second))
 			return nil
 		}
-		next := rule.NextLook(n)
+		next := n + toLook
 		// With a margin: a look's rounds cost more than the engines' last ones now and then (a
 		// quick-suite run overran its 10 minutes by 14 s without it).
-		need := time.Duration(next-n) * c.roundCost(round) * 115 / 100
+		need := time.Duration(toLook) * c.roundCost(round) * 115 / 100
 		if left := o.Budget - time.Since(c.started); need > left {
 			plan.Stopped = "budget"
-			c.logf("== budget: %s open after %d rounds; the %d rounds to the next look need about %s, %s left", strings.Join(names, ", "), n, next-n, need.Round(time.Second), left.Round(time.Second))
+			c.logf("== budget: %s open after %d rounds; the %d rounds to the next look need about %s, %s left", strings.Join(names, ", "), n, toLook, need.Round(time.Second), left.Round(time.Second))
 			return nil
 		}
 		c.logf("== rounds %d-%d for the open picks: %s", n+1, next, strings.Join(names, ", "))
@@ -140,15 +140,20 @@ func (c *comparison) untilDecided(ctx context.Context, insts []Contender) error 
 }
 
 // openRound asks the report which picks the results so far leave open, and gives the round that
-// would decide them, with the picks' names for the log.
-func (c *comparison) openRound() (openRound, []string, error) {
+// would decide them, with the picks' names for the log, and how many such rounds bring the
+// nearest of them to the plan's next look. After n rounds that is the look after n, except for a
+// pick that lost rounds (an engine's round stolen from, or failed): its interval has fewer, and
+// its look is nearer. The picks are asked again after those rounds, so none runs past its look
+// unjudged.
+func (c *comparison) openRound(rule interval.Rule, n int) (openRound, []string, int, error) {
 	in, err := report.Load(c.opts.OutDir)
 	if err != nil {
-		return openRound{}, nil, err
+		return openRound{}, nil, 0, err
 	}
 	in.Environment = c.env // the plan, which environment.json does not hold yet
 	round := openRound{steps: map[string]map[string]int{}, knobs: map[string]map[string]map[string]int{}}
 	var names []string
+	toLook := 0
 	for _, p := range report.OpenPicks(in) {
 		key, ok := c.stepOf[p.Workload]
 		if !ok {
@@ -162,8 +167,22 @@ func (c *comparison) openRound() (openRound, []string, error) {
 		for _, e := range p.Engines {
 			round.add(e, p.Knob, key, p.Threads)
 		}
+		toLook = fewerToLook(toLook, rule, p.Rounds, n)
 	}
-	return round, names, nil
+	return round, names, toLook, nil
+}
+
+// fewerToLook is the smaller of toLook (0: none yet) and the rounds a pick whose interval uses
+// have of them (0: not known, taken as all n run) needs to reach the plan's next look.
+func fewerToLook(toLook int, rule interval.Rule, have, n int) int {
+	if have <= 0 || have > n {
+		have = n
+	}
+	need := rule.NextLook(have) - have
+	if toLook == 0 || need < toLook {
+		return need
+	}
+	return toLook
 }
 
 // roundCost is what one added round should take, from the engines' last rounds.

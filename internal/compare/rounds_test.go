@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/interval"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/suite"
 )
@@ -208,4 +209,27 @@ func twoRounds(t *testing.T, workloads ...string) *suite.Suite {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// The rounds added at a time bring the nearest open pick to the plan's next look (5, 8, 12, 18
+// rounds): after 8 rounds, a pick with all 8 needs 4, one that lost a round needs 1, one that
+// lost four (4 left, below the first look) needs 1; an unknown count is taken as all run.
+func TestFewerToLook(t *testing.T) {
+	rule := interval.Sequential(5)
+	for _, tc := range []struct {
+		toLook, have, n, want int
+	}{
+		{0, 8, 8, 4},
+		{0, 7, 8, 1},
+		{0, 4, 8, 1},
+		{0, 0, 8, 4},
+		{4, 7, 8, 1},
+		{1, 8, 8, 1},
+		{0, 5, 5, 3},
+		{0, 9, 8, 4}, // more than were run is not a count compare made: all run
+	} {
+		if got := fewerToLook(tc.toLook, rule, tc.have, tc.n); got != tc.want {
+			t.Errorf("fewerToLook(%d, have %d of %d) = %d, want %d", tc.toLook, tc.have, tc.n, got, tc.want)
+		}
+	}
 }

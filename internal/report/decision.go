@@ -51,8 +51,9 @@ type decision struct {
 	Capacity bool
 	// Open are the variants in question where more rounds could decide the pick: the leader
 	// and every variant it is not yet placed against (resource rows; throughput rows keep them
-	// in their ranking).
-	Open []*variant
+	// in their ranking). OpenRounds is the fewest rounds any of them shares with the leader.
+	Open       []*variant
+	OpenRounds int
 }
 
 // outcome is what the repeats allow to be said of the best candidate against another.
@@ -435,6 +436,11 @@ type Open struct {
 	// Knob, where set, is an --explain knob whose effect on the workload is open: its engine's
 	// plain run and the run with the knob flipped both run again.
 	Knob string
+	// Rounds is how many rounds the pick's interval can use now (each in question paired with
+	// the leader's), 0 where not known. A round an engine lost (stolen from, failed) leaves its
+	// pick short of the round count compare has run, and the plan's next look is reached with
+	// fewer added rounds than that count alone would ask for.
+	Rounds int
 }
 
 // OpenPicks lists the fixed-thread picks of in that more rounds could decide, and the --explain
@@ -455,16 +461,19 @@ func OpenPicks(in *Input) []Open {
 			continue
 		}
 		vs := []*variant{rk.ranked[0].V}
+		rounds := 0
 		for _, g := range rk.opens {
 			vs = append(vs, g.V)
+			x, _ := paired(rk.ranked[0], g)
+			rounds = fewestRounds(rounds, len(x))
 		}
-		out = addOpen(out, Open{Workload: w, Threads: m.Headline[w]}, vs)
+		out = addOpen(out, Open{Workload: w, Threads: m.Headline[w], Rounds: rounds}, vs)
 	}
 	// A workload's disk writes per transaction is a pick of its own: its open engines run the
 	// workload's step again as well.
 	for _, d := range m.resourceDecisions() {
 		if len(d.Open) > 0 && slices.Contains(m.Workloads, d.Workload) {
-			out = addOpen(out, Open{Workload: d.Workload, Threads: m.Headline[d.Workload]}, d.Open)
+			out = addOpen(out, Open{Workload: d.Workload, Threads: m.Headline[d.Workload], Rounds: d.OpenRounds}, d.Open)
 		}
 	}
 	return append(out, m.openKnobs()...)
@@ -476,12 +485,21 @@ func addOpen(out []Open, o Open, vs []*variant) []Open {
 	if i < 0 {
 		out, i = append(out, o), len(out)
 	}
+	out[i].Rounds = fewestRounds(out[i].Rounds, o.Rounds)
 	for _, v := range vs {
 		if v.Label == "" && !slices.Contains(out[i].Engines, v.Engine) {
 			out[i].Engines = append(out[i].Engines, v.Engine)
 		}
 	}
 	return out
+}
+
+// fewestRounds is the smaller of two round counts, 0 standing for one not known.
+func fewestRounds(a, b int) int {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // rankFigure orders candidates: the geometric mean of the rounds' figures, which is what the

@@ -379,6 +379,27 @@ func TestRoundsUntilDecided(t *testing.T) {
 	}
 }
 
+// An open pick says how many rounds its interval can use: fewer than compare ran where an engine
+// lost one (stolen from, failed), so that compare adds only the rounds to that pick's next look.
+func TestOpenPickSaysItsRounds(t *testing.T) {
+	const rw = "oltp_read_write"
+	seq := &result.Environment{Rounds: &result.Rounds{Rule: "sequential", MinRounds: 5}}
+	for _, tc := range []struct {
+		lost       int // mariadb's round lost, 0 for none
+		wantRounds int
+	}{{0, 8}, {6, 7}} {
+		pg := numbered(reps("postgres", rw, 1120, 1010, 1150, 1000, 1190, 1090, 1230, 980))
+		ma := numbered(reps("mariadb", rw, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000))
+		if tc.lost > 0 {
+			ma[tc.lost-1].Complete, ma[tc.lost-1].Error = false, "the hypervisor stole 20% of the machine"
+		}
+		open := OpenPicks(&Input{Results: slices.Concat(pg, ma), Environment: seq})
+		if len(open) != 1 || open[0].Rounds != tc.wantRounds {
+			t.Errorf("round %d lost: open picks %+v, want one on %s with %d rounds", tc.lost, open, rw, tc.wantRounds)
+		}
+	}
+}
+
 // The leader named and the ratio given come from one estimator: rounds whose median favours one
 // engine and whose ratios favour the other name the other.
 func TestLeaderAgreesWithRatio(t *testing.T) {

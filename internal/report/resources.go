@@ -136,6 +136,7 @@ func (m *model) lowest(useCase string, vals map[*variant]float64, rounds map[*va
 			}
 		case undecided:
 			inQuestion = append(inQuestion, v)
+			d.OpenRounds = fewestRounds(d.OpenRounds, min(len(rounds[vs[0]]), len(rounds[v])))
 			if open == nil {
 				open = v
 				d.Why += fmt.Sprintf("; %s over %s: %s (%s, %s)", v.Name, vs[0].Name, r, r.LevelText(), r.Basis())
