@@ -493,7 +493,7 @@ func TestLowestAgreesWithRatio(t *testing.T) {
 	m := &model{rule: interval.Fixed}
 	// a's median is lower (100 against 105), its rounds' geometric mean higher (one round at 300).
 	d, ok := m.lowest("Lowest memory", map[*variant]float64{a: 100, b: 105},
-		map[*variant][]float64{a: {100, 100, 100, 100, 300}, b: {105, 105, 105, 105, 105}}, "MB", "test")
+		map[*variant]series{a: {vals: []float64{100, 100, 100, 100, 300}}, b: {vals: []float64{105, 105, 105, 105, 105}}}, "MB", "test")
 	if !ok || strings.HasPrefix(d.Pick, "a") || strings.Contains(d.Pick, "a lowest") {
 		t.Errorf("pick %q (%s): the rounds' ratio favours b", d.Pick, d.Why)
 	}

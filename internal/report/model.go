@@ -607,20 +607,25 @@ func roundsOf(runs []*result.Result) []int {
 	return rounds
 }
 
-// paired gives the figures of a and b from the rounds both ran, in round order, so that the
+// paired gives the figures of a and b from the rounds both ran (pairSeries).
+func paired(a, b *group) (x, y []float64) {
+	return pairSeries(series{vals: a.Samples, rounds: a.Rounds}, series{vals: b.Samples, rounds: b.Rounds})
+}
+
+// pairSeries gives the figures of a and b from the rounds both ran, in round order, so that the
 // k-th of each come from one round even where one engine lost a round (a run left out of its
 // pick) or ran rounds the other did not; by position where either lacks its rounds.
-func paired(a, b *group) (x, y []float64) {
-	if a.Rounds == nil || b.Rounds == nil {
-		return a.Samples, b.Samples
+func pairSeries(a, b series) (x, y []float64) {
+	if a.rounds == nil || b.rounds == nil {
+		return a.vals, b.vals
 	}
 	at := map[int]float64{}
-	for i, r := range b.Rounds {
-		at[r] = b.Samples[i]
+	for i, r := range b.rounds {
+		at[r] = b.vals[i]
 	}
-	for i, r := range a.Rounds {
+	for i, r := range a.rounds {
 		if v, ok := at[r]; ok {
-			x, y = append(x, a.Samples[i]), append(y, v)
+			x, y = append(x, a.vals[i]), append(y, v)
 		}
 	}
 	return x, y

@@ -2,7 +2,7 @@ package report
 
 import (
 	"fmt"
-	"math"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -84,7 +84,7 @@ const resourceTie = 0.05
 // round) each other engine is judged by the interval of its ratio to the lowest, as the
 // throughput picks are: a tie within ±5%, a pick when it excludes 1, undecided otherwise.
 // Without rounds, values within resourceTie of the lowest tie. It needs two engines.
-func (m *model) lowest(useCase string, vals map[*variant]float64, rounds map[*variant][]float64, unit, basis string) (decision, bool) {
+func (m *model) lowest(useCase string, vals map[*variant]float64, rounds map[*variant]series, unit, basis string) (decision, bool) {
 	d := decision{UseCase: useCase, Workload: useCase, Resource: true}
 	if len(vals) < 2 {
 		return d, false
@@ -97,7 +97,7 @@ func (m *model) lowest(useCase string, vals map[*variant]float64, rounds map[*va
 	// are rounds, so the engine named lowest never stands beside a ratio that favours another;
 	// the figures shown stay the medians.
 	key := func(v *variant) float64 {
-		if gm := interval.GeoMean(rounds[v]); len(rounds[v]) >= 2 && gm > 0 {
+		if gm := interval.GeoMean(rounds[v].vals); len(rounds[v].vals) >= 2 && gm > 0 {
 			return gm
 		}
 		return vals[v]
@@ -119,7 +119,8 @@ func (m *model) lowest(useCase string, vals map[*variant]float64, rounds map[*va
 	for i, v := range vs[1:] {
 		// Less is better: judged on the inverses, higher being better, so the ratio of the best's
 		// inverse to v's reads "v uses 1.2× what the best does".
-		r, out := judge(m.rule, inverse(rounds[vs[0]]), inverse(rounds[v]))
+		best, other := pairSeries(rounds[vs[0]], rounds[v])
+		r, out := judge(m.rule, inverse(best), inverse(other))
 		if i == 0 {
 			runnerUp = r
 		}
@@ -136,7 +137,7 @@ func (m *model) lowest(useCase string, vals map[*variant]float64, rounds map[*va
 			}
 		case undecided:
 			inQuestion = append(inQuestion, v)
-			d.OpenRounds = fewestRounds(d.OpenRounds, min(len(rounds[vs[0]]), len(rounds[v])))
+			d.OpenRounds = fewestRounds(d.OpenRounds, min(len(best), len(other)))
 			if open == nil {
 				open = v
 				d.Why += fmt.Sprintf("; %s over %s: %s (%s, %s)", v.Name, vs[0].Name, r, r.LevelText(), r.Basis())
@@ -177,51 +178,72 @@ func inverse(xs []float64) []float64 {
 	return out
 }
 
-// roundFigures gives, per variant, one figure per round: f of the k-th run (in start order) of
-// each workload's headline group, combined over the workloads. A round that lacks a figure
-// anywhere is left out.
-func (m *model) roundFigures(workloads []string, f func(*result.Result) (float64, bool), combine func([]float64) float64) map[*variant][]float64 {
-	out := map[*variant][]float64{}
+// series is one figure per round, in round order, with the rounds' numbers (nil where the runs
+// record none: then the k-th figure is the k-th run in start order).
+type series struct {
+	vals   []float64
+	rounds []int
+}
+
+// roundFigures gives, per variant, one figure per round: f of that round's run of each
+// workload's headline group, combined over the workloads. A round that lacks a figure anywhere
+// (its run left out, or not measured) is left out.
+func (m *model) roundFigures(workloads []string, f func(*result.Result) (float64, bool), combine func([]float64) float64) map[*variant]series {
+	out := map[*variant]series{}
 	for _, v := range m.Variants {
-		var perWorkload [][]float64
+		var perWorkload [][]*result.Result
 		for _, w := range workloads {
-			g := m.group(v, w, m.Headline[w])
-			if g == nil || g.Incomplete {
-				continue
+			if g := m.group(v, w, m.Headline[w]); g != nil && !g.Incomplete {
+				perWorkload = append(perWorkload, result.ByStart(g.Used))
 			}
-			perWorkload = append(perWorkload, inStartOrder(g.Used, func(r *result.Result) float64 {
-				if x, ok := f(r); ok {
-					return x
-				}
-				return math.NaN()
-			}))
 		}
-		out[v] = combineRounds(perWorkload, combine)
+		out[v] = combineRounds(perWorkload, f, combine)
 	}
 	return out
 }
 
-func combineRounds(perWorkload [][]float64, combine func([]float64) float64) []float64 {
+// combineRounds keys each workload's runs by their round (by start order where a run records
+// none) and combines, round by round, the figures of the rounds every workload has.
+func combineRounds(perWorkload [][]*result.Result, f func(*result.Result) (float64, bool), combine func([]float64) float64) series {
 	if len(perWorkload) == 0 {
-		return nil
+		return series{}
 	}
-	n := len(perWorkload[0])
-	for _, xs := range perWorkload {
-		n = min(n, len(xs))
+	numbered := true
+	for _, runs := range perWorkload {
+		for _, r := range runs {
+			numbered = numbered && r.Round > 0
+		}
 	}
-	var out []float64
-	for k := range n {
-		var vals []float64
-		for _, xs := range perWorkload {
-			if !math.IsNaN(xs[k]) {
-				vals = append(vals, xs[k])
+	byRound := make([]map[int]float64, len(perWorkload))
+	for i, runs := range perWorkload {
+		byRound[i] = map[int]float64{}
+		for k, r := range runs {
+			key := k + 1
+			if numbered {
+				key = r.Round
+			}
+			if x, ok := f(r); ok {
+				byRound[i][key] = x
 			}
 		}
-		if len(vals) == len(perWorkload) {
-			out = append(out, combine(vals))
+	}
+	var s series
+	for _, key := range slices.Sorted(maps.Keys(byRound[0])) {
+		vals := make([]float64, 0, len(byRound))
+		for _, m := range byRound {
+			if x, ok := m[key]; ok {
+				vals = append(vals, x)
+			}
+		}
+		if len(vals) < len(byRound) {
+			continue
+		}
+		s.vals = append(s.vals, combine(vals))
+		if numbered {
+			s.rounds = append(s.rounds, key)
 		}
 	}
-	return out
+	return s
 }
 
 func mapValues(m map[*variant]float64) []float64 {
