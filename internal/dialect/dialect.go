@@ -126,12 +126,12 @@ const (
 // stores and compares alike.
 var Types = []string{"smallint", "int", "bigint", "decimal", "varchar", "text", "bool", "date", "timestamp"}
 
-// typeName is the mapping the two families share; each overrides what it spells otherwise.
 // NotNullByType reports whether a portable type is NOT NULL on every engine by its name alone: the
 // numbered-row types (PostgreSQL's serial implies it; InnoDB's type text carries it, where MySQL
 // wants it, before AUTO_INCREMENT), so a column of one needs no NOT NULL of its own.
 func NotNullByType(portable string) bool { return portable == "serial" || portable == "bigserial" }
 
+// typeName is the mapping the two families share; each overrides what it spells otherwise.
 func typeName(portable string, length, scale int, override map[string]string) string {
 	if t, ok := override[portable]; ok {
 		return t
