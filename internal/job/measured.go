@@ -162,9 +162,10 @@ func (in *instruments) begin() {
 	if in == nil || in.window != nil {
 		return
 	}
+	opened := time.Now() // the runner calls this as the window opens
 	rctx, cancel := context.WithTimeout(in.ctx, instrumentLimit)
 	defer cancel()
-	in.window = statements.Begin(rctx, in.conn)
+	in.window = statements.Begin(rctx, in.conn, opened)
 	if rctx.Err() != nil {
 		in.finished = true
 		in.stmts = in.window.End(rctx)

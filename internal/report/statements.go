@@ -89,17 +89,45 @@ func (m *model) statementsSection() *document.Section {
 	if len(t.Rows) == 0 {
 		return nil
 	}
-	return &document.Section{ID: "statements", Heading: "Statements on the server",
-		Paras: []string{"The server's own account of each statement over the measured window (pg_stat_statements; the performance " +
-			"schema's statement digests), the difference between the window's start and end, the headline step's rounds added up. " +
-			"The second table sets the server's statement time, as a share of the clients' time (threads × seconds), beside the " +
-			"engine's own time in running statements for the database's sessions (PostgreSQL's pg_stat_database.active_time; " +
-			"MySQL and MariaDB keep none apart from the same timers) and the share of session samples that were busy on the " +
-			"server: three ways of measuring the same thing, which come close where they measure the same span. They do not on PostgreSQL for writes: pg_stat_statements times the executor, not the " +
-			"commit that follows an autocommit statement (its WAL flush, which the sampling counts as log_flush), while MySQL's and " +
-			"MariaDB's statement timers include the commit. The rest of the clients' time is the round trip and the client's own work."},
-		Tables: []*document.Table{t, check}}
+	paras := []string{statementsIntro}
+	if note := lateAccounts(m.instrumentBlocks()); note != "" {
+		paras = append(paras, note)
+	}
+	return &document.Section{ID: "statements", Heading: "Statements on the server", Paras: paras, Tables: []*document.Table{t, check}}
 }
+
+// lateShare is the part of a window the accounts' first read may take before the report says so.
+const lateShare = 0.05
+
+// lateAccounts names the run whose accounts' first read came back latest after its window
+// opened, when that was over lateShare of the window: its accounts miss the transactions the
+// clients ended meanwhile, so its calls and server time fall short of the window's.
+func lateAccounts(blocks []instrumentBlock) string {
+	worst, name, label := 0.0, "", ""
+	for _, b := range blocks {
+		for i, runs := range b.runs {
+			for _, r := range runs {
+				if st := r.Statements; st != nil && st.Error == "" && r.DurationS > 0 && st.LateMS/(1000*r.DurationS) > worst {
+					worst, name, label = st.LateMS/(1000*r.DurationS), b.names[i], b.label
+				}
+			}
+		}
+	}
+	if worst <= lateShare {
+		return ""
+	}
+	return fmt.Sprintf("On %s (%s) the accounts' first read was answered %s%% of a window after it opened, the machine busy: "+
+		"that run's accounts miss the statements of that part of the window.", name, label, document.Fixed(100*worst, 0))
+}
+
+const statementsIntro = "The server's own account of each statement over the measured window (pg_stat_statements; the performance " +
+	"schema's statement digests), the difference between the window's start and end, the headline step's rounds added up. " +
+	"The second table sets the server's statement time, as a share of the clients' time (threads × seconds), beside the " +
+	"engine's own time in running statements for the database's sessions (PostgreSQL's pg_stat_database.active_time; " +
+	"MySQL and MariaDB keep none apart from the same timers) and the share of session samples that were busy on the " +
+	"server: three ways of measuring the same thing, which come close where they measure the same span. They do not on PostgreSQL for writes: pg_stat_statements times the executor, not the " +
+	"commit that follows an autocommit statement (its WAL flush, which the sampling counts as log_flush), while MySQL's and " +
+	"MariaDB's statement timers include the commit. The rest of the clients' time is the round trip and the client's own work."
 
 // shorten keeps a statement to n characters on one line.
 func shorten(s string, n int) string {

@@ -526,6 +526,10 @@ type Statements struct {
 	Calls   int64              `json:"calls"`
 	TotalMS float64            `json:"total_ms"`
 	Top     []StatementAccount `json:"top"`
+	// LateMS is how long after the measured window opened the first read was answered: the
+	// accounts may miss the transactions the clients ended in that time (milliseconds when the
+	// machine is quiet; on a busy one, a share of a short window).
+	LateMS float64 `json:"late_ms"`
 	// Error is why there are no figures (the extension not loaded, the performance schema off).
 	Error string `json:"error,omitempty"`
 }

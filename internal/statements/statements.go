@@ -8,6 +8,7 @@ package statements
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/fairbench/fairbench/internal/dialect"
 	"github.com/fairbench/fairbench/internal/result"
@@ -22,22 +23,25 @@ type Window struct {
 	conn   sqldb.Conn
 	src    dialect.StatementSource
 	before map[string]dialect.StatementStat
+	late   time.Duration
 	err    error
 }
 
-// Begin reads the accounts at the measured window's start. A server that keeps none (the
-// extension not loaded, the performance schema off) makes End say so.
-func Begin(ctx context.Context, conn sqldb.Conn) *Window {
+// Begin reads the accounts at the measured window's start, which opened at opened. The clients
+// run on while the read is answered, so the transactions that end before the answer are in the
+// runner's window but may be in the first read too: late says how long that was. A server that
+// keeps none (the extension not loaded, the performance schema off) makes End say so.
+func Begin(ctx context.Context, conn sqldb.Conn, opened time.Time) *Window {
 	w := &Window{conn: conn, src: dialect.StatementsFor(conn.Kind())}
 	stats, err := w.src.Statements(ctx, conn)
-	w.before, w.err = byText(stats), err
+	w.before, w.err, w.late = byText(stats), err, time.Since(opened)
 	return w
 }
 
 // End reads the accounts again and returns the window's: each statement's calls, rows and server
 // time in the window, the most time first.
 func (w *Window) End(ctx context.Context) *result.Statements {
-	out := &result.Statements{Source: dialect.StatementsFor(w.conn.Kind()).StatementsView()}
+	out := &result.Statements{Source: dialect.StatementsFor(w.conn.Kind()).StatementsView(), LateMS: float64(w.late.Microseconds()) / 1000}
 	if w.err != nil {
 		out.Error = firstLine(w.err.Error())
 		return out
