@@ -122,18 +122,18 @@ func (f *jobFlags) job(fs *pflag.FlagSet) (*job.Job, error) {
 // refuseArrivals refuses, before any connection, an arrival rate (run --rate, capacity) for a
 // workload whose clients each run a fixed list of queries (TPC-H's tests), which no rate paces.
 func refuseArrivals(j *job.Job, what string) error {
-	if _, fixed := j.Workload.(workload.FixedList); fixed {
-		return badInputf("%s: %s runs a fixed list of queries on each client, which no arrival rate paces: drop %s, or choose a workload that runs until the time is up (oltp_*, tpcb, tpcc, a workload file)", what, j.Spec.Name, what)
+	if runner.IsFixedList(j.Workload) {
+		return badInputf("%s: %s %s: drop %s, or choose a workload that runs until the time is up (oltp_*, tpcb, tpcc, a workload file)",
+			what, j.Spec.Name, runner.FixedListConflict(runner.FixedRate), what)
 	}
 	return nil
 }
 
-// refuseWarmup says that a fixed list has no warm-up to give a time to: each client's list is the
-// test, timed from its first query, and the workload warms with an untimed pass of its own.
-// Without this the flag would be dropped without a word.
+// refuseWarmup says that a fixed list has no warm-up to give a time to, before any connection
+// (the runner would refuse it too, after connecting).
 func refuseWarmup(j *job.Job) error {
-	if _, fixed := j.Workload.(workload.FixedList); fixed {
-		return badInputf("--warmup: %s runs a fixed list of queries on each client, timed from the first, so a warm-up time has nothing to run: drop --warmup (TPC-H warms with an untimed pass of its queries: --warm on)", j.Spec.Name)
+	if runner.IsFixedList(j.Workload) {
+		return badInputf("--warmup: %s %s: drop --warmup", j.Spec.Name, runner.FixedListConflict(runner.FixedWarmup))
 	}
 	return nil
 }

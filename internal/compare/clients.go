@@ -55,8 +55,8 @@ func checkClientHosts(o *Options, steps []suite.Resolved) error {
 		if err != nil {
 			return err
 		}
-		if _, fixed := wl.(workload.FixedList); fixed {
-			return fmt.Errorf("--clients/--network: %s runs a fixed list of queries per client, whose records client hosts cannot merge: drop it from the suite or drop the option", st.Workload)
+		if runner.IsFixedList(wl) {
+			return fmt.Errorf("--clients/--network: %s %s: drop it from the suite or drop the option", st.Workload, runner.FixedListConflict(runner.FixedSplit))
 		}
 		if st.Ramp != nil {
 			return fmt.Errorf("--clients/--network: step %s ramps its clients, which client hosts cannot share: drop the ramp or the option", st.Workload)

@@ -154,12 +154,12 @@ func Plan(ctx context.Context, o *Options) ([]Contender, error) {
 		if err := checkFixedListWarmup(j, o.Suite.Steps[i], i); err != nil {
 			return nil, fmt.Errorf("suite %s: %w", o.Suite.Name, err)
 		}
-		if _, fixed := j.Workload.(workload.FixedList); fixed {
+		if runner.IsFixedList(j.Workload) {
 			fixedLists++
 		}
 	}
 	if w := o.Suite.Override.Warmup; w != nil && *w > 0 && fixedLists == len(steps) {
-		return nil, fmt.Errorf("--warmup: every step of suite %s runs a fixed list of queries on each client, timed from the first, so a warm-up time has nothing to run: drop --warmup (TPC-H warms with an untimed pass of its queries: --warm on)", o.Suite.Name)
+		return nil, fmt.Errorf("--warmup: every step of suite %s %s: drop --warmup", o.Suite.Name, runner.FixedListConflict(runner.FixedWarmup))
 	}
 	if err := checkSuiteOptions(o.Suite); err != nil {
 		return nil, err
@@ -181,15 +181,15 @@ func Plan(ctx context.Context, o *Options) ([]Contender, error) {
 // without a word. A suite-wide warm-up is a default for the steps that run until their time is up,
 // and does not reach such a step (stepWarmup).
 func checkFixedListWarmup(j *job.Job, st suite.Step, i int) error {
-	if _, fixed := j.Workload.(workload.FixedList); fixed && st.Run.Warmup != nil && *st.Run.Warmup > 0 {
-		return fmt.Errorf("step %d: warmup: %s runs a fixed list of queries on each client, timed from the first, so a warm-up time has nothing to run: drop the step's warmup: (TPC-H warms with an untimed pass of its queries: warm: on among its options)", i+1, st.Workload)
+	if runner.IsFixedList(j.Workload) && st.Run.Warmup != nil && *st.Run.Warmup > 0 {
+		return fmt.Errorf("step %d: warmup: %s %s: drop warmup: from the step", i+1, st.Workload, runner.FixedListConflict(runner.FixedWarmup))
 	}
 	return nil
 }
 
 // stepWarmup is the warm-up a step's runs get: none for a fixed list (checkFixedListWarmup).
 func stepWarmup(j *job.Job, st suite.Resolved) time.Duration {
-	if _, fixed := j.Workload.(workload.FixedList); fixed {
+	if runner.IsFixedList(j.Workload) {
 		return 0
 	}
 	return st.Warmup

@@ -136,23 +136,64 @@ func (cfg *Config) check() error {
 // measured from the clients' start to the end of the lists, without reconnecting (a new worker
 // would start its list again). The list is the test's length, so a duration does not cut it
 // short (a suite's default duration would end a TPC-H power test at SF 1 half-way); each query's
-// own timeout bounds it. A rate, a ramp or a shared start instant has no meaning for it.
+// own timeout bounds it. A rate, a ramp, a shared start instant or a warm-up has no meaning for
+// it: refused, not dropped, so that no setting the user gave is ignored without a word.
 func (cfg *Config) forFixedList() error {
-	switch {
-	case cfg.Rate > 0:
-		return fmt.Errorf("--rate: this workload runs a fixed list of queries on each client, which no arrival rate paces: drop --rate")
-	case cfg.Ramp != nil:
-		return fmt.Errorf("this workload runs a fixed list of queries on each client and cannot ramp its clients: drop the ramp")
-	case !cfg.StartAt.IsZero():
-		return fmt.Errorf("--start-at: this workload runs a fixed list of queries on each client, which shards cannot split: drop --start-at")
-	case cfg.Warmup > 0:
-		// Refused, not dropped: a caller that gives a default warm-up to every workload leaves it
-		// out for a fixed list, which its own untimed pass warms (TPC-H's --warm).
-		return fmt.Errorf("--warmup: this workload runs a fixed list of queries on each client, timed from the first, so a warm-up time has nothing to run: drop --warmup")
+	for _, c := range []struct {
+		set    bool
+		option string
+		s      FixedListSetting
+	}{
+		{cfg.Rate > 0, "--rate", FixedRate},
+		{cfg.Ramp != nil, "the ramp", FixedRamp},
+		{!cfg.StartAt.IsZero(), "--start-at", FixedStartAt},
+		{cfg.Warmup > 0, "--warmup", FixedWarmup},
+	} {
+		if c.set {
+			return fmt.Errorf("%s: this workload %s: drop %s", c.option, FixedListConflict(c.s), c.option)
+		}
 	}
 	cfg.NoReconnect = true
 	cfg.Duration = fixedListLimit
 	return nil
+}
+
+// FixedListSetting names a setting that a workload whose clients each run a fixed list cannot take.
+type FixedListSetting int
+
+const (
+	FixedRate    FixedListSetting = iota // an arrival rate (run --rate, capacity)
+	FixedRamp                            // a ramp of clients
+	FixedStartAt                         // shards' shared start instant
+	FixedWarmup                          // a warm-up time
+	FixedSplit                           // clients split over client hosts, their records merged
+)
+
+// FixedListConflict is why a fixed list cannot take s, as the rest of a sentence whose subject
+// is the workload: the one wording that the runner, run and compare give.
+func FixedListConflict(s FixedListSetting) string {
+	const list = "runs a fixed list of queries on each client"
+	switch s {
+	case FixedRate:
+		return list + ", which no arrival rate paces"
+	case FixedRamp:
+		return list + " and cannot ramp its clients"
+	case FixedStartAt:
+		return list + ", which shards cannot split"
+	case FixedWarmup:
+		// A caller that gives every workload a default warm-up leaves it out for a fixed list.
+		return list + ", timed from the first, so a warm-up time has nothing to run (such a workload warms with " +
+			"an untimed pass of its own where it has one: TPC-H's warm option)"
+	case FixedSplit:
+		return list + ", whose records client hosts cannot merge"
+	}
+	panic(fmt.Sprintf("runner: FixedListConflict(%d)", int(s)))
+}
+
+// IsFixedList says whether wl's clients each run a fixed list (workload.FixedList).
+func IsFixedList(wl workload.Workload) bool {
+	_, fixed := wl.(workload.FixedList)
+	return fixed
 }
 
 // fixedListLimit is a fixed list's window as the clock sees it: the list ends it, and each
