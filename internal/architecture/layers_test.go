@@ -20,12 +20,12 @@ var rules = []struct {
 }{
 	{
 		pkgs:      []string{"internal/report", "internal/history", "internal/regress", "internal/export", "internal/merge", "internal/document", "internal/result"},
-		forbidden: []string{"internal/engine", "internal/engine/discovery", "internal/engine/profile", "internal/dialect", "internal/sqldb", "internal/throwaway", "internal/runner", "internal/job", "internal/compare", "internal/servermetrics"},
+		forbidden: []string{"internal/engine", "internal/engine/cluster", "internal/engine/discovery", "internal/engine/profile", "internal/dialect", "internal/sqldb", "internal/throwaway", "internal/runner", "internal/job", "internal/compare", "internal/servermetrics"},
 		why:       "reports render from results files alone",
 	},
 	{
 		pkgs:      []string{"internal/engine/discovery", "internal/engine/profile"},
-		forbidden: []string{"internal/engine", "internal/cgroup", "internal/sqldb", "internal/throwaway", "internal/runner", "internal/job", "internal/compare", "internal/cli"},
+		forbidden: []string{"internal/engine", "internal/engine/cluster", "internal/cgroup", "internal/sqldb", "internal/throwaway", "internal/runner", "internal/job", "internal/compare", "internal/cli"},
 		why:       "finding what is installed and the fairness profile are data and questions below the servers' start and stop, which use them",
 	},
 	{

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/cluster"
 	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/result"
@@ -39,7 +39,7 @@ func TestRunByHostListMeasuresNodes(t *testing.T) {
 	}
 	r := readResult(t, out)
 	s := r.Server
-	if s == nil || len(s.Nodes) != engine.GaleraNodes || s.Replication == nil || s.Replication.Method != result.ReplicationGalera || s.Replication.CertFailures == nil {
+	if s == nil || len(s.Nodes) != cluster.GaleraNodes || s.Replication == nil || s.Replication.Method != result.ReplicationGalera || s.Replication.CertFailures == nil {
 		t.Fatalf("server %+v: want 3 nodes and galera's replication", s)
 	}
 	for _, n := range s.Nodes {
@@ -49,7 +49,7 @@ func TestRunByHostListMeasuresNodes(t *testing.T) {
 	}
 	sampled := 0 // a sample over 2 s on a starved machine reads as down; most must not
 	for _, iv := range r.Intervals {
-		if len(iv.Nodes) == engine.GaleraNodes && iv.Nodes[0].ClusterSize != nil {
+		if len(iv.Nodes) == cluster.GaleraNodes && iv.Nodes[0].ClusterSize != nil {
 			sampled++
 		}
 	}

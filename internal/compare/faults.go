@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/cluster"
 	"github.com/fairbench/fairbench/internal/runspec"
 	"github.com/fairbench/fairbench/internal/suite"
 )
@@ -20,17 +20,17 @@ func checkFaults(o *Options, insts []Contender, steps []suite.Resolved) error {
 		return &runspec.InputError{Setting: "--fault", Problem: "faults are injected by this process, not by simulated client hosts", Fix: "leave out --clients and --network"}
 	}
 	for _, inst := range insts {
-		if !engine.IsCluster(inst.Kind) {
+		if !cluster.IsCluster(inst.Kind) {
 			return &runspec.InputError{Setting: "--fault", Value: o.Faults[0].String(),
 				Problem: fmt.Sprintf("%s is a single server: a fault needs a cluster to fail over to", inst.Name()),
 				Fix:     "compare clusters only, e.g. --engines galera"}
 		}
 		for _, f := range o.Faults {
-			if nodes := engine.NodeNames(inst.Kind); f.Node != "" && nodes != nil && !slices.Contains(nodes, f.Node) {
+			if nodes := cluster.NodeNames(inst.Kind); f.Node != "" && nodes != nil && !slices.Contains(nodes, f.Node) {
 				return &runspec.InputError{Setting: "--fault", Value: f.String(),
 					Problem: fmt.Sprintf("%s has no node %q", inst.Name(), f.Node), Fix: fmt.Sprintf("name one of %v", nodes)}
 			}
-			if f.Kind == runspec.KillLeader && engine.EveryNodeWrites(inst.Kind) {
+			if f.Kind == runspec.KillLeader && cluster.EveryNodeWrites(inst.Kind) {
 				return &runspec.InputError{Setting: "--fault", Value: f.String(),
 					Problem: fmt.Sprintf("every node of %s takes writes, so none leads", inst.Name()), Fix: "use kill-node@" + f.At.String()}
 			}

@@ -394,10 +394,10 @@ func TestPortTakenRetry(t *testing.T) {
 		if calls == 1 {
 			return taken, nil
 		}
-		return reservePort()
+		return ReservePort()
 	}
 
-	srv, err := start(context.Background(), inst, profile.Profile{BufferPoolBytes: 128 * mib, RedoBytes: 64 * mib}, workDir(t, ""), pickPort, nil)
+	srv, err := start(context.Background(), inst, profile.Profile{BufferPoolBytes: 128 * mib, RedoBytes: 64 * mib}, workDir(t, ""), pickPort)
 	if err != nil {
 		t.Fatalf("Start did not recover from a taken port: %v", err)
 	}

@@ -61,9 +61,6 @@ func checkInOwnCgroup(t *testing.T, srv *Server, pids []int) *cgroup.Group {
 
 // The reaping test's child: it starts a server, prints its record and waits to be killed.
 func TestMain(m *testing.M) {
-	if os.Getenv("FAIRBENCH_REAP_CHILD") == discovery.PostgresHA {
-		reapChildCluster()
-	}
 	if os.Getenv("FAIRBENCH_REAP_CHILD") != "" {
 		inst, err := discovery.Find(os.Getenv("FAIRBENCH_REAP_CHILD"), "")
 		if err != nil {
@@ -80,8 +77,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// startReapChild runs this test binary as a fairbench that starts a server (or cluster) of kind
-// in dir and prints its records' paths, the line returned; the caller kills it.
+// startReapChild runs this test binary as a fairbench that starts a server of kind in dir and
+// prints its record's path, the line returned; the caller kills it.
 func startReapChild(t *testing.T, kind, dir string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")

@@ -112,7 +112,7 @@ func (s *Server) buildArgs() []string {
 // root-owned files anywhere (SET GLOBAL general_log_file = '/any/path'). Galera's nodes still
 // run as root: their state transfer's rsync daemon switches to nobody (prepareJoiner).
 func (s *Server) mysqlUser() (*syscall.Credential, error) {
-	if os.Geteuid() != 0 || s.node != nil {
+	if os.Geteuid() != 0 || s.galera != nil {
 		return nil, nil
 	}
 	return serviceUser("mysql", s.inst.Root, "a MySQL-family server must not run as root")
@@ -124,7 +124,7 @@ func (s *Server) userArgs() []string {
 	switch {
 	case os.Geteuid() != 0:
 		return nil
-	case s.node != nil:
+	case s.galera != nil:
 		return []string{"--user=root"}
 	}
 	return []string{"--user=mysql"}
@@ -197,8 +197,8 @@ func (s *Server) mysqlCmd() *exec.Cmd {
 			args = append(args, "--"+strings.ReplaceAll(k, "_", "-")+"="+v)
 		}
 	}
-	if s.node != nil {
-		args = append(args, s.node.args(s.Port)...)
+	if s.galera != nil {
+		args = append(args, s.galera.args(s.Port)...)
 	}
 	// Files on a client's behalf only in the run dir's files/ (see makeFilesDir). Debian's
 	// MySQL would default to /var/lib/mysql-files, which does not exist in the root.
@@ -250,7 +250,7 @@ func (s *Server) setupMySQL(ctx context.Context) error {
 		return err
 	}
 	// A joining cluster node received the database from the first node.
-	if s.node == nil || !s.node.joiner {
+	if s.galera == nil || !s.galera.Joiner {
 		if err := s.execWsrep(ctx, db, "CREATE DATABASE fairbench CHARACTER SET utf8mb4"); err != nil {
 			return fmt.Errorf("create database fairbench: %w", err)
 		}

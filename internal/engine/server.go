@@ -83,8 +83,8 @@ type Server struct {
 	stopOnce sync.Once
 	stopErr  error
 
-	node    *clusterNode // cluster membership (galera), nil for a single server
-	patroni *patroniNode // a postgres-ha node: the process launched is Patroni, which runs postgres
+	galera  *GaleraNode  // a galera node (member.go), nil for a single server
+	patroni *PatroniNode // a postgres-ha node: the process launched is Patroni, which runs postgres
 	faulted bool         // killed on purpose by a fault: its exit before Stop is no error
 }
 
@@ -145,7 +145,7 @@ func StopAll() error {
 	wg.Wait()
 	errs = append(errs, DropTemplates())
 	// A cluster's etcd last: Patroni nodes shutting down still talk to it.
-	return errors.Join(append(errs, stopAuxiliaries())...)
+	return errors.Join(append(errs, stopAfterServers())...)
 }
 
 // Running returns the servers that StopAll would stop.
@@ -175,7 +175,9 @@ var ports = struct {
 	used map[int]bool
 }{used: map[int]bool{}}
 
-func reservePort() (int, error) {
+// ReservePort finds a free loopback port and keeps it from every other caller in this process
+// until ReleasePort: a cluster's own ports (galera's, Patroni's, etcd's) come from it too.
+func ReservePort() (int, error) {
 	for i := 0; i < 50; i++ {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -194,7 +196,8 @@ func reservePort() (int, error) {
 	return 0, errors.New("find a free port: kernel kept returning ports already handed out")
 }
 
-func releasePort(p int) {
+// ReleasePort hands a port ReservePort gave back.
+func ReleasePort(p int) {
 	ports.Lock()
 	delete(ports.used, p)
 	ports.Unlock()
@@ -207,17 +210,12 @@ func releasePort(p int) {
 //
 // ctx bounds only the start-up: the server outlives it and runs until Stop.
 func Start(ctx context.Context, inst discovery.Installation, prof profile.Profile, workDir string) (*Server, error) {
-	return start(ctx, inst, prof, workDir, reservePort, nil)
+	return start(ctx, inst, prof, workDir, ReservePort)
 }
 
 // start is Start with the port picker given, so a test can hand out a taken port.
-func start(ctx context.Context, inst discovery.Installation, prof profile.Profile, workDir string, pickPort func() (int, error), node *clusterNode) (*Server, error) {
-	return startWith(ctx, inst, prof, workDir, pickPort, func(s *Server) {
-		s.node = node
-		if node != nil {
-			s.password = node.password // the cluster's: joiners receive the founder's accounts
-		}
-	})
+func start(ctx context.Context, inst discovery.Installation, prof profile.Profile, workDir string, pickPort func() (int, error)) (*Server, error) {
+	return startWith(ctx, inst, prof, workDir, pickPort, func(*Server) {})
 }
 
 // startWith is start with the server's cluster membership set by member before anything starts.
@@ -339,7 +337,7 @@ func (s *Server) listen(ctx context.Context, pickPort func() (int, error)) error
 		s.mu.Lock()
 		s.port = 0
 		s.mu.Unlock()
-		releasePort(port)
+		ReleasePort(port)
 	}
 }
 
@@ -781,7 +779,7 @@ func (s *Server) stop() error {
 	port := s.port
 	s.mu.Unlock()
 	if port != 0 {
-		releasePort(port)
+		ReleasePort(port)
 	}
 	unregister(s)
 	if err := errors.Join(errs...); err != nil {
@@ -883,7 +881,7 @@ func (s *Server) Logs() string {
 	}
 	var b strings.Builder
 	for _, l := range s.logs {
-		t := tailFile(l, 30)
+		t := TailFile(l, 30)
 		if strings.TrimSpace(t) == "" {
 			continue
 		}
@@ -915,8 +913,9 @@ func (s *Server) logsSinceLaunch() string {
 	return b.String()
 }
 
-// tailFile returns the last n lines of a file, reading at most its last 64 KiB.
-func tailFile(path string, n int) string {
+// TailFile returns the last n lines of a file, reading at most its last 64 KiB: a log's end for
+// an error that says why a process did not start.
+func TailFile(path string, n int) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""

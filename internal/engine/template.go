@@ -42,7 +42,7 @@ var templates = struct {
 // first if it is the installation's first server; false (and nothing done) where no template
 // applies or one could not be made, and s initializes its own.
 func (s *Server) fromTemplate(ctx context.Context) (bool, error) {
-	if s.Kind == discovery.Postgres || s.node != nil {
+	if s.Kind == discovery.Postgres || s.galera != nil {
 		return false, nil
 	}
 	t := templateOf(s.inst)

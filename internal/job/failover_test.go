@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/cluster"
 	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/result"
@@ -24,13 +25,13 @@ var haTiming = engine.PatroniTiming{TTL: 8, LoopWait: 1, RetryTimeout: 3}
 
 // startHA starts a real postgres-ha cluster (etcd, three Patroni nodes) for the test, stopped
 // and removed when it ends; it skips where patroni or etcd is not installed, unless required.
-func startHA(t *testing.T, opts engine.HAOptions) (*engine.Cluster, sqldb.Target) {
+func startHA(t *testing.T, opts cluster.HAOptions) (*cluster.Cluster, sqldb.Target) {
 	t.Helper()
 	inst := testserver.Installation(t, discovery.PostgresHA)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	opts.Timing = haTiming
-	c, err := engine.StartPostgresHA(ctx, inst, profile.Profile{BufferPoolBytes: 64 << 20, MaxConnections: 50, RedoBytes: 64 << 20}, "", opts)
+	c, err := cluster.StartPostgresHA(ctx, inst, profile.Profile{BufferPoolBytes: 64 << 20, MaxConnections: 50, RedoBytes: 64 << 20}, "", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func startHA(t *testing.T, opts engine.HAOptions) (*engine.Cluster, sqldb.Target
 // runWithFaults runs payments on the cluster for 25 s with 4 clients, the job's faults (as
 // --fault gives them) fired by its schedule, and custom, when set, called 5 s into the measured
 // window; it returns the result.
-func runWithFaults(t *testing.T, c *engine.Cluster, tg sqldb.Target, faults string, check bool, custom func()) *result.Result {
+func runWithFaults(t *testing.T, c *cluster.Cluster, tg sqldb.Target, faults string, check bool, custom func()) *result.Result {
 	t.Helper()
 	j := newJob(t, tg, "payments", map[string]string{"accounts": "2000", "banks": "5"})
 	j.CheckAfterRun = check
@@ -110,7 +111,7 @@ func committedAfter(res *result.Result, t float64) bool {
 // the clients reconnect to it through the host list and the run goes on, the downtime is
 // reported, every transfer the clients saw committed is on the new leader, and money is conserved.
 func TestPostgresHAKillLeaderLosesNothing(t *testing.T) {
-	c, tg := startHA(t, engine.HAOptions{})
+	c, tg := startHA(t, cluster.HAOptions{})
 	first, err := c.LeaderNode(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +148,7 @@ func TestPostgresHAKillLeaderLosesNothing(t *testing.T) {
 // received positions stay behind the leader's, checked), then the leader's host crashes and
 // Patroni promotes a replica that never had those transactions.
 func TestPostgresHAAsyncFailoverCountsLoss(t *testing.T) {
-	c, tg := startHA(t, engine.HAOptions{Async: true, MaxLagOnFailover: 64 << 20})
+	c, tg := startHA(t, cluster.HAOptions{Async: true, MaxLagOnFailover: 64 << 20})
 	if c.Synchronous || !strings.Contains(c.LossSetting(), "synchronous_mode=off") {
 		t.Fatalf("synchronous %v, loss setting %q: want an asynchronous cluster that says so", c.Synchronous, c.LossSetting())
 	}
@@ -214,8 +215,8 @@ func freezeWALSenders(t *testing.T, leader *engine.Server) {
 		}
 		pids = append(pids, pid)
 	}
-	if len(pids) != engine.PostgresHANodes-1 {
-		t.Fatalf("leader has %d WAL senders, want %d", len(pids), engine.PostgresHANodes-1)
+	if len(pids) != cluster.PostgresHANodes-1 {
+		t.Fatalf("leader has %d WAL senders, want %d", len(pids), cluster.PostgresHANodes-1)
 	}
 	for _, pid := range pids {
 		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
@@ -226,7 +227,7 @@ func freezeWALSenders(t *testing.T, leader *engine.Server) {
 
 // walBehind returns the leader's WAL position and each replica's last received one, and fails
 // the test unless every replica is behind: the proof that WAL the leader wrote was not received.
-func walBehind(t *testing.T, c *engine.Cluster, leader *engine.Server) []string {
+func walBehind(t *testing.T, c *cluster.Cluster, leader *engine.Server) []string {
 	t.Helper()
 	ctx := context.Background()
 	lsn := func(s *engine.Server, q string) string {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/cluster"
 	"github.com/fairbench/fairbench/internal/runner"
 	"github.com/fairbench/fairbench/internal/sqldb"
 	"github.com/fairbench/fairbench/internal/workload/workloadtest"
@@ -17,7 +17,7 @@ import (
 // (prefer-standby). Each node's own committed transactions (pg_stat_database.xact_commit) say
 // who served the reads: the leader alone the first time, the replicas the second.
 func TestPostgresHAReadReplicas(t *testing.T) {
-	c, tg := startHA(t, engine.HAOptions{})
+	c, tg := startHA(t, cluster.HAOptions{})
 	j := newJob(t, tg, "oltp_point_select", map[string]string{"tables": "1", "table-size": "2000"})
 	if !j.Workload.Traits().ReadOnly {
 		t.Fatal("oltp_point_select does not say it is read-only")
@@ -61,13 +61,13 @@ func TestPostgresHAReadReplicas(t *testing.T) {
 
 // nodeCommits reads xact_commit of the fairbench database on each node, by node name, and
 // names the leader.
-func nodeCommits(t *testing.T, ctx context.Context, c *engine.Cluster) (map[string]int64, string) {
+func nodeCommits(t *testing.T, ctx context.Context, c *cluster.Cluster) (map[string]int64, string) {
 	t.Helper()
 	out := map[string]int64{}
 	leader := ""
 	nodes := c.NodeInfos(ctx)
-	if len(nodes) != engine.PostgresHANodes {
-		t.Fatalf("%d nodes known: want %d", len(nodes), engine.PostgresHANodes)
+	if len(nodes) != cluster.PostgresHANodes {
+		t.Fatalf("%d nodes known: want %d", len(nodes), cluster.PostgresHANodes)
 	}
 	for _, n := range nodes {
 		if n.Role == "leader" {

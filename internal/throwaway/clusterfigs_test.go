@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/cluster"
 	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/runner"
@@ -102,7 +102,7 @@ func checkGaleraSamples(t *testing.T, ivs []result.Interval, r *result.Replicati
 	t.Helper()
 	eachNodeSample(t, ivs, func(iv result.Interval, n result.NodeInterval, prevDown bool) {
 		counted := prevDown || (n.CertFailures != nil && n.BFAborts != nil && n.FlowControlPaused != nil)
-		if n.ClusterSize == nil || *n.ClusterSize != engine.GaleraNodes || n.RecvQueue == nil || !counted || n.CommitLag == nil || n.CPUPct <= 0 {
+		if n.ClusterSize == nil || *n.ClusterSize != cluster.GaleraNodes || n.RecvQueue == nil || !counted || n.CommitLag == nil || n.CPUPct <= 0 {
 			t.Errorf("interval at %.1f s, %s: %+v: want every galera figure sampled", iv.T, n.Node, n)
 		}
 	})

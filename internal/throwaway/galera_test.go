@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/cluster"
 	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/servermetrics"
@@ -27,8 +28,8 @@ func TestGaleraSpreadAndFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	if srv.Kind != discovery.Galera || len(srv.Target.Addrs) != engine.GaleraNodes {
-		t.Fatalf("kind %s, target %s: want galera over %d nodes", srv.Kind, srv.Target.Redacted(), engine.GaleraNodes)
+	if srv.Kind != discovery.Galera || len(srv.Target.Addrs) != cluster.GaleraNodes {
+		t.Fatalf("kind %s, target %s: want galera over %d nodes", srv.Kind, srv.Target.Redacted(), cluster.GaleraNodes)
 	}
 
 	// The replication counters a report shows next to the single server's.
@@ -61,8 +62,8 @@ func TestGaleraSpreadAndFailover(t *testing.T) {
 		}
 		return seen
 	}
-	if seen := ports(6); len(seen) != engine.GaleraNodes {
-		t.Errorf("6 connections reached ports %v: want all %d nodes, two each", seen, engine.GaleraNodes)
+	if seen := ports(6); len(seen) != cluster.GaleraNodes {
+		t.Errorf("6 connections reached ports %v: want all %d nodes, two each", seen, cluster.GaleraNodes)
 	}
 
 	killed := srv.Cluster.Nodes[1]
@@ -73,7 +74,7 @@ func TestGaleraSpreadAndFailover(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	seen := ports(6)
-	if seen[strconv.Itoa(killed.Port)] != 0 || len(seen) != engine.GaleraNodes-1 {
+	if seen[strconv.Itoa(killed.Port)] != 0 || len(seen) != cluster.GaleraNodes-1 {
 		t.Errorf("after killing the node on port %d, connections reached %v: want the two survivors only", killed.Port, seen)
 	}
 	if err := srv.Close(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/cluster"
 	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/sqldb"
@@ -27,9 +28,9 @@ func TestPostgresHAFollowsLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	if srv.Kind != discovery.PostgresHA || len(srv.Target.Addrs) != engine.PostgresHANodes || !srv.Cluster.Synchronous {
+	if srv.Kind != discovery.PostgresHA || len(srv.Target.Addrs) != cluster.PostgresHANodes || !srv.Cluster.Synchronous {
 		t.Fatalf("kind %s, target %s, synchronous %v: want synchronous postgres-ha over %d nodes",
-			srv.Kind, srv.Target.Redacted(), srv.Cluster.Synchronous, engine.PostgresHANodes)
+			srv.Kind, srv.Target.Redacted(), srv.Cluster.Synchronous, cluster.PostgresHANodes)
 	}
 	checkClusterFigures(t, ctx, srv)
 	// The result records the mode as the leader says it: Patroni names the synchronous standby.

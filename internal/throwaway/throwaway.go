@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/fairbench/fairbench/internal/engine"
+	"github.com/fairbench/fairbench/internal/engine/cluster"
 	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 	"github.com/fairbench/fairbench/internal/servermetrics"
@@ -24,7 +25,7 @@ type Server struct {
 	// Kind and Version name what was started: "galera" for a cluster, the server's kind otherwise.
 	Kind, Version string
 	// Cluster is the whole cluster when Kind is a cluster kind, nil for a single server.
-	Cluster *engine.Cluster
+	Cluster *cluster.Cluster
 	Target  sqldb.Target
 	// Conn is an admin connection for the server's settings, counters and fingerprints; it is
 	// not a client of the workload.
@@ -75,12 +76,12 @@ func Start(ctx context.Context, inst discovery.Installation, prof profile.Profil
 // postgres-ha; the latter in synchronous mode).
 func startServerOrCluster(ctx context.Context, inst discovery.Installation, prof profile.Profile, workDir string) (*Server, error) {
 	if inst.Kind == discovery.Galera || inst.Kind == discovery.PostgresHA {
-		var c *engine.Cluster
+		var c *cluster.Cluster
 		var err error
 		if inst.Kind == discovery.Galera {
-			c, err = engine.StartGalera(ctx, inst, prof, workDir)
+			c, err = cluster.StartGalera(ctx, inst, prof, workDir)
 		} else {
-			c, err = engine.StartPostgresHA(ctx, inst, prof, workDir, engine.HAOptions{})
+			c, err = cluster.StartPostgresHA(ctx, inst, prof, workDir, cluster.HAOptions{})
 		}
 		if err != nil {
 			return nil, err

@@ -1,4 +1,4 @@
-package engine
+package cluster
 
 import (
 	"context"
@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/engine/discovery"
 )
 
@@ -29,14 +31,17 @@ type etcdProc struct {
 	stopErr  error
 }
 
-// auxiliaries are the helper processes of clusters (etcd) that StopAll stops after the servers.
+// auxiliaries are the etcds running, which engine.StopAll stops after the servers: a Patroni
+// node shutting down still talks to its etcd.
 var auxiliaries = struct {
 	sync.Mutex
 	procs map[*etcdProc]struct{}
 }{procs: map[*etcdProc]struct{}{}}
 
+func init() { engine.AfterServers(stopAuxiliaries) }
+
 // Addr is the client address Patroni talks to.
-func (e *etcdProc) Addr() string { return "127.0.0.1:" + itoa(e.client) }
+func (e *etcdProc) Addr() string { return "127.0.0.1:" + strconv.Itoa(e.client) }
 
 // startEtcd starts etcd and waits until it answers /health. On failure nothing is left.
 func startEtcd(ctx context.Context, workDir string) (_ *etcdProc, err error) {
@@ -64,7 +69,7 @@ func startEtcd(ctx context.Context, workDir string) (_ *etcdProc, err error) {
 		return nil, err
 	}
 	for _, p := range []*int{&e.client, &e.peer} {
-		if *p, err = reservePort(); err != nil {
+		if *p, err = engine.ReservePort(); err != nil {
 			return nil, err
 		}
 	}
@@ -83,7 +88,7 @@ func orTemp(dir string) string {
 
 // launch starts etcd in its own process group, logging to etcd.log in its run dir.
 func (e *etcdProc) launch() error {
-	peerURL := "http://127.0.0.1:" + itoa(e.peer)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(e.peer)
 	clientURL := "http://" + e.Addr()
 	e.cmd = exec.Command(discovery.EtcdBinary,
 		"--name=fairbench", "--data-dir="+filepath.Join(e.runDir, "data"),
@@ -106,21 +111,14 @@ func (e *etcdProc) launch() error {
 	}
 	e.done = make(chan struct{})
 	go func() { _ = e.cmd.Wait(); close(e.done) }()
-	return e.writeRecord()
-}
-
-// writeRecord names etcd's process and run dir for the reaper (reap.go), as a server's record does.
-func (e *etcdProc) writeRecord() error {
-	rec := record{Owner: ownerTag(), Kind: "etcd", Port: e.client, RunDir: e.runDir}
-	if p, ok := readProc(e.cmd.Process.Pid); ok {
-		rec.ServerPID, rec.ServerStart = p.pid, p.start
-	}
-	e.record = filepath.Join(RecordDir, fmt.Sprintf("%d-%s.json", os.Getpid(), filepath.Base(e.runDir)))
-	return writeRecordFile(e.record, rec)
+	// Named for the reaper, as a server is, so that a later fairbench ends it if this one is
+	// killed outright.
+	e.record, err = engine.RecordHelper("etcd", e.cmd.Process.Pid, e.client, e.runDir)
+	return err
 }
 
 func (e *etcdProc) waitHealthy(ctx context.Context) error {
-	deadline := time.Now().Add(ReadyTimeout)
+	deadline := time.Now().Add(engine.ReadyTimeout)
 	client := &http.Client{Timeout: 2 * time.Second}
 	for {
 		resp, err := client.Get("http://" + e.Addr() + "/health")
@@ -133,13 +131,13 @@ func (e *etcdProc) waitHealthy(ctx context.Context) error {
 		}
 		select {
 		case <-e.done:
-			return fmt.Errorf("etcd exited during start-up; log:\n%s", tailFile(filepath.Join(e.runDir, "etcd.log"), 20))
+			return fmt.Errorf("etcd exited during start-up; log:\n%s", engine.TailFile(filepath.Join(e.runDir, "etcd.log"), 20))
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("etcd not healthy within %s: %v", ReadyTimeout, err)
+			return fmt.Errorf("etcd not healthy within %s: %v", engine.ReadyTimeout, err)
 		}
 	}
 }
@@ -152,10 +150,10 @@ func (e *etcdProc) stop() error {
 			_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGTERM)
 			select {
 			case <-e.done:
-			case <-time.After(StopTimeout):
+			case <-time.After(engine.StopTimeout):
 				_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
 				<-e.done
-				errs = append(errs, fmt.Errorf("etcd did not stop within %s; killed it", StopTimeout))
+				errs = append(errs, fmt.Errorf("etcd did not stop within %s; killed it", engine.StopTimeout))
 			}
 		}
 		if e.runDir != "" {
@@ -170,7 +168,7 @@ func (e *etcdProc) stop() error {
 		}
 		for _, p := range []int{e.client, e.peer} {
 			if p != 0 {
-				releasePort(p)
+				engine.ReleasePort(p)
 			}
 		}
 		auxiliaries.Lock()
@@ -181,8 +179,8 @@ func (e *etcdProc) stop() error {
 	return e.stopErr
 }
 
-// stopAuxiliaries stops every etcd still running; StopAll calls it once the servers are down,
-// since a Patroni node shutting down still talks to its etcd.
+// stopAuxiliaries stops every etcd still running; engine.StopAll calls it once the servers are
+// down.
 func stopAuxiliaries() error {
 	auxiliaries.Lock()
 	list := make([]*etcdProc, 0, len(auxiliaries.procs))

@@ -1,12 +1,13 @@
-package engine
+package cluster
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"syscall"
 
-	"github.com/fairbench/fairbench/internal/engine/discovery"
+	"github.com/fairbench/fairbench/internal/engine"
 )
 
 // GaleraFaults is a galera cluster as fault.Cluster sees it: nodes named node1..node3 in start
@@ -21,7 +22,7 @@ func (c *Cluster) Faults() *GaleraFaults { return &GaleraFaults{c: c} }
 func (g *GaleraFaults) Nodes() []string {
 	out := make([]string, len(g.c.Nodes))
 	for i := range g.c.Nodes {
-		out[i] = "node" + itoa(i+1)
+		out[i] = "node" + strconv.Itoa(i+1)
 	}
 	return out
 }
@@ -32,9 +33,9 @@ func (g *GaleraFaults) Leader(context.Context) (string, error) { return "", nil 
 // EveryNodeWrites marks the cluster leaderless, so kill-leader is refused before a run.
 func (g *GaleraFaults) EveryNodeWrites() {}
 
-func (g *GaleraFaults) node(name string) (*Server, error) {
+func (g *GaleraFaults) node(name string) (*engine.Server, error) {
 	for i, s := range g.c.Nodes {
-		if name == "node"+itoa(i+1) {
+		if name == "node"+strconv.Itoa(i+1) {
 			return s, nil
 		}
 	}
@@ -109,22 +110,4 @@ func (c *Cluster) healAll() error {
 		errs = append(errs, p.heal())
 	}
 	return errors.Join(errs...)
-}
-
-// clusterKinds are the engines that start several nodes and take faults (--fault).
-var clusterKinds = map[string]bool{discovery.Galera: true, discovery.PostgresHA: true}
-
-// IsCluster says whether kind starts a cluster.
-func IsCluster(kind string) bool { return clusterKinds[kind] }
-
-// EveryNodeWrites says whether every node of kind takes writes (no leader to kill).
-func EveryNodeWrites(kind string) bool { return kind == discovery.Galera }
-
-// NodeNames are the node names a cluster of kind will have, for checking --fault node= before
-// it starts; nil where they are known only once it runs.
-func NodeNames(kind string) []string {
-	if kind != discovery.Galera {
-		return nil
-	}
-	return (&GaleraFaults{c: &Cluster{Nodes: make([]*Server, GaleraNodes)}}).Nodes()
 }

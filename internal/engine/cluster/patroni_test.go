@@ -1,4 +1,4 @@
-package engine
+package cluster
 
 import (
 	"context"
@@ -6,18 +6,21 @@ import (
 	"errors"
 	"net"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 )
 
 // testTiming is Patroni's timing in these tests: the leader lock expires 8 s after a crash
 // (Patroni's minimum-sensible on a loaded 2-core machine; its own default is 30 s).
-var testTiming = PatroniTiming{TTL: 8, LoopWait: 1, RetryTimeout: 3}
+var testTiming = engine.PatroniTiming{TTL: 8, LoopWait: 1, RetryTimeout: 3}
 
 // hostPostgresHA is the host's PostgreSQL, which postgres-ha runs on; the test skips without it,
 // patroni or etcd unless CI requires postgres-ha.
@@ -41,7 +44,7 @@ func TestPostgresHACluster(t *testing.T) {
 	inst := hostPostgresHA(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	dir := workDir(t, "")
+	dir := workDir(t)
 	t0 := time.Now()
 	c, err := StartPostgresHA(ctx, inst, profile.Profile{BufferPoolBytes: 64 * mib, MaxConnections: 50, RedoBytes: 64 * mib}, dir, HAOptions{Timing: testTiming})
 	if err != nil {
@@ -66,7 +69,7 @@ func TestPostgresHACluster(t *testing.T) {
 	if roles["leader"] != 1 || roles["sync_standby"] != 1 || roles["replica"] != 1 {
 		t.Errorf("roles %v: want one leader, one sync_standby, one replica", roles)
 	}
-	exec := func(s *Server, q string) {
+	exec := func(s *engine.Server, q string) {
 		t.Helper()
 		conn, err := s.PgConnect(ctx)
 		if err != nil {
@@ -74,10 +77,10 @@ func TestPostgresHACluster(t *testing.T) {
 		}
 		defer conn.Close(ctx)
 		if _, err := conn.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %s: %v", s.patroni.name, q, err)
+			t.Fatalf("%s: %s: %v", nameOf(s), q, err)
 		}
 	}
-	count := func(s *Server) (n int) {
+	count := func(s *engine.Server) (n int) {
 		t.Helper()
 		conn, err := s.PgConnect(ctx)
 		if err != nil {
@@ -85,7 +88,7 @@ func TestPostgresHACluster(t *testing.T) {
 		}
 		defer conn.Close(ctx)
 		if err := conn.QueryRow(ctx, "SELECT count(*) FROM t").Scan(&n); err != nil {
-			t.Fatalf("%s: %v", s.patroni.name, err)
+			t.Fatalf("%s: %v", nameOf(s), err)
 		}
 		return n
 	}
@@ -98,7 +101,7 @@ func TestPostgresHACluster(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 		if n := count(s); n != 2 {
-			t.Errorf("%s sees %d rows, want 2", s.patroni.name, n)
+			t.Errorf("%s sees %d rows, want 2", nameOf(s), n)
 		}
 	}
 
@@ -107,22 +110,22 @@ func TestPostgresHACluster(t *testing.T) {
 	if err := leader.Fault(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	var next *Server
+	var next *engine.Server
 	for next == nil || next == leader {
 		if time.Since(killedAt) > time.Duration(3*testTiming.TTL)*time.Second {
-			t.Fatalf("no new leader %s after killing %s", time.Since(killedAt), leader.patroni.name)
+			t.Fatalf("no new leader %s after killing %s", time.Since(killedAt), nameOf(leader))
 		}
 		next, _ = c.LeaderNode(ctx)
 		time.Sleep(200 * time.Millisecond)
 	}
 	took := time.Since(killedAt)
-	t.Logf("%s killed, %s leads after %s (TTL %d s)", leader.patroni.name, next.patroni.name, took.Round(time.Millisecond), testTiming.TTL)
+	t.Logf("%s killed, %s leads after %s (TTL %d s)", nameOf(leader), nameOf(next), took.Round(time.Millisecond), testTiming.TTL)
 	if took > time.Duration(testTiming.TTL+2*testTiming.LoopWait+testTiming.RetryTimeout)*time.Second {
 		t.Errorf("failover took %s: want within TTL %d s plus a loop", took, testTiming.TTL)
 	}
 	exec(next, "INSERT INTO t VALUES (3)")
 	if n := count(next); n != 3 {
-		t.Errorf("new leader %s sees %d rows, want 3 (the two acknowledged before the crash and one after)", next.patroni.name, n)
+		t.Errorf("new leader %s sees %d rows, want 3 (the two acknowledged before the crash and one after)", nameOf(next), n)
 	}
 
 	var pids []int
@@ -132,7 +135,7 @@ func TestPostgresHACluster(t *testing.T) {
 	pids = append(pids, c.etcd.cmd.Process.Pid)
 	ports := []int{c.etcd.client, c.etcd.peer}
 	for _, s := range c.Nodes {
-		ports = append(ports, s.Port, s.patroni.rest)
+		ports = append(ports, s.OwnPorts()...)
 	}
 	if err := c.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
@@ -145,30 +148,31 @@ func TestPostgresHACluster(t *testing.T) {
 func assertNothingLeft(t *testing.T, pids, ports []int) {
 	t.Helper()
 	for _, p := range pids {
-		if pi, ok := readProc(p); ok && !dead(pi) {
+		if alive(p) {
 			t.Errorf("process %d still alive after Stop", p)
 		}
 	}
 	for _, p := range ports {
-		if l, err := net.Listen("tcp", "127.0.0.1:"+itoa(p)); err != nil {
+		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p)); err != nil {
 			t.Errorf("port %d still taken after Stop: %v", p, err)
 		} else {
 			l.Close()
 		}
 	}
-	recs, _ := os.ReadDir(RecordDir)
+	recs, _ := os.ReadDir(engine.RecordDir)
 	for _, r := range recs {
-		if strings.HasPrefix(r.Name(), itoa(os.Getpid())+"-") {
+		if strings.HasPrefix(r.Name(), strconv.Itoa(os.Getpid())+"-") {
 			t.Errorf("record %s left after Stop", r.Name())
 		}
 	}
-	if len(Running()) != 0 {
-		t.Errorf("servers still registered after Stop: %v", Running())
+	if len(engine.Running()) != 0 {
+		t.Errorf("servers still registered after Stop: %v", engine.Running())
 	}
 }
 
 // reapChildCluster is the cluster reaping test's child: it starts a postgres-ha cluster, prints
-// the records of its nodes and its etcd on one line and waits to be killed.
+// its processes (etcd's, each node's: Patroni and the postgres it detached) and the directories
+// and records they left on disk, on one line, and waits to be killed.
 func reapChildCluster() {
 	var inst discovery.Installation
 	for _, in := range discovery.DiscoverWithClusters("") {
@@ -182,55 +186,57 @@ func reapChildCluster() {
 		os.Stderr.WriteString(err.Error())
 		os.Exit(4)
 	}
-	recs := []string{c.etcd.record}
+	left := reapChildLine{PIDs: []int{c.etcd.cmd.Process.Pid}, Paths: []string{c.etcd.runDir, c.etcd.record}}
 	for _, s := range c.Nodes {
-		recs = append(recs, s.record)
+		left.PIDs = append(left.PIDs, s.PIDs()...)
+		left.Paths = append(left.Paths, filepath.Dir(s.DataDir))
 	}
-	os.Stdout.WriteString(strings.Join(recs, " ") + "\n")
+	b, _ := json.Marshal(left)
+	os.Stdout.Write(append(b, '\n'))
 	time.Sleep(time.Hour)
 }
 
+// reapChildLine is what the child leaves behind when it is killed.
+type reapChildLine struct {
+	PIDs  []int
+	Paths []string
+}
+
 // TestReapKilledCluster kills a fairbench (a child test process) that runs a postgres-ha cluster,
-// as kill -9 or the OOM killer would, and checks that ReapStale then ends every etcd, Patroni
-// and postgres process of it (postgres runs detached from Patroni) and removes its directories
-// and records.
+// as kill -9 or the OOM killer would, and checks that engine.ReapStale then ends every etcd,
+// Patroni and postgres process of it (postgres runs detached from Patroni) and removes its
+// directories and records.
 func TestReapKilledCluster(t *testing.T) {
 	integration(t)
 	hostPostgresHA(t)
-	cmd, line := startReapChild(t, discovery.PostgresHA, workDir(t, ""))
-	var alive []procInfo
-	var recs []record
-	for _, path := range strings.Fields(line) {
-		var rec record
-		b, _ := os.ReadFile(path)
-		if err := json.Unmarshal(b, &rec); err != nil {
-			t.Fatalf("record %s: %v", path, err)
-		}
-		recs = append(recs, rec)
-		alive = append(alive, processTree(rec.ServerPID)...)
-		if pm, ok := postmasterOf(rec.DataDir); ok {
-			alive = append(alive, processTree(pm.pid)...)
-		}
+	cmd, line := startReapChild(t, workDir(t))
+	var left reapChildLine
+	if err := json.Unmarshal([]byte(line), &left); err != nil {
+		t.Fatalf("child's line %q: %v", line, err)
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	// etcd, three Patroni and three postmasters, each with children.
-	if len(alive) < 7 || !anyAlive(alive) {
-		t.Fatalf("the killed child left %d processes: want etcd, Patroni and postgres running to reap", len(alive))
-	}
-	if _, err := ReapStale(); err != nil {
-		t.Errorf("ReapStale: %v", err)
-	}
-	for _, p := range alive {
-		if stillAlive(p) {
-			t.Errorf("pid %d still runs after reaping", p.pid)
+	var running []int
+	for _, p := range left.PIDs {
+		if alive(p) {
+			running = append(running, p)
 		}
 	}
-	for _, rec := range recs {
-		for _, p := range append([]string{rec.RunDir}, rec.Cgroups...) {
-			if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("%s still there after reaping", p)
-			}
+	// etcd, three Patroni and three postmasters, each with children.
+	if len(running) < 7 {
+		t.Fatalf("the killed child left %d processes: want etcd, Patroni and postgres running to reap", len(running))
+	}
+	if _, err := engine.ReapStale(); err != nil {
+		t.Errorf("ReapStale: %v", err)
+	}
+	for _, p := range running {
+		if alive(p) {
+			t.Errorf("pid %d still runs after reaping", p)
+		}
+	}
+	for _, p := range left.Paths {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s still there after reaping", p)
 		}
 	}
 }
@@ -243,7 +249,7 @@ func TestPostgresHAInterrupted(t *testing.T) {
 	integration(t)
 	inst := hostPostgresHA(t)
 	prof := profile.Profile{BufferPoolBytes: 64 * mib, MaxConnections: 50, RedoBytes: 64 * mib}
-	dir := workDir(t, "")
+	dir := workDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
 	_, err := StartPostgresHA(ctx, inst, prof, dir, HAOptions{Timing: testTiming})
 	cancel()
@@ -269,10 +275,10 @@ func TestPostgresHAInterrupted(t *testing.T) {
 	ports := []int{c.etcd.client, c.etcd.peer}
 	for _, s := range c.Nodes {
 		pids = append(pids, s.PIDs()...)
-		ports = append(ports, s.Port, s.patroni.rest)
+		ports = append(ports, s.OwnPorts()...)
 	}
 	pids = append(pids, c.etcd.cmd.Process.Pid)
-	if err := StopAll(); err != nil {
+	if err := engine.StopAll(); err != nil {
 		t.Errorf("StopAll: %v", err)
 	}
 	assertNothingLeft(t, pids, ports)

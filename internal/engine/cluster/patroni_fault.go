@@ -1,4 +1,4 @@
-package engine
+package cluster
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func (p *PatroniFaults) Leader(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return s.patroni.name, nil
+	return nameOf(s), nil
 }
 
 func (p *PatroniFaults) signal(name string, sig syscall.Signal) error {

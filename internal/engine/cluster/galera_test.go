@@ -1,14 +1,14 @@
-package engine
+package cluster
 
 import (
 	"context"
 	"os"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/engine"
 	"github.com/fairbench/fairbench/internal/engine/discovery"
 	"github.com/fairbench/fairbench/internal/engine/profile"
 )
@@ -28,16 +28,6 @@ func hostMariaDB(t *testing.T) discovery.Installation {
 	return discovery.Installation{}
 }
 
-// skipUnlessRequired skips a test of a cluster kind that is not installed, or fails it where
-// FAIRBENCH_REQUIRE_ENGINES names the kind (CI, after the install script).
-func skipUnlessRequired(t *testing.T, kind, missing string) {
-	t.Helper()
-	if slices.Contains(strings.Split(os.Getenv("FAIRBENCH_REQUIRE_ENGINES"), ","), kind) {
-		t.Fatalf("%s required but %s is missing: run scripts/install-engines.sh", kind, missing)
-	}
-	t.Skipf("%s: %s is missing", kind, missing)
-}
-
 // TestGaleraCluster starts a real three-node cluster, writes on one node and reads on the others,
 // kills a node and keeps writing on the rest, and checks that Stop leaves nothing behind.
 func TestGaleraCluster(t *testing.T) {
@@ -46,7 +36,7 @@ func TestGaleraCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	t0 := time.Now()
-	c, err := StartGalera(ctx, inst, profile.Profile{BufferPoolBytes: 128 * mib, MaxConnections: 50, RedoBytes: 64 * mib}, workDir(t, ""))
+	c, err := StartGalera(ctx, inst, profile.Profile{BufferPoolBytes: 128 * mib, MaxConnections: 50, RedoBytes: 64 * mib}, workDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,23 +46,23 @@ func TestGaleraCluster(t *testing.T) {
 		t.Fatalf("nodes %d, DSN %s: want %d nodes listed", len(c.Nodes), c.DSN, GaleraNodes)
 	}
 
-	exec := func(s *Server, q string) {
+	exec := func(s *engine.Server, q string) {
 		t.Helper()
-		db := s.mysqlDB("fairbench")
-		defer db.Close()
-		if _, err := db.ExecContext(ctx, q); err != nil {
+		conn := nodeConn(ctx, t, s)
+		defer conn.Close()
+		if err := conn.Exec(ctx, q); err != nil {
 			t.Fatalf("node on port %d: %s: %v", s.Port, q, err)
 		}
 	}
-	count := func(s *Server) int {
+	count := func(s *engine.Server) string {
 		t.Helper()
-		db := s.mysqlDB("fairbench")
-		defer db.Close()
-		var n int
-		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM t").Scan(&n); err != nil {
+		conn := nodeConn(ctx, t, s)
+		defer conn.Close()
+		rows, err := conn.Query(ctx, "SELECT COUNT(*) FROM t")
+		if err != nil {
 			t.Fatalf("node on port %d: %v", s.Port, err)
 		}
-		return n
+		return rows[0][0]
 	}
 	exec(c.Nodes[0], "CREATE TABLE t (id INT PRIMARY KEY)")
 	exec(c.Nodes[2], "INSERT INTO t VALUES (1), (2)")
@@ -82,8 +72,8 @@ func TestGaleraCluster(t *testing.T) {
 		exec(s, "SET GLOBAL wsrep_sync_wait = 1")
 	}
 	for _, s := range c.Nodes {
-		if n := count(s); n != 2 {
-			t.Errorf("node on port %d sees %d rows, want 2", s.Port, n)
+		if n := count(s); n != "2" {
+			t.Errorf("node on port %d sees %s rows, want 2", s.Port, n)
 		}
 	}
 
@@ -92,8 +82,8 @@ func TestGaleraCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	exec(c.Nodes[0], "INSERT INTO t VALUES (3)")
-	if n := count(c.Nodes[2]); n != 3 {
-		t.Errorf("survivor sees %d rows after the kill, want 3", n)
+	if n := count(c.Nodes[2]); n != "3" {
+		t.Errorf("survivor sees %s rows after the kill, want 3", n)
 	}
 	// The survivors see the new membership once the dead node's suspect and inactive timeouts
 	// have passed (evs.suspect_timeout 5 s, evs.inactive_timeout 15 s by default): Galera
@@ -133,7 +123,7 @@ func TestGaleraCluster(t *testing.T) {
 			t.Errorf("process %d still alive after Stop", p)
 		}
 	}
-	if len(Running()) != 0 {
-		t.Errorf("servers still registered after Stop: %v", Running())
+	if len(engine.Running()) != 0 {
+		t.Errorf("servers still registered after Stop: %v", engine.Running())
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package cluster
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/fairbench/fairbench/internal/engine"
 )
 
 // Partitioning a node on loopback, where every node shares 127.0.0.1: nftables (the kernel's
@@ -35,7 +37,7 @@ type partition struct {
 }
 
 // cut cuts s off. name names it in the table.
-func cut(s *Server, name string) (*partition, error) {
+func cut(s *engine.Server, name string) (*partition, error) {
 	nft, err := exec.LookPath("nft")
 	if err != nil {
 		return nil, errors.New("partition-node needs nft (Debian's nftables): run scripts/install-engines.sh")
@@ -55,7 +57,7 @@ func cut(s *Server, name string) (*partition, error) {
 		p.restore()
 		return nil, err
 	}
-	script := p.rules(s.ownPorts(), conns, match)
+	script := p.rules(s.OwnPorts(), conns, match)
 	cmd := exec.Command(nft, "-f", "-")
 	cmd.Stdin = strings.NewReader(script)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -63,19 +65,6 @@ func cut(s *Server, name string) (*partition, error) {
 		return nil, fmt.Errorf("nft: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	return p, nil
-}
-
-// ownPorts are the ports the server listens on: SQL, a galera node's gcomm, IST and SST, and a
-// Patroni node's REST API.
-func (s *Server) ownPorts() []int {
-	ports := []int{s.Port}
-	if n := s.node; n != nil {
-		ports = append(ports, n.gcomm, n.ist, n.sst)
-	}
-	if p := s.patroni; p != nil {
-		ports = append(ports, p.rest)
-	}
-	return ports
 }
 
 // rules is the nft script of the partition.
