@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -105,27 +106,31 @@ func (c *comparison) untilDecided(ctx context.Context, insts []Contender) error 
 	defer func() { plan.SpentS = time.Since(c.started).Seconds() }()
 	rule := interval.Sequential(o.Suite.Repeat)
 	for n := o.Suite.Repeat; ; {
-		round, names, toLook, err := c.openRound(rule, n)
+		picks, err := c.openPicks()
 		if err != nil {
 			return err
 		}
-		if round.empty() {
+		if len(picks) == 0 {
 			plan.Stopped = "decided"
 			c.logf("== every pick decided after %d rounds (%s)", n, time.Since(c.started).Round(time.Second))
 			return nil
 		}
-		next := n + toLook
-		// With a margin: a look's rounds cost more than the engines' last ones now and then (a
-		// quick-suite run overran its 10 minutes by 14 s without it).
-		need := time.Duration(toLook) * c.roundCost(round) * 115 / 100
-		if left := o.Budget - time.Since(c.started); need > left {
+		left := o.Budget - time.Since(c.started)
+		fit := c.fitting(picks, rule, n, left)
+		if len(fit) == 0 {
+			all := c.roundFor(picks, rule, n)
 			plan.Stopped = "budget"
-			c.logf("== budget: %s open after %d rounds; the %d rounds to the next look need about %s, %s left", strings.Join(names, ", "), n, toLook, need.Round(time.Second), left.Round(time.Second))
+			c.logf("== budget: %s open after %d rounds; the %d rounds to the next look need about %s, %s left", strings.Join(all.names, ", "), n, all.toLook, c.need(all).Round(time.Second), left.Round(time.Second))
 			return nil
 		}
-		c.logf("== rounds %d-%d for the open picks: %s", n+1, next, strings.Join(names, ", "))
+		r := c.roundFor(fit, rule, n)
+		if len(fit) < len(picks) {
+			c.logf("== the budget (%s left) holds the next look of %d of the %d open picks: the nearest to a decision", left.Round(time.Second), len(fit), len(picks))
+		}
+		next := n + r.toLook
+		c.logf("== rounds %d-%d for the open picks: %s", n+1, next, strings.Join(r.names, ", "))
 		for rep := n + 1; rep <= next; rep++ {
-			if err := c.addedRound(ctx, insts, round, rep); err != nil {
+			if err := c.addedRound(ctx, insts, r.round, rep); err != nil {
 				if errors.Is(err, context.Canceled) {
 					plan.Stopped = "interrupted"
 				} else {
@@ -133,43 +138,80 @@ func (c *comparison) untilDecided(ctx context.Context, insts []Contender) error 
 				}
 				return err
 			}
-			plan.Added = append(plan.Added, addedRecord(round, rep, c.steps))
+			plan.Added = append(plan.Added, addedRecord(r.round, rep, c.steps))
 		}
 		n = next
 	}
 }
 
-// openRound asks the report which picks the results so far leave open, and gives the round that
-// would decide them, with the picks' names for the log, and how many such rounds bring the
-// nearest of them to the plan's next look. After n rounds that is the look after n, except for a
-// pick that lost rounds (an engine's round stolen from, or failed): its interval has fewer, and
-// its look is nearer. The picks are asked again after those rounds, so none runs past its look
-// unjudged.
-func (c *comparison) openRound(rule interval.Rule, n int) (openRound, []string, int, error) {
+// openPicks asks the report which picks the results so far leave open, keeping those compare
+// can run again (a step of this suite).
+func (c *comparison) openPicks() ([]report.Open, error) {
 	in, err := report.Load(c.opts.OutDir)
 	if err != nil {
-		return openRound{}, nil, 0, err
+		return nil, err
 	}
 	in.Environment = c.env // the plan, which environment.json does not hold yet
-	round := openRound{steps: map[string]map[string]int{}, knobs: map[string]map[string]map[string]int{}}
-	var names []string
-	toLook := 0
+	var out []report.Open
 	for _, p := range report.OpenPicks(in) {
-		key, ok := c.stepOf[p.Workload]
-		if !ok {
-			continue
+		if _, ok := c.stepOf[p.Workload]; ok {
+			out = append(out, p)
 		}
+	}
+	return out, nil
+}
+
+// plannedRound is the round that would decide some open picks, their names for the log, and
+// how many such rounds bring the nearest of them to the plan's next look.
+type plannedRound struct {
+	round  openRound
+	names  []string
+	toLook int
+}
+
+// roundFor plans the round for picks after n rounds: the look after n, except for a pick that
+// lost rounds (an engine's round stolen from, or failed), whose interval has fewer and whose look
+// is nearer. The picks are asked again after those rounds, so none runs past its look unjudged.
+func (c *comparison) roundFor(picks []report.Open, rule interval.Rule, n int) plannedRound {
+	r := plannedRound{round: openRound{steps: map[string]map[string]int{}, knobs: map[string]map[string]map[string]int{}}}
+	for _, p := range picks {
 		if p.Knob != "" {
-			names = append(names, fmt.Sprintf("%s with %s flipped (%s)", p.Workload, p.Knob, strings.Join(p.Engines, ", ")))
+			r.names = append(r.names, fmt.Sprintf("%s with %s flipped (%s)", p.Workload, p.Knob, strings.Join(p.Engines, ", ")))
 		} else {
-			names = append(names, fmt.Sprintf("%s (%s)", p.Workload, strings.Join(p.Engines, ", ")))
+			r.names = append(r.names, fmt.Sprintf("%s (%s)", p.Workload, strings.Join(p.Engines, ", ")))
 		}
 		for _, e := range p.Engines {
-			round.add(e, p.Knob, key, p.Threads)
+			r.round.add(e, p.Knob, c.stepOf[p.Workload], p.Threads)
 		}
-		toLook = fewerToLook(toLook, rule, p.Rounds, n)
+		r.toLook = fewerToLook(r.toLook, rule, p.Rounds, n)
 	}
-	return round, names, toLook, nil
+	return r
+}
+
+// need is what a planned round's rounds to the look should take, with a margin: a look's rounds
+// cost more than the engines' last ones now and then (a quick-suite run overran its 10 minutes by
+// 14 s without it).
+func (c *comparison) need(r plannedRound) time.Duration {
+	return time.Duration(r.toLook) * c.roundCost(r.round) * 115 / 100
+}
+
+// fitting is the open picks whose rounds to their next look fit in left: all of them when they
+// fit, else the nearest to a decision first (report.Open.Nearness), each added while the round
+// still fits. A budget that cannot hold every pick's rounds is spent on those likeliest to decide
+// rather than on none; the looks stay where the plan put them, so the error rule is unchanged.
+func (c *comparison) fitting(picks []report.Open, rule interval.Rule, n int, left time.Duration) []report.Open {
+	if c.need(c.roundFor(picks, rule, n)) <= left {
+		return picks
+	}
+	byNear := slices.Clone(picks)
+	slices.SortStableFunc(byNear, func(a, b report.Open) int { return cmp.Compare(b.Nearness, a.Nearness) })
+	var fit []report.Open
+	for _, p := range byNear {
+		if try := append(slices.Clone(fit), p); c.need(c.roundFor(try, rule, n)) <= left {
+			fit = try
+		}
+	}
+	return fit
 }
 
 // fewerToLook is the smaller of toLook (0: none yet) and the rounds a pick whose interval uses

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fairbench/fairbench/internal/interval"
+	"github.com/fairbench/fairbench/internal/report"
 	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/suite"
 )
@@ -230,6 +231,47 @@ func TestFewerToLook(t *testing.T) {
 	} {
 		if got := fewerToLook(tc.toLook, rule, tc.have, tc.n); got != tc.want {
 			t.Errorf("fewerToLook(%d, have %d of %d) = %d, want %d", tc.toLook, tc.have, tc.n, got, tc.want)
+		}
+	}
+}
+
+// When the budget cannot hold the next look of every open pick, the rounds left go to the picks
+// nearest a decision that fit together: three open picks after 8 rounds (4 rounds to the look at
+// 12), postgres and mariadb costing 10 s a round to start and 5 s a step, mysql 30 s and 5 s.
+func TestFittingPicksNearestFirst(t *testing.T) {
+	steps := map[string]string{"insert": "k-insert", "select": "k-select", "rw": "k-rw"}
+	c := &comparison{stepOf: steps, costs: costs{
+		overhead: map[string]time.Duration{"postgres": 10 * time.Second, "mariadb": 10 * time.Second, "mysql": 30 * time.Second},
+		step:     map[string]time.Duration{}}}
+	for _, e := range []string{"postgres", "mariadb", "mysql"} {
+		for _, k := range steps {
+			c.costs.step[e+"|"+k] = 5 * time.Second
+		}
+	}
+	picks := []report.Open{
+		{Workload: "insert", Engines: []string{"mariadb", "postgres"}, Rounds: 8, Nearness: 0.7},
+		{Workload: "select", Engines: []string{"mariadb", "mysql"}, Rounds: 8, Nearness: 0.9},
+		{Workload: "rw", Engines: []string{"postgres", "mariadb"}, Rounds: 8, Nearness: 0.5},
+	}
+	rule := interval.Sequential(5)
+	// A round of all three: postgres 10+5+5, mariadb 10+15, mysql 30+5 = 80 s; 4 rounds with the
+	// margin 368 s. select alone: mariadb 15 + mysql 35 = 50 s a round, 230 s to the look;
+	// insert and rw: postgres 20 + mariadb 20 = 40 s, 184 s.
+	for _, tc := range []struct {
+		left time.Duration
+		want []string
+	}{
+		{400 * time.Second, []string{"insert", "select", "rw"}},
+		{300 * time.Second, []string{"select"}},       // the nearest fits alone; with another it would not
+		{200 * time.Second, []string{"insert", "rw"}}, // the nearest does not fit; the next two do together
+		{100 * time.Second, nil},
+	} {
+		var got []string
+		for _, p := range c.fitting(picks, rule, 8, tc.left) {
+			got = append(got, p.Workload)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s left: picks %v, want %v", tc.left, got, tc.want)
 		}
 	}
 }

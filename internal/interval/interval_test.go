@@ -159,3 +159,26 @@ func TestRuleEffect(t *testing.T) {
 		t.Errorf("sequential: %+v, want open at look 1", e)
 	}
 }
+
+// How near an interval is to a decision: the share of its width a decision lets it keep.
+func TestNearness(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi, want float64
+	}{
+		{1.10, 1.30, 1}, // excludes 1: decided
+		{0.98, 1.02, 1}, // within ±5%: decided (a tie)
+		{0.95, 1.15, math.Log(1.15*0.95) / math.Log(1.15/0.95)},
+		{0.80, 1.25, math.Log(1.05) / math.Log(1.25)}, // centred on 1: only a tie can come
+	} {
+		got := Ratio{Lo: tc.lo, Hi: tc.hi}.Nearness()
+		if tc.want >= 1 {
+			if got < 1 {
+				t.Errorf("[%.2f, %.2f]: nearness %.3f, want at least 1 (decided)", tc.lo, tc.hi, got)
+			}
+			continue
+		}
+		if math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("[%.2f, %.2f]: nearness %.4f, want %.4f", tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}

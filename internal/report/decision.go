@@ -51,9 +51,11 @@ type decision struct {
 	Capacity bool
 	// Open are the variants in question where more rounds could decide the pick: the leader
 	// and every variant it is not yet placed against (resource rows; throughput rows keep them
-	// in their ranking). OpenRounds is the fewest rounds any of them shares with the leader.
-	Open       []*variant
-	OpenRounds int
+	// in their ranking). OpenRounds is the fewest rounds any of them shares with the leader,
+	// OpenNearness the least near of their intervals (interval.Ratio.Nearness).
+	Open         []*variant
+	OpenRounds   int
+	OpenNearness float64
 }
 
 // outcome is what the repeats allow to be said of the best candidate against another.
@@ -441,6 +443,10 @@ type Open struct {
 	// pick short of the round count compare has run, and the plan's next look is reached with
 	// fewer added rounds than that count alone would ask for.
 	Rounds int
+	// Nearness is how near the pick is to a decision (interval.Ratio.Nearness of its least
+	// decided interval; 0 for a knob's effect): compare gives its last rounds to the nearest
+	// picks when the budget cannot hold every open pick's.
+	Nearness float64
 }
 
 // OpenPicks lists the fixed-thread picks of in that more rounds could decide, and the --explain
@@ -461,19 +467,21 @@ func OpenPicks(in *Input) []Open {
 			continue
 		}
 		vs := []*variant{rk.ranked[0].V}
-		rounds := 0
+		rounds, near := 0, math.Inf(1)
 		for _, g := range rk.opens {
 			vs = append(vs, g.V)
-			x, _ := paired(rk.ranked[0], g)
+			x, y := paired(rk.ranked[0], g)
 			rounds = fewestRounds(rounds, len(x))
+			r, _ := judge(m.rule, x, y)
+			near = min(near, r.Nearness())
 		}
-		out = addOpen(out, Open{Workload: w, Threads: m.Headline[w], Rounds: rounds}, vs)
+		out = addOpen(out, Open{Workload: w, Threads: m.Headline[w], Rounds: rounds, Nearness: near}, vs)
 	}
 	// A workload's disk writes per transaction is a pick of its own: its open engines run the
 	// workload's step again as well.
 	for _, d := range m.resourceDecisions() {
 		if len(d.Open) > 0 && slices.Contains(m.Workloads, d.Workload) {
-			out = addOpen(out, Open{Workload: d.Workload, Threads: m.Headline[d.Workload], Rounds: d.OpenRounds}, d.Open)
+			out = addOpen(out, Open{Workload: d.Workload, Threads: m.Headline[d.Workload], Rounds: d.OpenRounds, Nearness: d.OpenNearness}, d.Open)
 		}
 	}
 	return append(out, m.openKnobs()...)
@@ -486,6 +494,9 @@ func addOpen(out []Open, o Open, vs []*variant) []Open {
 		out, i = append(out, o), len(out)
 	}
 	out[i].Rounds = fewestRounds(out[i].Rounds, o.Rounds)
+	if o.Nearness < out[i].Nearness { // one step decides both picks only when the less near does
+		out[i].Nearness = o.Nearness
+	}
 	for _, v := range vs {
 		if v.Label == "" && !slices.Contains(out[i].Engines, v.Engine) {
 			out[i].Engines = append(out[i].Engines, v.Engine)

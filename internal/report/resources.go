@@ -138,6 +138,9 @@ func (m *model) lowest(useCase string, vals map[*variant]float64, rounds map[*va
 		case undecided:
 			inQuestion = append(inQuestion, v)
 			d.OpenRounds = fewestRounds(d.OpenRounds, min(len(best), len(other)))
+			if near := r.Nearness(); len(inQuestion) == 2 || near < d.OpenNearness {
+				d.OpenNearness = near
+			}
 			if open == nil {
 				open = v
 				d.Why += fmt.Sprintf("; %s over %s: %s (%s, %s)", v.Name, vs[0].Name, r, r.LevelText(), r.Basis())
