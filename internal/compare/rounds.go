@@ -76,8 +76,6 @@ type openRound struct {
 	knobs map[string]map[string]map[string]int
 }
 
-func (r openRound) empty() bool { return len(r.steps) == 0 }
-
 // add puts a step at threads into the engine's round, and into its flipped run of knob where
 // knob is set.
 func (r openRound) add(engine, knob, key string, threads int) {

@@ -175,7 +175,7 @@ func TestRoundsUntilDecidedExplain(t *testing.T) {
 // the knob's flipped run; the environment's line names the knob.
 func TestOpenRoundWithKnobs(t *testing.T) {
 	r := openRound{steps: map[string]map[string]int{}, knobs: map[string]map[string]map[string]int{}}
-	if !r.empty() {
+	if len(r.steps) != 0 || len(r.knobs) != 0 {
 		t.Fatal("a new round is not empty")
 	}
 	steps := []suite.Resolved{{Workload: "oltp_insert"}, {Workload: "oltp_read_write"}}

@@ -34,12 +34,10 @@ func StartMember(ctx context.Context, inst discovery.Installation, prof profile.
 	})
 }
 
-// Membership is the server's place in its cluster; the zero value for a single server.
+// Membership is the server's place in its cluster, the zero value for a single server. Its
+// Password is left empty: the password stays inside the server, where nothing prints it.
 func (s *Server) Membership() Membership {
-	if s.galera == nil && s.patroni == nil {
-		return Membership{}
-	}
-	return Membership{Password: s.password, Galera: s.galera, Patroni: s.patroni}
+	return Membership{Galera: s.galera, Patroni: s.patroni}
 }
 
 // OwnPorts are the ports the server listens on: SQL, a galera node's gcomm, IST and SST, and a

@@ -107,6 +107,7 @@ type ranking struct {
 	open             *group         // the first group the repeats cannot place against the best
 	opens            []*group       // every such group
 	openVs           interval.Ratio // best over open
+	openNear         float64        // the least near of the open groups' intervals (Ratio.Nearness)
 	vs               interval.Ratio // best over the runner-up, or over the last tied group
 	suffix           string         // names the excluded groups
 }
@@ -149,8 +150,9 @@ func rank(rule interval.Rule, cands []*group) ranking {
 			rk.lone = true
 		case undecided:
 			if rk.open == nil {
-				rk.open, rk.openVs = g, r
+				rk.open, rk.openVs, rk.openNear = g, r, r.Nearness()
 			}
+			rk.openNear = min(rk.openNear, r.Nearness())
 			rk.opens = append(rk.opens, g)
 		case tied:
 			rk.tied = append(rk.tied, g)
@@ -467,15 +469,13 @@ func OpenPicks(in *Input) []Open {
 			continue
 		}
 		vs := []*variant{rk.ranked[0].V}
-		rounds, near := 0, math.Inf(1)
+		rounds := 0
 		for _, g := range rk.opens {
 			vs = append(vs, g.V)
-			x, y := paired(rk.ranked[0], g)
+			x, _ := paired(rk.ranked[0], g)
 			rounds = fewestRounds(rounds, len(x))
-			r, _ := judge(m.rule, x, y)
-			near = min(near, r.Nearness())
 		}
-		out = addOpen(out, Open{Workload: w, Threads: m.Headline[w], Rounds: rounds, Nearness: near}, vs)
+		out = addOpen(out, Open{Workload: w, Threads: m.Headline[w], Rounds: rounds, Nearness: rk.openNear}, vs)
 	}
 	// A workload's disk writes per transaction is a pick of its own: its open engines run the
 	// workload's step again as well.

@@ -138,7 +138,7 @@ func (m *model) lowest(useCase string, vals map[*variant]float64, rounds map[*va
 		case undecided:
 			inQuestion = append(inQuestion, v)
 			d.OpenRounds = fewestRounds(d.OpenRounds, min(len(best), len(other)))
-			if near := r.Nearness(); len(inQuestion) == 2 || near < d.OpenNearness {
+			if near := r.Nearness(); open == nil || near < d.OpenNearness {
 				d.OpenNearness = near
 			}
 			if open == nil {
