@@ -195,7 +195,7 @@ func step(p Probe, w Window, r *result.Result) result.CapacityStep {
 	}
 	st.Waits = topWaits(r.Waits)
 	if m := r.Machine; m != nil {
-		st.StealPct, st.SetAside = m.StealPctMean, m.SetAside
+		st.StealPct, st.SetAside, st.MemoryNS = m.StealPctMean, m.SetAside, m.MemoryNSBefore
 	}
 	return st
 }

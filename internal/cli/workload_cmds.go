@@ -614,6 +614,9 @@ func printMachine(w io.Writer, m *result.MachineLoad) {
 	}
 	fmt.Fprintf(w, "Machine: other processes used %.1f%% of the CPU on average (peak %.1f%%), steal %.1f%% (peak %.1f%%)\n",
 		m.OthersCPUPctMean, m.OthersCPUPctMax, m.StealPctMean, m.StealPctMax)
+	if m.MemoryNSBefore > 0 {
+		fmt.Fprintf(w, "    memory: %.0f ns a load before the window, %.0f after (other tenants' traffic slows it; steal does not show it)\n", m.MemoryNSBefore, m.MemoryNSAfter)
+	}
 	if m.Busy {
 		fmt.Fprintf(w, "    WARNING: more than %.0f%% of the machine was busy with other work: these figures are weak evidence; measure again on a quiet machine\n", m.BusyPct)
 	}

@@ -61,7 +61,9 @@ func (j *Job) Measured(ctx context.Context, cfg runner.Config, mon Watcher, run 
 		OnMeasureEnd: inst.finish,
 	}
 	cfg.Observers = append([]runner.Observer{watch}, cfg.Observers...)
+	var memoryBefore float64
 	j.OnSettled = func() {
+		memoryBefore = machineload.MemoryNS() // on the settled, idle server: the machine's own speed
 		rebase(ctx, mon)
 		machine.Reset()
 		if prevSettled != nil {
@@ -70,6 +72,7 @@ func (j *Job) Measured(ctx context.Context, cfg runner.Config, mon Watcher, run 
 	}
 	defer func() { j.OnSettled = prevSettled }()
 	res, runErr := run(ctx, cfg)
+	memoryAfter := machineload.MemoryNS()
 	inst.attach(res)
 	if res == nil {
 		return nil, runErr
@@ -84,6 +87,9 @@ func (j *Job) Measured(ctx context.Context, cfg runner.Config, mon Watcher, run 
 		runErr = fmt.Errorf("reading the server's figures after the run: %w", err)
 	}
 	res.Machine = machineload.Summary(res.Intervals)
+	if res.Machine != nil {
+		res.Machine.MemoryNSBefore, res.Machine.MemoryNSAfter = memoryBefore, memoryAfter
+	}
 	res.Fail(runErr)
 	return res, runErr
 }

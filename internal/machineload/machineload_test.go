@@ -100,3 +100,25 @@ func TestFairbenchRoot(t *testing.T) {
 		t.Errorf("a child of the same binary found root %s, want its parent %d", out, os.Getpid())
 	}
 }
+
+// The probe answers in a main memory's range (tens to hundreds of nanoseconds a load, never
+// the nanosecond of a cached one) and quickly enough to stand beside every window.
+func TestMemoryNS(t *testing.T) {
+	t0 := time.Now()
+	ns := MemoryNS()
+	if ns < 20 || ns > 2000 {
+		t.Errorf("one dependent load from a 64 MiB chain took %.1f ns, want a memory's 20-2000", ns)
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("the first probe (with the chain's build) took %s", d)
+	}
+	seen := map[uint32]bool{}
+	p := uint32(0)
+	for range 1 << 12 {
+		if seen[p] {
+			t.Fatalf("the chain returned to slot %d after %d steps: not one cycle", p, len(seen))
+		}
+		seen[p] = true
+		p = chain[p]
+	}
+}

@@ -511,6 +511,8 @@ func mergeMachine(shards []Shard) *result.MachineLoad {
 		m.Busy = m.Busy || ml.Busy
 		m.SetAside = append(m.SetAside, ml.SetAside...)
 		m.StealLimitPct = max(m.StealLimitPct, ml.StealLimitPct)
+		m.MemoryNSBefore = max(m.MemoryNSBefore, ml.MemoryNSBefore) // the slowest host's
+		m.MemoryNSAfter = max(m.MemoryNSAfter, ml.MemoryNSAfter)
 	}
 	return m
 }

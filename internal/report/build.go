@@ -1039,6 +1039,9 @@ func (m *model) notesSection() *document.Section {
 			s.Bullets = append(s.Bullets, msg)
 		}
 	}
+	if note := memoryNote(m.Results); note != "" {
+		s.Bullets = append(s.Bullets, note)
+	}
 	rates := map[float64]bool{}
 	for _, r := range m.Results {
 		if r.Rate > 0 {

@@ -442,6 +442,9 @@ type CapacityStep struct {
 	// rate measured before it and set aside for steal (machineload.Unstolen).
 	StealPct float64          `json:"steal_pct,omitempty"`
 	SetAside []SetAsideWindow `json:"set_aside,omitempty"`
+	// MemoryNS is the machine's memory speed just before the window (MachineLoad.MemoryNSBefore):
+	// two searches of one engine that disagree may have run on a machine of two speeds.
+	MemoryNS float64 `json:"memory_ns,omitempty"`
 }
 
 // Interval is one --report-interval of the measured run; T is seconds since measurement began,
@@ -496,6 +499,12 @@ type MachineLoad struct {
 	StealPctMax      float64 `json:"steal_pct_max"`
 	Busy             bool    `json:"busy"`
 	BusyPct          float64 `json:"busy_pct"`
+	// MemoryNSBefore and MemoryNSAfter are the machine's memory speed just before the window
+	// (after the server settled) and just after it: nanoseconds per dependent load from main
+	// memory, all CPUs at once (machineload.MemoryNS). On a shared host the other tenants set
+	// it, steal does not show it, and the engines' throughput follows it; 0 where not probed.
+	MemoryNSBefore float64 `json:"memory_ns_before,omitempty"`
+	MemoryNSAfter  float64 `json:"memory_ns_after,omitempty"`
 	// OtherFairbench names the servers of another fairbench seen on the machine as the step
 	// began or ended ("a mysql server of fairbench pid 4242 (port 40123)"); Busy is then set.
 	OtherFairbench []string `json:"other_fairbench,omitempty"`

@@ -1,0 +1,104 @@
+package machineload
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The memory probe: how long one load from main memory takes on this machine right now, each
+// load depending on the last so that none overlaps another. On a shared host the other tenants'
+// memory and cache traffic set it, and no counter of the guest shows it: on the 2-core machine
+// of docs/measurements.md ("What the rounds' speed follows") steal stayed at 0% while the probe
+// moved between about 95 and 160 ns, in stretches of tens of seconds to minutes, and PostgreSQL's
+// point-select throughput moved with it (r = -0.75 over 45 windows). A window's result carries
+// the probe taken just before and just after it, so a reader can tell a slow engine from a slow
+// machine.
+const (
+	// memoryChainBytes is well above any cache a cloud guest sees (32 MiB of L3 here), so every
+	// load of the chase goes to memory.
+	memoryChainBytes = 64 << 20
+	// memoryProbeLoads is each CPU's share: about 40 ms at 130 ns, short beside any window.
+	memoryProbeLoads = 300_000
+)
+
+var (
+	chainOnce sync.Once
+	chain     []uint32
+)
+
+// buildChain makes chain one cycle through all its slots in a random order (Sattolo's
+// shuffle), so a chase from any slot visits every slot before it repeats and no prefetcher can
+// guess the next.
+func buildChain() {
+	n := memoryChainBytes / 4
+	chain = make([]uint32, n)
+	for i := range chain {
+		chain[i] = uint32(i)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := n - 1; i > 0; i-- {
+		j := r.IntN(i)
+		chain[i], chain[j] = chain[j], chain[i]
+	}
+}
+
+// chase follows the chain for loads steps from start and returns where it ended, so the
+// compiler cannot drop the loop.
+func chase(start uint32, loads int) uint32 {
+	p := start
+	for range loads {
+		p = chain[p]
+	}
+	return p
+}
+
+// MemoryNS probes every CPU this process may run on at once, one thread pinned to each, and
+// returns the mean time of one load in nanoseconds (0 where the probe could not run). All CPUs
+// at once because a tenant sharing one core's caches slows that core alone.
+func MemoryNS() float64 {
+	chainOnce.Do(buildChain)
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return 0
+	}
+	var cpus []int
+	for cpu := range 1024 {
+		if set.IsSet(cpu) {
+			cpus = append(cpus, cpu)
+		}
+	}
+	times := make([]time.Duration, len(cpus))
+	ends := make([]uint32, len(cpus))
+	var wg sync.WaitGroup
+	for i, cpu := range cpus {
+		wg.Go(func() {
+			// The thread stays locked and ends with the goroutine, so its pinned mask never
+			// reaches another goroutine.
+			runtime.LockOSThread()
+			var one unix.CPUSet
+			one.Set(cpu)
+			_ = unix.SchedSetaffinity(0, &one) // unpinned, the probe still measures memory
+			t0 := time.Now()
+			ends[i] = chase(uint32(i*7919), memoryProbeLoads)
+			times[i] = time.Since(t0)
+		})
+	}
+	wg.Wait()
+	var sum time.Duration
+	for i, d := range times {
+		sum += d
+		sink.Add(ends[i])
+	}
+	if len(times) == 0 {
+		return 0
+	}
+	return round1(float64(sum.Nanoseconds()) / float64(len(times)*memoryProbeLoads))
+}
+
+// sink keeps the chases' ends, so the compiler cannot prove them unused.
+var sink atomic.Uint32
