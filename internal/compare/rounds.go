@@ -122,7 +122,8 @@ func (c *comparison) untilDecided(ctx context.Context, insts []Contender) error 
 			return nil
 		}
 		r := c.roundFor(fit, rule, n)
-		if len(fit) < len(picks) {
+		deferred := deferredPicks(picks, fit)
+		if len(deferred) > 0 {
 			c.logf("== the budget (%s left) holds the next look of %d of the %d open picks: the nearest to a decision", left.Round(time.Second), len(fit), len(picks))
 		}
 		next := n + r.toLook
@@ -136,7 +137,9 @@ func (c *comparison) untilDecided(ctx context.Context, insts []Contender) error 
 				}
 				return err
 			}
-			plan.Added = append(plan.Added, addedRecord(r.round, rep, c.steps))
+			added := addedRecord(r.round, rep, c.steps)
+			added.Deferred = deferred
+			plan.Added = append(plan.Added, added)
 		}
 		n = next
 	}
@@ -210,6 +213,23 @@ func (c *comparison) fitting(picks []report.Open, rule interval.Rule, n int, lef
 		}
 	}
 	return fit
+}
+
+// deferredPicks names the open picks left out of fit, as the environment records them: a
+// workload, and "with KNOB flipped" for a knob's effect.
+func deferredPicks(picks, fit []report.Open) []string {
+	var out []string
+	for _, p := range picks {
+		if slices.ContainsFunc(fit, func(f report.Open) bool { return f.Workload == p.Workload && f.Knob == p.Knob }) {
+			continue
+		}
+		name := p.Workload
+		if p.Knob != "" {
+			name += " with " + p.Knob + " flipped"
+		}
+		out = append(out, name)
+	}
+	return out
 }
 
 // fewerToLook is the smaller of toLook (0: none yet) and the rounds a pick whose interval uses

@@ -274,4 +274,13 @@ func TestFittingPicksNearestFirst(t *testing.T) {
 			t.Errorf("%s left: picks %v, want %v", tc.left, got, tc.want)
 		}
 	}
+	// The environment names what waited, a knob's effect by its knob.
+	picks = append(picks, report.Open{Workload: "rw", Knob: "fsync", Engines: []string{"postgres"}})
+	fit := c.fitting(picks[:3], rule, 8, 200*time.Second)
+	if got, want := deferredPicks(picks, fit), []string{"select", "rw with fsync flipped"}; !slices.Equal(got, want) {
+		t.Errorf("deferred %v, want %v", got, want)
+	}
+	if got := deferredPicks(picks[:3], picks[:3]); got != nil {
+		t.Errorf("every pick ran, yet deferred %v", got)
+	}
 }

@@ -551,6 +551,9 @@ func (m *model) roundsText() string {
 			if len(a.Knobs) > 0 {
 				byRound[i] += " (and with " + strings.Join(a.Knobs, ", ") + " flipped)"
 			}
+			if len(a.Deferred) > 0 {
+				byRound[i] += " (the budget held only the picks nearest a decision: " + joinAnd(a.Deferred) + " waited)"
+			}
 		}
 		text += " Added: " + strings.Join(byRound, "; ") + "."
 	}

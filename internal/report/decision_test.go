@@ -377,6 +377,11 @@ func TestRoundsUntilDecided(t *testing.T) {
 	if text := m.roundsText(); !strings.Contains(text, "looks after 5, 8, 12, 18") || !strings.Contains(text, "Budget 10m0s, spent 7m0s; stopped by the budget") {
 		t.Errorf("rounds text %q", text)
 	}
+	// A round the budget narrowed says which picks waited.
+	m.Env.Rounds.Added = []result.AddedRound{{Round: 6, Workloads: []string{rw}, Engines: []string{"mariadb", "postgres"}, Deferred: []string{"oltp_insert", "oltp_point_select"}}}
+	if text, want := m.roundsText(), "round 6: oltp_read_write on mariadb, postgres (the budget held only the picks nearest a decision: oltp_insert and oltp_point_select waited)"; !strings.Contains(text, want) {
+		t.Errorf("rounds text %q, want it to hold %q", text, want)
+	}
 }
 
 // An open pick says how many rounds its interval can use: fewer than compare ran where an engine

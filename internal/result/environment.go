@@ -55,6 +55,10 @@ type AddedRound struct {
 	// Knobs are the --explain knobs whose flipped runs followed the engines' own in the round,
 	// for effects still open.
 	Knobs []string `json:"knobs,omitempty"`
+	// Deferred are the open picks the budget could not hold in this round beside those it ran
+	// (the nearest to a decision go first): each a workload, with "with KNOB flipped" for a
+	// knob's effect. Empty when every open pick ran.
+	Deferred []string `json:"deferred,omitempty"`
 }
 
 // ReadEnvironment reads a compare directory's environment.json; nil without error where there is
