@@ -100,7 +100,10 @@ for i in $(seq "$K"); do
   rows=$(awk -F'\t' -v r="$i" '$2 == r' "$tally.runs" | wc -l)
   decided=$(awk -F'\t' -v r="$i" '$2 == r && $3 !~ /^(undecided|unconfirmed|none)/ && $3 !~ /\(busy\)$/' "$tally.runs" | wc -l)
   rounds=$(jq -r 'if .rounds then "rounds until decided: \(.rounds.min_rounds) + \(.rounds.added | length) added, stopped: \(.rounds.stopped)" else "fixed rounds" end' "$OUT/run-$i/environment.json")
-  echo "   took $took s, steal $(steal_pct "$before" "$(stat_ticks)")%, $decided of $rows rows decided, $rounds" >&2
+  # The machine's memory speed before the run's windows (machine.memory_ns_before): on a shared
+  # host other tenants move it, steal does not show it, and the rounds' throughput follows it.
+  memory=$(jq -rs '[.[].machine.memory_ns_before // empty | select(. > 0)] | if length > 0 then "memory \(min | floor)-\(max | floor) ns" else "memory not probed" end' "$OUT/run-$i"/results/*.json)
+  echo "   took $took s, steal $(steal_pct "$before" "$(stat_ticks)")%, $memory, $decided of $rows rows decided, $rounds" >&2
 done
 
 echo
