@@ -3,7 +3,9 @@
 # searches of the same workload and objective (do their intervals overlap?), then `fairbench run
 # --rate` at 0.9× and 1.15× of their mean, alternated, RUNS times each: below the capacity the
 # objective should hold, above it not. Every search and run starts on a quiet machine (load under
-# 1.5) and prints its load and steal beside its figures.
+# 1.5) and prints its load and steal beside its figures, and a search the range of the machine's
+# memory speed over its windows (steps[].memory_ns: other tenants move it and steal does not show
+# it).
 #
 # Usage: bench/capacity-check.sh [ENGINE [WORKLOAD [SLO]]]
 #        (default: postgres oltp_point_select 'p99<=5ms'; ENGINE as `fairbench serve --engine`)
@@ -55,7 +57,7 @@ for s in 1 2; do
     exit 1
   fi
   jq -r --arg s "$s" --arg at "$began" --arg load "$load" --arg steal "$(steal_pct "$t0" "$(stat_ticks)")" '.capacity |
-    "search \($s) at \($at) UTC (load \($load), steal \($steal)%): \(.per_s | floor)/s [\(.low_per_s | floor), \(.high_per_s | floor)], reached \(.reached)\(if .at_least then " (a lower bound)" else "" end), \(.steps | length) rates in \(.spent_s | floor) s\(if (.contradicted // 0) > 0 then ", lower rate failed in \(.contradicted) of \(.rounds) rounds" else "" end)"' "$tmp/cap-$s.json"
+    "search \($s) at \($at) UTC (load \($load), steal \($steal)%): \(.per_s | floor)/s [\(.low_per_s | floor), \(.high_per_s | floor)], reached \(.reached)\(if .at_least then " (a lower bound)" else "" end), \(.steps | length) rates in \(.spent_s | floor) s\(if (.contradicted // 0) > 0 then ", lower rate failed in \(.contradicted) of \(.rounds) rounds" else "" end)\([.steps[].memory_ns // empty | select(. > 0)] | if length > 0 then ", memory \(min | floor)-\(max | floor) ns" else "" end)"' "$tmp/cap-$s.json"
   if [ "$(jq -r '(.capacity.at_least // false) or .capacity.reached == "no rate"' "$tmp/cap-$s.json")" = true ]; then
     echo "search $s found no knee to check: nothing to run at 0.9× and 1.15×" >&2
     exit 1
@@ -66,7 +68,7 @@ mean=$(awk -v a="${caps[0]}" -v b="${caps[1]}" 'BEGIN { printf "%d", (a + b) / 2
 overlap=$(jq -rs '(.[0].capacity.low_per_s <= .[1].capacity.high_per_s) and (.[1].capacity.low_per_s <= .[0].capacity.high_per_s)' "$tmp/cap-1.json" "$tmp/cap-2.json")
 echo "the two intervals overlap: $overlap; their mean: ${mean}/s"
 
-printf '%-6s %9s %9s %9s %8s %6s %7s\n' factor rate "$pct ms" "max ms" verdict load "steal%"
+printf '%-6s %9s %9s %9s %8s %6s %7s %7s\n' factor rate "$pct ms" "max ms" verdict load "steal%" "mem ns"
 for r in $(seq "$RUNS"); do
   factors="0.9 1.15"
   [ $((r % 2)) -eq 0 ] && factors="1.15 0.9"
@@ -79,7 +81,7 @@ for r in $(seq "$RUNS"); do
       --out "$tmp/run.json" >/dev/null 2>&1 || true
     # Latency from each scheduled arrival, as the search judges it.
     jq -r --arg f "$f" --arg pct "$pct" --argjson limit "$limit_ms" --arg load "$load" --arg steal "$(steal_pct "$t0" "$(stat_ticks)")" '
-      (.latency_ms[$pct]) as $p | "\($f)\t\(.rate | floor)\t\($p * 100 | round / 100)\t\(.latency_ms.max * 10 | round / 10)\t\(if $p <= $limit then "meets" else "misses" end)\t\($load)\t\($steal)"' \
-      "$tmp/run.json" | awk -F'\t' '{ printf "%-6s %9s %9s %9s %8s %6s %7s\n", $1, $2, $3, $4, $5, $6, $7 }'
+      (.latency_ms[$pct]) as $p | "\($f)\t\(.rate | floor)\t\($p * 100 | round / 100)\t\(.latency_ms.max * 10 | round / 10)\t\(if $p <= $limit then "meets" else "misses" end)\t\($load)\t\($steal)\t\(.machine.memory_ns_before // 0 | floor)"' \
+      "$tmp/run.json" | awk -F'\t' '{ printf "%-6s %9s %9s %9s %8s %6s %7s %7s\n", $1, $2, $3, $4, $5, $6, $7, $8 }'
   done
 done
