@@ -46,12 +46,13 @@ func (j *Job) Measured(ctx context.Context, cfg runner.Config, mon Watcher, run 
 	}
 	// Before the observers the caller gave: those (a study's sampling, live metrics) see the
 	// server's figures in each interval. job.Run puts the wire counts and faults before it.
+	var opening *rebaseRead
 	watch := runner.Hooks{
 		OnMeasureStart: func() {
 			machine.Reset()
 			inst.begin()
 			if cfg.Warmup > 0 {
-				rebase(ctx, mon)
+				opening = rebaseBeside(ctx, mon)
 			}
 		},
 		OnInterval: func(iv *result.Interval) {
@@ -72,6 +73,7 @@ func (j *Job) Measured(ctx context.Context, cfg runner.Config, mon Watcher, run 
 	}
 	defer func() { j.OnSettled = prevSettled }()
 	res, runErr := run(ctx, cfg)
+	opening.join(finishLimit(ctx, runErr))
 	memoryAfter := machineload.MemoryNS()
 	inst.attach(res)
 	if res == nil {
@@ -94,18 +96,58 @@ func (j *Job) Measured(ctx context.Context, cfg runner.Config, mon Watcher, run 
 	return res, runErr
 }
 
-// rebaseLimit bounds re-reading the server's counters as the measured window opens: a server
-// that froze during the warm-up must not hold the window from opening, where the runner's stall
-// rule would end the step (seen: a capacity search waited on a frozen server for ever).
+// rebaseLimit bounds re-reading the server's counters after the settle, before the clients
+// start: a server that froze there must not hold the step for ever (seen: a capacity search
+// waited on a frozen server).
 const rebaseLimit = 5 * time.Second
 
 // rebase moves the monitor's start to now, within rebaseLimit. A server that does not answer in
-// time keeps the earlier baseline (its per-transaction figures then include the warm-up), and
-// the run that follows ends on the runner's stall rule, marked incomplete.
+// time keeps the earlier baseline, and the run that follows ends on the runner's stall rule,
+// marked incomplete.
 func rebase(ctx context.Context, mon Watcher) {
 	rctx, cancel := context.WithTimeout(ctx, rebaseLimit)
 	defer cancel()
 	_ = mon.MeasureStart(rctx)
+}
+
+// rebaseRead is the monitor's move to the window's opening, read beside the clients.
+type rebaseRead struct {
+	done   chan struct{}
+	cancel context.CancelFunc
+}
+
+// rebaseBeside moves the monitor's start to the window's opening without holding the window or
+// cutting the read short: a saturated server may answer it seconds late (seen at a capacity
+// search's rates past the knee), and a read cut off by a deadline ends the monitor's connection,
+// after which every later figure of the step was lost and the step called the server failed. The
+// monitor gives no counters it read late (servermetrics.CountersLateLimit); join waits for the
+// read before anything else uses the connection.
+func rebaseBeside(ctx context.Context, mon Watcher) *rebaseRead {
+	rctx, cancel := context.WithCancel(ctx)
+	r := &rebaseRead{done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(r.done)
+		_ = mon.MeasureStart(rctx)
+	}()
+	return r
+}
+
+// join waits up to limit for the read (nil: none was started), then gives it up: a server that
+// has not answered by then is not answering, and its connection ends with the read.
+func (r *rebaseRead) join(limit time.Duration) {
+	if r == nil {
+		return
+	}
+	defer r.cancel()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-r.done:
+		return
+	case <-t.C:
+	}
+	r.cancel()
+	<-r.done
 }
 
 // finishLimit is how long the server's figures may take after a step: FinishTimeout normally;

@@ -61,10 +61,13 @@ func (c *ClusterMonitor) Start(ctx context.Context) error {
 }
 
 // MeasureStart moves every node's baseline, and the replication totals', to now. A node that
-// does not answer keeps its earlier baseline.
+// does not answer keeps its earlier baseline. The replication reading is bounded as each
+// interval's is: it holds the lock the intervals' readings wait on.
 func (c *ClusterMonitor) MeasureStart(ctx context.Context) error {
 	errs := c.eachNode(func(i int, n ClusterNode) error { return n.Monitor.MeasureStart(ctx) })
-	c.repl.measureStart(ctx)
+	rctx, cancel := context.WithTimeout(ctx, replSampleTimeout)
+	defer cancel()
+	c.repl.measureStart(rctx)
 	return errors.Join(errs...)
 }
 

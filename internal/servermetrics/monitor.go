@@ -53,6 +53,9 @@ type Monitor struct {
 	diskPartial     bool
 	sampleErr       error
 	missing         []string // what the server could not give (tolerant only), for the result
+	// lateCounters says why the window has no counters: their first read came back too late
+	// (MeasureStart); empty otherwise.
+	lateCounters string
 }
 
 // NewMonitor watches the server behind conn, a connection of the monitor's own (a benchmark
@@ -196,18 +199,42 @@ func (m *Monitor) Start(ctx context.Context) error {
 // MeasureStart moves the start of the counters and of the CPU and disk figures to now, keeping
 // the idle RSS from Start. Call it when the warm-up ends: Finish divides by the measured
 // transactions, so counters that included the warm-up would overstate every per-transaction
-// figure by (warm-up + duration) / duration.
+// figure by (warm-up + duration) / duration. The kernel's figures (cgroup, device, processes)
+// are taken first, at once; the engine's counters then need the server to answer, which a
+// saturated one may do seconds late: counters read later than CountersLateLimit would cover only
+// part of the window, so the result says they were not available instead of giving them.
 func (m *Monitor) MeasureStart(ctx context.Context) error {
+	m.mu.Lock()
+	if !m.started {
+		m.mu.Unlock()
+		return errors.New("servermetrics: MeasureStart before Start")
+	}
+	err := m.kernelStart()
+	m.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
 	before, err := Counters(ctx, m.conn)
 	if err = m.tolerate(ctx, "its counters", err); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.started {
-		return errors.New("servermetrics: MeasureStart before Start")
+	m.before, m.lateCounters = before, ""
+	if late := time.Since(t0); late > CountersLateLimit {
+		m.before = nil
+		m.lateCounters = fmt.Sprintf("its counters over the window: the server answered their first read %s after the window opened", late.Round(time.Millisecond))
 	}
-	m.before = before
+	return nil
+}
+
+// CountersLateLimit is how late the engine's counters may be read after the window opens and
+// still stand for the whole window: 3% of an 8 s window. A quiet server answers in milliseconds.
+const CountersLateLimit = 250 * time.Millisecond
+
+// kernelStart takes the window's starting figures that need no answer from the server. m.mu held.
+func (m *Monitor) kernelStart() error {
 	if m.group != nil {
 		if err := m.group.measureStart(); err != nil {
 			return fmt.Errorf("reading the server's cgroup: %w", err)
@@ -327,6 +354,8 @@ func (m *Monitor) Finish(ctx context.Context, transactions int64) (*result.Serve
 	}
 	srv.NotAvailable = m.missing
 	switch {
+	case m.before == nil && m.lateCounters != "":
+		srv.NotAvailable = appendOnce(srv.NotAvailable, m.lateCounters)
 	case m.before == nil && m.tolerant:
 		// Not read at the start: nothing to subtract from; recorded as not available.
 	case cerr != nil:
