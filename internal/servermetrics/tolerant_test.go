@@ -83,19 +83,22 @@ func (s *slowCounters) QueryAs(ctx context.Context, class sqldb.Class, sql strin
 }
 
 // Counters the server answered late as the window opened would cover only part of it: the
-// result says they were not available, and the run stands; answered in time, they are given.
+// result says they were not available, and the run stands; answered in time, or as slowly as the
+// idle server answered them at Start (a far server), they are given.
 func TestLateCountersNotGiven(t *testing.T) {
 	ctx := context.Background()
+	slow := CountersLateLimit + 100*time.Millisecond
 	for _, tc := range []struct {
-		name  string
-		delay time.Duration
-		late  bool
+		name        string
+		idle, delay time.Duration
+		late        bool
 	}{
-		{"in time", 0, false},
-		{"late", CountersLateLimit + 100*time.Millisecond, true},
+		{"in time", 0, 0, false},
+		{"late", 0, slow, true},
+		{"a far server, slow throughout", slow, slow, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			conn := &slowCounters{Conn: fakeconn.New(sqldb.Postgres)}
+			conn := &slowCounters{Conn: fakeconn.New(sqldb.Postgres), delay: tc.idle}
 			conn.Rows["SELECT current_setting('server_version_num')"] = [][]string{{"180000"}}
 			conn.Rows["SELECT COALESCE(SUM(n_dead_tup)"] = [][]string{{"5", "1"}}
 			conn.Rows["SELECT blks_read"] = [][]string{{"1", "2", "3", "4", "5", "6", "7", "8", "9"}}
