@@ -119,6 +119,7 @@ func (c *comparison) untilDecided(ctx context.Context, insts []Contender) error 
 			all := c.roundFor(picks, rule, n)
 			plan.Stopped = "budget"
 			c.logf("== budget: %s open after %d rounds; the %d rounds to the next look need about %s, %s left", strings.Join(all.names, ", "), n, all.toLook, c.need(all).Round(time.Second), left.Round(time.Second))
+			c.logToDecide(picks, rule, n)
 			return nil
 		}
 		r := c.roundFor(fit, rule, n)
@@ -223,13 +224,49 @@ func deferredPicks(picks, fit []report.Open) []string {
 		if slices.ContainsFunc(fit, func(f report.Open) bool { return f.Workload == p.Workload && f.Knob == p.Knob }) {
 			continue
 		}
-		name := p.Workload
-		if p.Knob != "" {
-			name += " with " + p.Knob + " flipped"
-		}
-		out = append(out, name)
+		out = append(out, openName(p))
 	}
 	return out
+}
+
+// openName is an open pick as the environment and the log name it: a workload, and "with KNOB
+// flipped" for a knob's effect.
+func openName(p report.Open) string {
+	if p.Knob != "" {
+		return p.Workload + " with " + p.Knob + " flipped"
+	}
+	return p.Workload
+}
+
+// logToDecide says, of each pick the budget left open, about how many rounds in all would decide
+// it at the spread its rounds showed (report.Open.ToDecide) and what they would take at this
+// comparison's pace, and the budget that would hold them all: what to ask for next time, rather
+// than a guess. The time is an upper bound, since an added round starts each engine once for all
+// its open steps.
+func (c *comparison) logToDecide(picks []report.Open, rule interval.Rule, n int) {
+	total, holds := time.Since(c.started), true
+	for _, p := range picks {
+		have := p.Rounds
+		if have <= 0 || have > n {
+			have = n
+		}
+		switch {
+		case p.ToDecide == 0: // not estimated (a knob's effect)
+			holds = false
+			continue
+		case p.ToDecide > interval.DecideLimit:
+			c.logf("   %s: not even %d rounds would decide it at the spread so far: the engines are nearer than this machine's noise resolves", openName(p), interval.DecideLimit)
+			holds = false
+			continue
+		}
+		more := max(0, p.ToDecide-have)
+		cost := time.Duration(more) * c.roundCost(c.roundFor([]report.Open{p}, rule, n).round)
+		total += cost
+		c.logf("   %s: about %d rounds in all would decide it at the spread so far, %d more: about %s at this run's pace", openName(p), p.ToDecide, more, cost.Round(time.Second))
+	}
+	if holds {
+		c.logf("   --budget %s would hold them all", total.Truncate(time.Minute)+time.Minute)
+	}
 }
 
 // fewerToLook is the smaller of toLook (0: none yet) and the rounds a pick whose interval uses

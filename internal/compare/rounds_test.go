@@ -284,3 +284,28 @@ func TestFittingPicksNearestFirst(t *testing.T) {
 		t.Errorf("every pick ran, yet deferred %v", got)
 	}
 }
+
+// When the budget stops the rounds, the log says what would decide each open pick: the rounds in
+// all, their time at the run's pace (each engine's last round outside its steps and its step),
+// and the budget that would hold them; a pick no practical number decides is said so, and then
+// no budget is named.
+func TestLogToDecide(t *testing.T) {
+	var log strings.Builder
+	c := &comparison{opts: &Options{Log: &log}, started: time.Now().Add(-10 * time.Minute), stepOf: map[string]string{"insert": "k-insert", "select": "k-select"},
+		costs: costs{overhead: map[string]time.Duration{"postgres": 10 * time.Second, "mariadb": 10 * time.Second},
+			step: map[string]time.Duration{"postgres|k-insert": 5 * time.Second, "mariadb|k-insert": 5 * time.Second, "postgres|k-select": 5 * time.Second, "mariadb|k-select": 5 * time.Second}}}
+	insert := report.Open{Workload: "insert", Engines: []string{"mariadb", "postgres"}, Rounds: 18, ToDecide: 41}
+	c.logToDecide([]report.Open{insert}, interval.Sequential(5), 18)
+	// 23 rounds more, each 15 s on each of the two engines: 690 s after the 10 minutes spent.
+	for _, want := range []string{"insert: about 41 rounds in all would decide it at the spread so far, 23 more: about 11m30s at this run's pace", "--budget 22m0s would hold them all"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, log.String())
+		}
+	}
+	log.Reset()
+	far := report.Open{Workload: "select", Engines: []string{"mariadb", "postgres"}, Rounds: 18, ToDecide: interval.DecideLimit + 1}
+	c.logToDecide([]report.Open{insert, far}, interval.Sequential(5), 18)
+	if got := log.String(); !strings.Contains(got, "select: not even 200 rounds would decide it") || strings.Contains(got, "--budget") {
+		t.Errorf("a pick no practical number decides: log\n%s", got)
+	}
+}

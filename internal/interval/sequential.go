@@ -95,3 +95,44 @@ func (r Ratio) LevelText() string {
 
 // trimPct gives a percentage with the decimals it needs, at most two: 95, 97.5, 99.38.
 func trimPct(p float64) string { return strconv.FormatFloat(math.Round(p*100)/100, 'f', -1, 64) }
+
+// DecideLimit is the most rounds RoundsToDecide looks ahead to: beyond it a decision is not a
+// matter of a larger budget on the machine that measured the rounds.
+const DecideLimit = 200
+
+// RoundsToDecide estimates how many rounds in all would decide x, an open interval drawn under
+// r, if the rounds to come spread as those behind x did and the ratio holds: the first of the
+// rule's looks (for a fixed rule, the first count of rounds) whose interval at its own level is
+// narrow enough to exclude 1 or to lie within ±Margin. The spread is read back from x's width,
+// so the estimate needs nothing but the interval the report already shows. ok is false when no
+// count up to DecideLimit would do: the engines are nearer than the machine's noise resolves in
+// practice. It is an estimate, not a promise: the next rounds' ratio moves, and so does the
+// answer.
+func (r Rule) RoundsToDecide(x Ratio) (rounds int, ok bool) {
+	n := x.Rounds
+	if n < 2 || x.Lo <= 0 || x.Hi <= x.Lo {
+		return 0, false
+	}
+	xLevel := x.Level
+	if xLevel == 0 {
+		xLevel = Confidence
+	}
+	centre, half := math.Log(x.Lo*x.Hi)/2, math.Log(x.Hi/x.Lo)/2
+	spread := half * math.Sqrt(float64(n)) / quantile(float64(n-1), xLevel)
+	need := max(math.Abs(centre), math.Log(1+Margin)-math.Abs(centre))
+	next := func(at int) int { return at + 1 }
+	if r.IsSequential() {
+		next = r.NextLook
+	}
+	for at := next(n); at <= DecideLimit; at = next(at) {
+		level := Confidence
+		if r.IsSequential() {
+			k, _ := r.lookAt(at)
+			level = 1 - Alpha(k)
+		}
+		if quantile(float64(at-1), level)*spread/math.Sqrt(float64(at)) <= need {
+			return at, true
+		}
+	}
+	return 0, false
+}

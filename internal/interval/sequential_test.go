@@ -187,3 +187,71 @@ func median(xs []int) int {
 	s := slices.Sorted(slices.Values(xs))
 	return s[len(s)/2]
 }
+
+// roundsWith gives n rounds of a against b = 1000 whose log ratios have exactly the given mean
+// and sample standard deviation: the spread RoundsToDecide assumes the rounds to come keep.
+func roundsWith(n int, mean, sd float64) (a, b []float64) {
+	z := make([]float64, n)
+	for i := range z {
+		z[i] = float64(i) - float64(n-1)/2
+	}
+	_, v := meanVar(z)
+	for i := range z {
+		a = append(a, 1000*math.Exp(mean+sd*z[i]/math.Sqrt(v)))
+		b = append(b, 1000)
+	}
+	return a, b
+}
+
+// RoundsToDecide is checked against the rule itself: rounds with the same mean and spread,
+// as many as it says, decide; as many as the look before, do not.
+func TestRoundsToDecide(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		rule        Rule
+		ratio, sd   float64
+		want        int
+		wantOK      bool
+		decidedFrom int // rounds of the open interval the estimate starts from
+	}{
+		{"a lead, sequential", Sequential(5), 1.08, 0.09, 18, true, 5},
+		{"a lead, sequential, from a later look", Sequential(5), 1.08, 0.09, 18, true, 12},
+		{"equal engines, fixed", Fixed, 1.00, 0.05, 7, true, 5},
+		{"a lead, fixed", Fixed, 1.12, 0.10, 6, true, 5},
+		{"halfway to the margin, sequential", Sequential(5), 1.025, 0.09, 0, false, 5},
+		{"halfway to the margin, fixed", Fixed, 1.025, 0.09, 54, true, 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			at := func(n int) (Ratio, bool) {
+				a, b := roundsWith(n, math.Log(c.ratio), c.sd)
+				r, _ := c.rule.Of(a, b, true)
+				_, decided := claim(r)
+				return r, decided
+			}
+			open, decided := at(c.decidedFrom)
+			if decided {
+				t.Fatalf("the starting interval %s is decided already", open)
+			}
+			got, ok := c.rule.RoundsToDecide(open)
+			if got != c.want || ok != c.wantOK {
+				t.Fatalf("RoundsToDecide(%s) = %d, %v; want %d, %v", open, got, ok, c.want, c.wantOK)
+			}
+			if !ok {
+				return
+			}
+			if r, decided := at(got); !decided {
+				t.Errorf("%d rounds give %s, still open", got, r)
+			}
+			before := got - 1
+			if c.rule.IsSequential() {
+				_, before = c.rule.lookAt(got - 1)
+			}
+			if r, decided := at(before); before > c.decidedFrom && decided {
+				t.Errorf("%d rounds decide already (%s): the estimate is late", before, r)
+			}
+		})
+	}
+	if _, ok := Sequential(5).RoundsToDecide(Ratio{Estimate: 1.1, Lo: 0.9, Hi: 1.3, Rounds: 1}); ok {
+		t.Error("one round measures no spread, yet an estimate was given")
+	}
+}

@@ -299,7 +299,7 @@ func (m *model) decisionSection() *document.Section {
 		t.Rows = append(t.Rows, []document.Cell{{Text: uc, Head: true}, {Text: pick, Best: d.Winner != nil}, {Text: d.Why}})
 	}
 	if anyOLTP {
-		t.Foot = append(t.Foot, "Best pick is the highest throughput at the thread count every engine ran (ranked by the geometric mean over the rounds, the estimator of the ratio, so the engine named leads by a ratio of at least 1; the tables show medians), with the ratio of its throughput to the runner-up's and that ratio's interval from the repeats (Student's t on the logs of each round's ratio). A tie is an interval within ±5% (shown equal, for any practical purpose); an interval that includes 1 but reaches further is undecided (neither faster nor equal is shown: more rounds would decide); a single run measures no noise, so its lead stays unconfirmed. Incomplete runs are never picked.")
+		t.Foot = append(t.Foot, "Best pick is the highest throughput at the thread count every engine ran (ranked by the geometric mean over the rounds, the estimator of the ratio, so the engine named leads by a ratio of at least 1; the tables show medians), with the ratio of its throughput to the runner-up's and that ratio's interval from the repeats (Student's t on the logs of each round's ratio). A tie is an interval within ±5% (shown equal, for any practical purpose); an interval that includes 1 but reaches further is undecided (neither faster nor equal is shown: more rounds would decide, and the row says about how many in all would, at the spread its rounds showed and if the ratio holds); a single run measures no noise, so its lead stays unconfirmed. Incomplete runs are never picked.")
 	}
 	if r := m.roundsText(); r != "" {
 		t.Foot = append(t.Foot, r)

@@ -56,6 +56,8 @@ type decision struct {
 	Open         []*variant
 	OpenRounds   int
 	OpenNearness float64
+	// OpenDecide is the most rounds in all that any of them needs to be decided (toDecide).
+	OpenDecide int
 }
 
 // outcome is what the repeats allow to be said of the best candidate against another.
@@ -108,6 +110,8 @@ type ranking struct {
 	opens            []*group       // every such group
 	openVs           interval.Ratio // best over open
 	openNear         float64        // the least near of the open groups' intervals (Ratio.Nearness)
+	openMore         string         // what more rounds would take to decide openVs (moreRounds)
+	openDecide       int            // the most rounds in all an open group needs (toDecide)
 	vs               interval.Ratio // best over the runner-up, or over the last tied group
 	suffix           string         // names the excluded groups
 }
@@ -150,9 +154,10 @@ func rank(rule interval.Rule, cands []*group) ranking {
 			rk.lone = true
 		case undecided:
 			if rk.open == nil {
-				rk.open, rk.openVs, rk.openNear = g, r, r.Nearness()
+				rk.open, rk.openVs, rk.openNear, rk.openMore = g, r, r.Nearness(), moreRounds(rule, r)
 			}
 			rk.openNear = min(rk.openNear, r.Nearness())
+			rk.openDecide = max(rk.openDecide, toDecide(rule, r))
 			rk.opens = append(rk.opens, g)
 		case tied:
 			rk.tied = append(rk.tied, g)
@@ -164,6 +169,26 @@ func rank(rule interval.Rule, cands []*group) ranking {
 		}
 	}
 	return rk
+}
+
+// moreRounds says what would decide an open ratio r: about how many rounds in all, at the spread
+// its rounds showed and if it holds (interval.Rule.RoundsToDecide), so that a user who wants
+// the answer knows what to ask for, or that no practical number would do.
+func moreRounds(rule interval.Rule, r interval.Ratio) string {
+	n := toDecide(rule, r)
+	if n > interval.DecideLimit {
+		return fmt.Sprintf("at the spread of these rounds not even %d would decide: the two are nearer than this machine's noise resolves in practice", interval.DecideLimit)
+	}
+	return fmt.Sprintf("at the spread of these rounds about %d in all would decide, if the ratio holds", n)
+}
+
+// toDecide is rule.RoundsToDecide(r) as Open.ToDecide counts it: beyond the limit when no
+// practical number of rounds would decide r.
+func toDecide(rule interval.Rule, r interval.Ratio) int {
+	if n, ok := rule.RoundsToDecide(r); ok {
+		return n
+	}
+	return interval.DecideLimit + 1
 }
 
 // tiePick names a tie and records the tied variants on d.
@@ -190,8 +215,8 @@ func verdict(d *decision, rk ranking, lead string, other func(*group) string, de
 			lead, other(second)) + rk.suffix
 	case rk.open != nil:
 		d.Pick, d.Lead = "undecided: "+best.V.Name+" leads", best.V
-		d.Why = fmt.Sprintf("%s vs %s: ratio %s (%s, %s) includes 1 and reaches beyond ±%s: neither faster nor equal is shown; more rounds would decide",
-			lead, other(rk.open), rk.openVs, rk.openVs.LevelText(), rk.openVs.Basis(), fmtPct(equivalenceMargin)) + rk.suffix
+		d.Why = fmt.Sprintf("%s vs %s: ratio %s (%s, %s) includes 1 and reaches beyond ±%s: neither faster nor equal is shown; %s",
+			lead, other(rk.open), rk.openVs, rk.openVs.LevelText(), rk.openVs.Basis(), fmtPct(equivalenceMargin), rk.openMore) + rk.suffix
 	case len(rk.tied) > 1:
 		tiePick(d, rk.tied)
 		others := make([]string, 0, len(rk.tied)-1)
@@ -419,8 +444,8 @@ func upgrade(rule interval.Rule, workload string, threads int, older, newer *gro
 		d.Why = fmt.Sprintf("%s: ratio %s lies within ±%s (%s, %s)", figures, r, fmtPct(equivalenceMargin), r.LevelText(), r.Basis())
 	case !r.Excludes(1):
 		d.Pick = "undecided: " + moved + " TPS"
-		d.Why = fmt.Sprintf("%s: ratio %s (%s, %s) includes 1 and reaches beyond ±%s; more rounds would decide", figures, r,
-			r.LevelText(), r.Basis(), fmtPct(equivalenceMargin))
+		d.Why = fmt.Sprintf("%s: ratio %s (%s, %s) includes 1 and reaches beyond ±%s; %s", figures, r,
+			r.LevelText(), r.Basis(), fmtPct(equivalenceMargin), moreRounds(rule, r))
 	default:
 		d.Pick = fmt.Sprintf("%s TPS (%s), %s, %s", moved, word, r, r.Basis())
 		d.Why = figures
@@ -449,6 +474,10 @@ type Open struct {
 	// decided interval; 0 for a knob's effect): compare gives its last rounds to the nearest
 	// picks when the budget cannot hold every open pick's.
 	Nearness float64
+	// ToDecide is about how many rounds in all would decide the pick at the spread its rounds
+	// showed (interval.Rule.RoundsToDecide), more than interval.DecideLimit when no practical
+	// number would, 0 where not estimated (a knob's effect).
+	ToDecide int
 }
 
 // OpenPicks lists the fixed-thread picks of in that more rounds could decide, and the --explain
@@ -475,13 +504,13 @@ func OpenPicks(in *Input) []Open {
 			x, _ := paired(rk.ranked[0], g)
 			rounds = fewestRounds(rounds, len(x))
 		}
-		out = addOpen(out, Open{Workload: w, Threads: m.Headline[w], Rounds: rounds, Nearness: rk.openNear}, vs)
+		out = addOpen(out, Open{Workload: w, Threads: m.Headline[w], Rounds: rounds, Nearness: rk.openNear, ToDecide: rk.openDecide}, vs)
 	}
 	// A workload's disk writes per transaction is a pick of its own: its open engines run the
 	// workload's step again as well.
 	for _, d := range m.resourceDecisions() {
 		if len(d.Open) > 0 && slices.Contains(m.Workloads, d.Workload) {
-			out = addOpen(out, Open{Workload: d.Workload, Threads: m.Headline[d.Workload], Rounds: d.OpenRounds, Nearness: d.OpenNearness}, d.Open)
+			out = addOpen(out, Open{Workload: d.Workload, Threads: m.Headline[d.Workload], Rounds: d.OpenRounds, Nearness: d.OpenNearness, ToDecide: d.OpenDecide}, d.Open)
 		}
 	}
 	return append(out, m.openKnobs()...)
@@ -497,6 +526,7 @@ func addOpen(out []Open, o Open, vs []*variant) []Open {
 	if o.Nearness < out[i].Nearness { // one step decides both picks only when the less near does
 		out[i].Nearness = o.Nearness
 	}
+	out[i].ToDecide = max(out[i].ToDecide, o.ToDecide)
 	for _, v := range vs {
 		if v.Label == "" && !slices.Contains(out[i].Engines, v.Engine) {
 			out[i].Engines = append(out[i].Engines, v.Engine)

@@ -141,9 +141,10 @@ func (m *model) lowest(useCase string, vals map[*variant]float64, rounds map[*va
 			if near := r.Nearness(); open == nil || near < d.OpenNearness {
 				d.OpenNearness = near
 			}
+			d.OpenDecide = max(d.OpenDecide, toDecide(m.rule, r))
 			if open == nil {
 				open = v
-				d.Why += fmt.Sprintf("; %s over %s: %s (%s, %s)", v.Name, vs[0].Name, r, r.LevelText(), r.Basis())
+				d.Why += fmt.Sprintf("; %s over %s: %s (%s, %s); %s", v.Name, vs[0].Name, r, r.LevelText(), r.Basis(), moreRounds(m.rule, r))
 			}
 		}
 	}

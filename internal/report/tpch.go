@@ -615,8 +615,8 @@ func decideTPCH(rule interval.Rule, s *tpchSet) decision {
 			figText(best), other(second), second.V.Name) + fastest + suffix
 	case open != nil:
 		d.Pick, d.Lead = "undecided: "+best.V.Name+" leads", best.V
-		d.Why = fmt.Sprintf("%s vs %s (%s): speed ratio %s (%s, %s) includes 1 and reaches beyond ±%s; more rounds would decide",
-			figText(best), other(open), open.V.Name, openVs, openVs.LevelText(), openVs.Basis(), fmtPct(equivalenceMargin)) + fastest + suffix
+		d.Why = fmt.Sprintf("%s vs %s (%s): speed ratio %s (%s, %s) includes 1 and reaches beyond ±%s; %s",
+			figText(best), other(open), open.V.Name, openVs, openVs.LevelText(), openVs.Basis(), fmtPct(equivalenceMargin), moreRounds(rule, openVs)) + fastest + suffix
 	case len(tiedGroups) > 1:
 		names := make([]string, len(tiedGroups))
 		others := make([]string, 0, len(tiedGroups)-1)
