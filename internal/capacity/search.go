@@ -64,13 +64,14 @@ func (p Plan) Next(done []Probe) (next Probe, finished bool) {
 		return Probe{Rate: p.Start, Phase: Climb}, false
 	}
 	lo, hi, ok := bracket(done)
-	if f := lowestFailure(done); f != nil && !decided(done, f.Rate) {
+	if f := lowestFailure(done); f != nil && f.Phase != Confirm && !decided(done, f.Rate) {
 		// One failed window is not yet a failed rate. A stall of the machine fails a window at
 		// any rate (here every 8 s window held one of 13-72 ms, enough for a 5 ms p99), as does a
 		// client held back for a moment by the hypervisor; an overloaded server fails every
 		// window. So a failure is measured again before it bounds the search, and where the two
 		// windows disagree a third decides. Stalls only ever fail windows, so only failures are
-		// measured again.
+		// measured again. A bracket's bottom refuted by its confirmation rounds is decided by
+		// them (confirmation).
 		return Probe{Rate: f.Rate, Phase: f.Phase}, false
 	}
 	switch {
@@ -106,12 +107,8 @@ func (p Plan) nextConfirmation(done []Probe) (Probe, bool) {
 	if !ok {
 		return Probe{}, true
 	}
-	n := 0
-	for _, pr := range done {
-		if pr.Phase == Confirm {
-			n++
-		}
-	}
+	current, _ := confirmation(done)
+	n := len(current)
 	if n >= 2*p.Rounds {
 		return Probe{}, true
 	}
@@ -144,8 +141,55 @@ func measured(done []Probe, rate float64) bool {
 	return slices.ContainsFunc(done, func(pr Probe) bool { return pr.Rate == rate })
 }
 
+// confirming says whether the bracket the climb and bisection found is being confirmed.
 func confirming(done []Probe) bool {
-	return slices.ContainsFunc(done, func(pr Probe) bool { return pr.Phase == Confirm })
+	current, _ := confirmation(done)
+	return len(current) > 0
+}
+
+// confirmation splits the confirmation probes of done: current are those of the bracket now being
+// confirmed, and refuted the indices of the windows that refuted an earlier bracket's bottom.
+//
+// A bracket's bottom passed in the climb or the bisection on one window. Where latency sits near
+// the objective at every rate around it (a read-write transaction whose own p99 is about the
+// limit), one rate's windows pass and fail by turns, and that one pass was luck: PostgreSQL's
+// read-write at p99 ≤ 5 ms here was bracketed at 575/s, whose confirmation failed in 3 of 3
+// rounds, and runs at 410/s then missed. So a bottom that fails in two confirmation rounds, and
+// in more than it passes, is refuted: it counts as the rate that failed (its last failed window),
+// the confirmation starts over, and the search bisects below it. One failed round is a stall's
+// as readily as the server's, and leaves the bracket standing, as a failure in the climb does.
+func confirmation(done []Probe) (current []Probe, refuted []int) {
+	for i, pr := range done {
+		if pr.Phase != Confirm {
+			current = nil
+			continue
+		}
+		current = append(current, pr)
+		if bottomRefuted(current) {
+			refuted, current = append(refuted, i), nil
+		}
+	}
+	return current, refuted
+}
+
+// bottomRefuted says whether one bracket's confirmation probes have refuted its bottom: failed
+// there in at least two rounds and in more rounds than it passed.
+func bottomRefuted(probes []Probe) bool {
+	bottom := math.Inf(1)
+	for _, pr := range probes {
+		bottom = min(bottom, pr.Rate)
+	}
+	passes, fails := 0, 0
+	for _, pr := range probes {
+		switch {
+		case pr.Rate != bottom:
+		case pr.Verdict.Pass:
+			passes++
+		default:
+			fails++
+		}
+	}
+	return fails >= 2 && fails > passes
 }
 
 // bracket is the highest rate that passed below the lowest that failed (ok), or, where none
@@ -169,7 +213,8 @@ func bracket(done []Probe) (lo, hi float64, ok bool) {
 
 // latest are the climb's and bisection's probes, each rate's last measurement only: a rate
 // measured again after a failure counts as its last window says, which is its windows' majority
-// (decided).
+// (decided); a bracket's bottom that its confirmation refuted counts as the failed window that
+// refuted it, unless the search measured it again since.
 func latest(done []Probe) []Probe {
 	last := map[float64]int{}
 	for i, pr := range done {
@@ -177,9 +222,15 @@ func latest(done []Probe) []Probe {
 			last[pr.Rate] = i
 		}
 	}
+	_, refuted := confirmation(done)
+	for _, i := range refuted {
+		if j, ok := last[done[i].Rate]; !ok || i > j {
+			last[done[i].Rate] = i
+		}
+	}
 	var out []Probe
 	for i, pr := range done {
-		if pr.Phase != Confirm && last[pr.Rate] == i {
+		if j, ok := last[pr.Rate]; ok && j == i {
 			out = append(out, pr)
 		}
 	}
@@ -212,12 +263,16 @@ type Estimate struct {
 	// Contradicted counts the confirmation rounds in which the bracket's bottom failed: the
 	// rate's own windows then vary more than the resolution, and the capacity is that uncertain.
 	Contradicted int
+	// Refuted counts the brackets whose confirmation refuted their bottom (confirmation), each
+	// sending the search below it.
+	Refuted int
 }
 
 // Estimate reads the capacity from the probes of a finished or interrupted search.
 func (Plan) Estimate(done []Probe) Estimate {
 	lo, hi, ok := bracket(done)
-	e := Estimate{Capacity: lo, Low: lo, High: lo}
+	current, refuted := confirmation(done)
+	e := Estimate{Capacity: lo, Low: lo, High: lo, Refuted: len(refuted)}
 	if lowest := lowestFailure(done); lowest != nil {
 		e.GaveWay, e.Advice = lowest.Verdict.GaveWay, lowest.Verdict.Advice
 	}
@@ -234,10 +289,10 @@ func (Plan) Estimate(done []Probe) Estimate {
 	}
 	e.Reached, e.High = Bisect, hi
 	e.Capacity = math.Sqrt(lo * hi)
-	if confirming(done) {
+	if len(current) > 0 {
 		e.Reached = Confirm
-		e.PerRound = roundEstimates(done)
-		e.Contradicted = contradicted(done, lo)
+		e.PerRound = roundEstimates(current)
+		e.Contradicted = contradicted(current, lo)
 		e.Capacity, e.Low, e.High = withBracket(e.PerRound, hi-lo)
 	}
 	return e

@@ -135,6 +135,9 @@ func capacityText(c *result.Capacity) string {
 	if c.Contradicted > 0 {
 		text += fmt.Sprintf(" (its lower rate failed in %d of %d rounds: one rate's windows vary more than the resolution)", c.Contradicted, c.Rounds)
 	}
+	if note := c.RefutedNote(); note != "" {
+		text += " (" + note + ")"
+	}
 	return text
 }
 

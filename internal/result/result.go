@@ -415,6 +415,22 @@ type Capacity struct {
 	// Contradicted counts the confirmation rounds whose lower rate failed: where it is above
 	// zero, one rate's windows vary more than the resolution.
 	Contradicted int `json:"contradicted,omitempty"`
+	// Refuted counts the brackets whose bottom failed in most of their confirmation rounds (at
+	// least two): each sent the search below it, and the capacity is that of the bracket
+	// confirmed after.
+	Refuted int `json:"refuted,omitempty"`
+}
+
+// RefutedNote says, for a reader, that the search's confirmation refuted brackets and went below
+// them; "" when none was.
+func (c *Capacity) RefutedNote() string {
+	switch c.Refuted {
+	case 0:
+		return ""
+	case 1:
+		return "a bracket's lower rate failed in most of its confirmation rounds and the search went below it"
+	}
+	return fmt.Sprintf("%d brackets' lower rates failed in most of their confirmation rounds and the search went below each", c.Refuted)
 }
 
 // CapacityStep is one rate measured by a capacity search.
