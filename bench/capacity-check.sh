@@ -5,7 +5,8 @@
 # objective should hold, above it not. Every search and run starts on a quiet machine (load under
 # 1.5) and prints its load and steal beside its figures, and a search the range of the machine's
 # memory speed over its windows (steps[].memory_ns: other tenants move it and steal does not show
-# it).
+# it), the brackets its confirmation refuted, and its floor: the objective's percentile at the
+# lowest rate as a share of the limit (near it, the capacity moves with the machine's speed).
 #
 # Usage: bench/capacity-check.sh [ENGINE [WORKLOAD [SLO]]]
 #        (default: postgres oltp_point_select 'p99<=5ms'; ENGINE as `fairbench serve --engine`)
@@ -57,7 +58,7 @@ for s in 1 2; do
     exit 1
   fi
   jq -r --arg s "$s" --arg at "$began" --arg load "$load" --arg steal "$(steal_pct "$t0" "$(stat_ticks)")" '.capacity |
-    "search \($s) at \($at) UTC (load \($load), steal \($steal)%): \(.per_s | floor)/s [\(.low_per_s | floor), \(.high_per_s | floor)], reached \(.reached)\(if .at_least then " (a lower bound)" else "" end), \(.steps | length) rates in \(.spent_s | floor) s\(if (.contradicted // 0) > 0 then ", lower rate failed in \(.contradicted) of \(.rounds) rounds" else "" end)\([.steps[].memory_ns // empty | select(. > 0)] | if length > 0 then ", memory \(min | floor)-\(max | floor) ns" else "" end)"' "$tmp/cap-$s.json"
+    "search \($s) at \($at) UTC (load \($load), steal \($steal)%): \(.per_s | floor)/s [\(.low_per_s | floor), \(.high_per_s | floor)], reached \(.reached)\(if .at_least then " (a lower bound)" else "" end), \(.steps | length) rates in \(.spent_s | floor) s\(if (.contradicted // 0) > 0 then ", lower rate failed in \(.contradicted) of \(.rounds) rounds" else "" end)\(if (.refuted // 0) > 0 then ", \(.refuted) bracket(s) refuted" else "" end)\(if (.floor // 0) > 0 then ", floor \(.floor * 100 | floor)% of the limit" else "" end)\([.steps[].memory_ns // empty | select(. > 0)] | if length > 0 then ", memory \(min | floor)-\(max | floor) ns" else "" end)"' "$tmp/cap-$s.json"
   if [ "$(jq -r '(.capacity.at_least // false) or .capacity.reached == "no rate"' "$tmp/cap-$s.json")" = true ]; then
     echo "search $s found no knee to check: nothing to run at 0.9× and 1.15×" >&2
     exit 1

@@ -149,7 +149,7 @@ func (s Settings) record(probes []Probe, windows []Window, results []*result.Res
 		Connections: s.Connections, WindowS: s.Window.Seconds(), WarmupS: s.Warmup.Seconds(), Resolution: plan.Resolution,
 		Rounds: plan.Rounds, BudgetS: s.Budget.Seconds(), SpentS: spent.Seconds(),
 		PerS: e.Capacity, LowPerS: e.Low, HighPerS: e.High, Reached: e.Reached, AtLeast: e.AtLeast,
-		GaveWay: e.GaveWay, Advice: e.Advice, Stopped: stopped, Contradicted: e.Contradicted, Refuted: e.Refuted}
+		GaveWay: e.GaveWay, Advice: e.Advice, Stopped: stopped, Contradicted: e.Contradicted, Refuted: e.Refuted, Floor: e.Floor}
 	for i, p := range probes {
 		c.Steps = append(c.Steps, step(p, windows[i], results[i]))
 	}
@@ -282,6 +282,9 @@ func Line(c *result.Capacity) string {
 		s += fmt.Sprintf("; the lower rate failed in %d of %d rounds: one rate's windows vary more than the resolution", c.Contradicted, c.Rounds)
 	}
 	if note := c.RefutedNote(); note != "" {
+		s += "; " + note
+	}
+	if note := c.FloorNote(); note != "" {
 		s += "; " + note
 	}
 	if c.Stopped != "" {

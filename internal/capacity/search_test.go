@@ -346,10 +346,10 @@ func TestRoundsFailingAtTheBottom(t *testing.T) {
 	}
 }
 
-// floor is a server whose latency sits near the objective at every rate (a transaction whose own
+// nearLimit is a server whose latency sits near the objective at every rate (a transaction whose own
 // p99 is about the limit): each window's p99 is the limit times exp((rate − mid)/mid + noise), so
 // windows at mid pass half the time, at 0.9 × mid two thirds, and at 1.1 × mid a third.
-func floor(mid, noise float64) server {
+func nearLimit(mid, noise float64) server {
 	return func(rate float64, rng *rand.Rand) Window {
 		w := Window{Offered: rate, Completed: rate, Busy: 0.3, Connections: 64}
 		w.Latency = time.Duration(float64(slo10ms.Limit) * math.Exp((rate-mid)/mid+noise*rng.NormFloat64()))
@@ -368,7 +368,7 @@ func TestSearchOnALatencyFloor(t *testing.T) {
 	high, refuted := 0, 0
 	var caps []float64
 	for seed := range uint64(searches) {
-		_, e := run(t, Plan{Rounds: 3}, floor(mid, 0.25), seed)
+		_, e := run(t, Plan{Rounds: 3}, nearLimit(mid, 0.25), seed)
 		caps = append(caps, e.Capacity)
 		if e.Capacity > 1.1*mid {
 			high++
@@ -394,5 +394,29 @@ func TestRefutedSaid(t *testing.T) {
 	c.Refuted = 0
 	if got := Line(c); strings.Contains(got, "refuted") || strings.Contains(got, "went below") {
 		t.Errorf("line %q speaks of refutation where there was none", got)
+	}
+}
+
+// The floor is the objective's percentile at the lowest rate, over its limit: far below it for a
+// queue whose knee is far above the start; near it for a workload whose own latency nearly
+// unloaded is most of the objective, which the line then says is soft.
+func TestFloor(t *testing.T) {
+	_, e := run(t, Plan{}, queue(5000, 0), 1)
+	if want := math.Log(100) / (5000 - 10) / 0.010; math.Abs(e.Floor-want) > 1e-6 {
+		t.Errorf("queue: floor %.4f, want %.4f (p99 at the start rate over 10 ms)", e.Floor, want)
+	}
+	slow := func(rate float64, rng *rand.Rand) Window {
+		w := queue(5000, 0)(rate, rng)
+		w.Latency += 6100 * time.Microsecond // a transaction that takes 7 ms unloaded
+		return w
+	}
+	_, e = run(t, Plan{Rounds: 3}, slow, 1)
+	c := &result.Capacity{SLO: "p99<=10ms", Reached: e.Reached, PerS: e.Capacity, LowPerS: e.Low, HighPerS: e.High, Floor: e.Floor}
+	if line := Line(c); e.Floor < 0.70 || e.Floor > 0.71 || !strings.Contains(line, "already 70% of its limit") || !strings.Contains(line, "3.4× as much") {
+		t.Errorf("a workload 7 ms unloaded against 10 ms: floor %.3f, line %q", e.Floor, line)
+	}
+	c.Floor = 0.3
+	if line := Line(c); strings.Contains(line, "already") {
+		t.Errorf("floor 0.3 called soft: %q", line)
 	}
 }

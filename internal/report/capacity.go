@@ -138,6 +138,9 @@ func capacityText(c *result.Capacity) string {
 	if note := c.RefutedNote(); note != "" {
 		text += " (" + note + ")"
 	}
+	if note := c.FloorNote(); note != "" {
+		text += " (" + note + ")"
+	}
 	return text
 }
 

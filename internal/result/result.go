@@ -419,6 +419,9 @@ type Capacity struct {
 	// least two): each sent the search below it, and the capacity is that of the bracket
 	// confirmed after.
 	Refuted int `json:"refuted,omitempty"`
+	// Floor is the objective's percentile at the lowest rate measured, over the limit: how near
+	// the workload's own latency, nearly unloaded, is to the objective (0.5: half of it).
+	Floor float64 `json:"floor,omitempty"`
 }
 
 // RefutedNote says, for a reader, that the search's confirmation refuted brackets and went below
@@ -431,6 +434,20 @@ func (c *Capacity) RefutedNote() string {
 		return "a bracket's lower rate failed in most of its confirmation rounds and the search went below it"
 	}
 	return fmt.Sprintf("%d brackets' lower rates failed in most of their confirmation rounds and the search went below each", c.Refuted)
+}
+
+// SoftFloor is the Floor from which a capacity is said to be soft: the objective within twice
+// the latency the workload has nearly unloaded.
+const SoftFloor = 0.5
+
+// FloorNote says, for a reader, that the objective lies within twice the latency the workload
+// has nearly unloaded, where a capacity moves with the machine's speed more than with load; ""
+// otherwise.
+func (c *Capacity) FloorNote() string {
+	if c.Floor < SoftFloor || c.Floor >= 1 || c.Reached == "no rate" {
+		return ""
+	}
+	return fmt.Sprintf("at the lowest rate the objective's percentile was already %.0f%% of its limit: the capacity moves with the machine's speed more than with load (for a queue, %.1f× as much as the speed), and searches at other times may disagree by more than their intervals", 100*c.Floor, 1/(1-c.Floor))
 }
 
 // CapacityStep is one rate measured by a capacity search.
