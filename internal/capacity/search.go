@@ -266,35 +266,36 @@ type Estimate struct {
 	// Refuted counts the brackets whose confirmation refuted their bottom (confirmation), each
 	// sending the search below it.
 	Refuted int
-	// Floor is the objective's percentile at the lowest rate measured, over its limit (floor).
+	// Floor is the objective's percentile at the start rate, over its limit (floor).
 	Floor float64
 }
 
-// floor is the objective's percentile at the lowest rate the search measured, as a share of the
-// limit (the least of that rate's windows): how near the workload's own latency, nearly unloaded,
-// is to the objective. Where it is near, the capacity is set by the machine's speed more than by
+// floor is the objective's percentile at the start rate, as a share of the limit (the least of
+// that rate's windows): how near the workload's own latency, nearly unloaded, is to the
+// objective. Where it is near, the capacity is set by the machine's speed more than by
 // load: for a queue whose percentile grows as 1/(μ − λ), a floor f moves the capacity by 1/(1 − f)
 // times any change in the server's speed μ (twice at f = 0.5, five times at 0.8), and a shared
-// host's speed moves by ±15% here. 0 where nothing was measured.
-func floor(done []Probe) float64 {
-	lowest, share := math.Inf(1), 0.0
+// host's speed moves by ±15% here. 0 where the start was not measured: a search from a hint
+// (a later round of compare) begins near the capacity, where the percentile is near the limit
+// whatever the workload.
+func floor(done []Probe, start float64) float64 {
+	share := math.Inf(1)
 	for _, pr := range done {
-		switch {
-		case pr.Phase == Confirm:
-		case pr.Rate < lowest:
-			lowest, share = pr.Rate, pr.Verdict.Ratios[0]
-		case pr.Rate == lowest:
+		if pr.Phase != Confirm && pr.Rate <= start {
 			share = min(share, pr.Verdict.Ratios[0])
 		}
+	}
+	if math.IsInf(share, 1) {
+		return 0
 	}
 	return share
 }
 
 // Estimate reads the capacity from the probes of a finished or interrupted search.
-func (Plan) Estimate(done []Probe) Estimate {
+func (p Plan) Estimate(done []Probe) Estimate {
 	lo, hi, ok := bracket(done)
 	current, refuted := confirmation(done)
-	e := Estimate{Capacity: lo, Low: lo, High: lo, Refuted: len(refuted), Floor: floor(done)}
+	e := Estimate{Capacity: lo, Low: lo, High: lo, Refuted: len(refuted), Floor: floor(done, p.withDefaults().Start)}
 	if lowest := lowestFailure(done); lowest != nil {
 		e.GaveWay, e.Advice = lowest.Verdict.GaveWay, lowest.Verdict.Advice
 	}

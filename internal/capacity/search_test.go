@@ -420,3 +420,12 @@ func TestFloor(t *testing.T) {
 		t.Errorf("floor 0.3 called soft: %q", line)
 	}
 }
+
+// A search from a hint (a later round of compare) starts near the capacity and never measures the
+// start rate, where the floor means something: it gives none rather than the knee's latency.
+func TestNoFloorFromAHint(t *testing.T) {
+	_, e := run(t, Plan{HintLow: 4400, HintHigh: 4600, Rounds: 1}, queue(5000, 0), 1)
+	if e.Floor != 0 || e.Reached != Confirm {
+		t.Errorf("floor %.2f, reached %s: want no floor from a search that began at its hint", e.Floor, e.Reached)
+	}
+}

@@ -419,8 +419,9 @@ type Capacity struct {
 	// least two): each sent the search below it, and the capacity is that of the bracket
 	// confirmed after.
 	Refuted int `json:"refuted,omitempty"`
-	// Floor is the objective's percentile at the lowest rate measured, over the limit: how near
-	// the workload's own latency, nearly unloaded, is to the objective (0.5: half of it).
+	// Floor is the objective's percentile at the search's start rate, over the limit: how near
+	// the workload's own latency, nearly unloaded, is to the objective (0.5: half of it); absent
+	// where the start was not measured (a search from an earlier round's bracket).
 	Floor float64 `json:"floor,omitempty"`
 }
 
