@@ -74,6 +74,7 @@ func decideCapacity(rule interval.Rule, workload string, cands []*group) decisio
 	if len(best.Samples) > 1 {
 		lead = fmt.Sprintf("%s/s (median of %d rounds)", fmtRate(best.TPS), len(best.Samples))
 	}
+	rk.suffix += softSuffix(rk.ranked)
 	if len(rk.ranked) == 1 {
 		d.Pick, d.Winner = best.V.Name, best.V
 		d.Why = "only engine with a capacity: " + lead + gaveWayText(best) + rk.suffix
@@ -85,6 +86,33 @@ func decideCapacity(rule interval.Rule, workload string, cands []*group) decisio
 			return strings.TrimPrefix(gaveWayText(best)+gaveWayText(second), "; ")
 		})
 	return d
+}
+
+// groupFloor is the floor of a group's searches (result.Capacity.Floor): the round that measured
+// the start rate has it, later rounds of compare begin at its bracket and have none.
+func groupFloor(g *group) float64 {
+	f := 0.0
+	for _, r := range g.Used {
+		f = max(f, r.Capacity.Floor)
+	}
+	return f
+}
+
+// softSuffix names, for a pick's why, the engines whose capacity is soft: the objective within
+// twice the latency they had at the start rate, where a capacity moves with the machine's speed
+// more than with load (docs/capacity.md).
+func softSuffix(gs []*group) string {
+	var parts []string
+	for _, g := range gs {
+		if f := groupFloor(g); f >= result.SoftFloor && f < 1 {
+			parts = append(parts, fmt.Sprintf("%s's %.0f%%", g.V.Name, 100*f))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; soft: the objective's percentile at the start rate was already " + joinAnd(parts) +
+		" of its limit, so these capacities move with the machine's speed more than with load"
 }
 
 // roundsWithoutKnee says which of a group's rounds found no capacity to rank: a lower bound
@@ -204,6 +232,10 @@ func (m *model) capacitySection() *document.Section {
 				capText = eachRoundsCapacity(g)
 			case len(g.Samples) > 1:
 				capText = fmt.Sprintf("%s/s median of %d rounds (%s to %s)", fmtRate(g.TPS), len(g.Samples), fmtRate(g.MinTPS), fmtRate(g.MaxTPS))
+				soft := *c
+				if soft.Floor = groupFloor(g); soft.FloorNote() != "" {
+					capText += " (" + soft.FloorNote() + ")"
+				}
 			}
 			t.Rows = append(t.Rows, []document.Cell{{Text: w, Head: true}, {Text: g.V.Name}, {Text: capText}, {Text: fmtInt(int64(len(g.Used)))},
 				{Text: fmtInt(int64(c.Connections))}, {Text: fmtInt(int64(len(c.Steps)))}, {Text: strings.TrimPrefix(gaveWayText(g), "; ")}})

@@ -59,3 +59,29 @@ func TestCapacityReport(t *testing.T) {
 		t.Error("the HTML page lacks the capacity chart")
 	}
 }
+
+// A capacity whose objective sits near the engine's own latency at the start rate is called soft
+// in its pick and in the capacity table, from the round that measured the start (later rounds
+// begin at its bracket and have no floor).
+func TestSoftCapacitySaid(t *testing.T) {
+	var runs []*result.Result
+	for i, c := range [][2]float64{{4100, 2900}, {4000, 2950}, {4200, 2850}} {
+		pg, maria := capacityRun("postgres", c[0]), capacityRun("mariadb", c[1])
+		if i == 0 {
+			pg.Capacity.Floor, maria.Capacity.Floor = 0.73, 0.2
+		}
+		runs = append(runs, pg, maria)
+	}
+	md, err := Markdown(&Input{Results: inRounds(runs...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decision := mdSection(string(md), "Quick decision")
+	if !strings.Contains(decision, "soft: the objective's percentile at the start rate was already postgres's 73% of its limit") || strings.Contains(decision, "mariadb's 20%") {
+		t.Errorf("the pick does not call postgres's capacity soft, or calls mariadb's so:\n%s", decision)
+	}
+	section := mdSection(string(md), "Capacity at the latency objective")
+	if strings.Count(section, "already 73% of its limit") != 1 {
+		t.Errorf("the capacity table should call postgres's capacity soft once:\n%s", section)
+	}
+}
