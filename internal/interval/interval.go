@@ -181,6 +181,9 @@ type Effect struct {
 	WrongSign bool // the interval excludes no change on the side the physics rules out
 	// None: the interval lies within ±Margin: no effect worth the name, as a tie is for a pick.
 	None bool
+	// ToDecide is, for an open effect, about how many rounds in all would decide it
+	// (Rule.RoundsToDecide); 0 where no count up to DecideLimit would.
+	ToDecide int
 }
 
 // Open says whether more rounds could decide the effect: it has an interval, which includes no
@@ -202,7 +205,11 @@ func (r Rule) EffectOf(flipped, base []float64, expect int) Effect {
 		e.None = true
 		return e
 	}
-	if !e.HasIv || !e.Ratio.Excludes(1) {
+	if !e.HasIv {
+		return e
+	}
+	if !e.Ratio.Excludes(1) {
+		e.ToDecide, _ = r.RoundsToDecide(e.Ratio)
 		return e
 	}
 	e.WrongSign = (expect > 0 && e.Ratio.Hi < 1) || (expect < 0 && e.Ratio.Lo > 1)
@@ -220,8 +227,10 @@ func (e Effect) String() string {
 		return fmt.Sprintf("%s [%s, %s] (none: within ±%.0f%%)", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1), 100*Margin)
 	case e.WrongSign:
 		return fmt.Sprintf("%s [%s, %s] (noise: the wrong sign for what this knob does)", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1))
+	case !e.Real && e.ToDecide > 0:
+		return fmt.Sprintf("%s [%s, %s] (within noise; about %d rounds in all would decide)", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1), e.ToDecide)
 	case !e.Real:
-		return fmt.Sprintf("%s [%s, %s] (within noise)", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1))
+		return fmt.Sprintf("%s [%s, %s] (within noise; not even %d rounds would decide)", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1), DecideLimit)
 	}
 	return fmt.Sprintf("%s [%s, %s]", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1))
 }

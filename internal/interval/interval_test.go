@@ -1,6 +1,7 @@
 package interval
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -155,8 +156,13 @@ func TestRuleEffect(t *testing.T) {
 	if e := Fixed.EffectOf(f, b, 0); !e.Real {
 		t.Errorf("fixed: %+v, want a gain", e)
 	}
-	if e := Sequential(3).EffectOf(f, b, 0); !e.Open() || e.Ratio.Look != 1 {
+	e := Sequential(3).EffectOf(f, b, 0)
+	if !e.Open() || e.Ratio.Look != 1 {
 		t.Errorf("sequential: %+v, want open at look 1", e)
+	}
+	// An open effect says what would decide it, as an open pick does.
+	if n, _ := Sequential(3).RoundsToDecide(e.Ratio); n == 0 || e.ToDecide != n || !strings.Contains(e.String(), fmt.Sprintf("(within noise; about %d rounds in all would decide)", n)) {
+		t.Errorf("open effect %q, ToDecide %d, want the rounds that would decide it (%d)", e.String(), e.ToDecide, n)
 	}
 }
 
