@@ -251,7 +251,7 @@ func (c *comparison) logToDecide(picks []report.Open, rule interval.Rule, n int)
 			have = n
 		}
 		switch {
-		case p.ToDecide == 0: // not estimated (a knob's effect)
+		case p.ToDecide == 0: // not known
 			holds = false
 			continue
 		case p.ToDecide > interval.DecideLimit:

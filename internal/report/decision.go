@@ -476,7 +476,7 @@ type Open struct {
 	Nearness float64
 	// ToDecide is about how many rounds in all would decide the pick at the spread its rounds
 	// showed (interval.Rule.RoundsToDecide), more than interval.DecideLimit when no practical
-	// number would, 0 where not estimated (a knob's effect).
+	// number would, 0 where not known.
 	ToDecide int
 }
 

@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -374,6 +375,9 @@ func TestRoundsUntilDecided(t *testing.T) {
 	if len(open) != 1 || open[0].Workload != rw || !slices.Equal(open[0].Engines, []string{"postgres", "mariadb"}) || open[0].Threads != 8 {
 		t.Errorf("open picks %+v, want rw on postgres and mariadb at 8 threads (mysql is decided slower, ro is a tie)", open)
 	}
+	if open[0].ToDecide <= 8 || !strings.Contains(rwPick.Why, "about "+strconv.Itoa(open[0].ToDecide)+" in all would decide") {
+		t.Errorf("open pick %+v, why %q: want the rounds that would decide it, said in the row", open[0], rwPick.Why)
+	}
 	if text := m.roundsText(); !strings.Contains(text, "looks after 5, 8, 12, 18") || !strings.Contains(text, "Budget 10m0s, spent 7m0s; stopped by the budget") {
 		t.Errorf("rounds text %q", text)
 	}
@@ -488,6 +492,10 @@ func TestKnobEffectsUnderTheRule(t *testing.T) {
 	}
 	if len(open) != 1 || open[0].Workload != ro || open[0].Knob != "synchronous-commit" || !slices.Equal(open[0].Engines, []string{"postgres"}) {
 		t.Errorf("open knob effects %+v, want read-only's on postgres", open)
+	}
+	// It says what would decide it, as an open pick does (compare's log names the budget).
+	if open[0].ToDecide <= 5 {
+		t.Errorf("open knob effect %+v: want the rounds that would decide it, more than the five it has", open[0])
 	}
 }
 

@@ -143,8 +143,12 @@ func (m *model) openKnobs() []Open {
 				flipped = append(flipped, r)
 			}
 		}
-		if m.knobEffect(base, flipped).Open() {
-			out = append(out, Open{Workload: k.workload, Threads: k.threads, Engines: []string{base.V.Engine}, Knob: k.knob})
+		if e := m.knobEffect(base, flipped); e.Open() {
+			need := e.ToDecide
+			if need == 0 { // none up to the limit, as Open counts it
+				need = interval.DecideLimit + 1
+			}
+			out = append(out, Open{Workload: k.workload, Threads: k.threads, Engines: []string{base.V.Engine}, Knob: k.knob, ToDecide: need})
 		}
 	}
 	return out
