@@ -515,6 +515,14 @@ func fillPhase(p *Phase, m *measured, pageSize int) {
 	}
 	cs := m.srv.Counters
 	p.Counters = cs
+	if _, ok := cs[servermetrics.KeyBufferHits]; !ok && p.Queries > 0 {
+		// Without the engine's counters over the window (read too late on a loaded machine, and
+		// so not given: m.srv.NotAvailable), every page figure would read as zero, and the
+		// effects would claim a cut of 100%. The phase says why it has none instead, and
+		// measuredQ keeps it out of every effect.
+		p.Error = "no page counters over the window: " + strings.Join(m.srv.NotAvailable, "; ")
+		return
+	}
 	p.PagesRequested, p.PagesRead = pagesRequested(cs)
 	p.WALBytes = cs[servermetrics.KeyWALBytes]
 	p.PagesWritten = cs[servermetrics.KeyPagesWritten]

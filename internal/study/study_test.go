@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fairbench/fairbench/internal/result"
 	"github.com/fairbench/fairbench/internal/throttle"
 )
 
@@ -314,5 +315,23 @@ func TestRenderQ18NotLoaded(t *testing.T) {
 	}
 	if strings.Contains(string(html), "TPC-H Q18 time by bandwidth cap") {
 		t.Error("a Q18 chart with no times in it")
+	}
+}
+
+// A phase whose window has no engine counters (read too late on a loaded machine, so not given)
+// says so, and no effect is drawn from it: read as zero pages, it once made "VACUUM cut
+// PostgreSQL's pages per SELECT from 6.04 to 0 (-100%)".
+func TestPhaseWithoutCounters(t *testing.T) {
+	res := &result.Result{DurationS: 10, Queries: result.Queries{Read: 76500}}
+	late := "its counters over the window: the server answered their first read 412ms after the window opened"
+	p := &Phase{Kind: "select"}
+	fillPhase(p, &measured{res: res, srv: &result.Server{NotAvailable: []string{late}}}, 8192)
+	if p.Error == "" || !strings.Contains(p.Error, late) || p.PagesRequestedPerQuery4K != 0 || measuredQ(p) {
+		t.Errorf("phase %+v: want it marked without counters, and kept out of the effects", p)
+	}
+	with := &Phase{Kind: "select"}
+	fillPhase(with, &measured{res: res, srv: &result.Server{Counters: map[string]int64{result.CounterBufferHits: 765000, result.CounterBufferReads: 0}}}, 8192)
+	if with.Error != "" || with.PagesRequestedPerQuery4K != 20 || !measuredQ(with) {
+		t.Errorf("phase %+v: want 10 pages (20 4K pages) per query", with)
 	}
 }
