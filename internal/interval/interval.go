@@ -182,7 +182,7 @@ type Effect struct {
 	// None: the interval lies within ±Margin: no effect worth the name, as a tie is for a pick.
 	None bool
 	// ToDecide is, for an open effect, about how many rounds in all would decide it
-	// (Rule.RoundsToDecide); 0 where no count up to DecideLimit would.
+	// (Rule.DecideCount: above DecideLimit where no practical count would); 0 when not open.
 	ToDecide int
 }
 
@@ -209,7 +209,7 @@ func (r Rule) EffectOf(flipped, base []float64, expect int) Effect {
 		return e
 	}
 	if !e.Ratio.Excludes(1) {
-		e.ToDecide, _ = r.RoundsToDecide(e.Ratio)
+		e.ToDecide = r.DecideCount(e.Ratio)
 		return e
 	}
 	e.WrongSign = (expect > 0 && e.Ratio.Hi < 1) || (expect < 0 && e.Ratio.Lo > 1)
@@ -227,7 +227,7 @@ func (e Effect) String() string {
 		return fmt.Sprintf("%s [%s, %s] (none: within ±%.0f%%)", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1), 100*Margin)
 	case e.WrongSign:
 		return fmt.Sprintf("%s [%s, %s] (noise: the wrong sign for what this knob does)", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1))
-	case !e.Real && e.ToDecide > 0:
+	case !e.Real && e.ToDecide <= DecideLimit:
 		return fmt.Sprintf("%s [%s, %s] (within noise; about %d rounds in all would decide)", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1), e.ToDecide)
 	case !e.Real:
 		return fmt.Sprintf("%s [%s, %s] (within noise; not even %d rounds would decide)", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1), DecideLimit)

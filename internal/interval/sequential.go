@@ -136,3 +136,12 @@ func (r Rule) RoundsToDecide(x Ratio) (rounds int, ok bool) {
 	}
 	return 0, false
 }
+
+// DecideCount is RoundsToDecide as one number: more than DecideLimit when no practical count
+// would decide x. Open picks and effects carry it, so one convention stands for "none".
+func (r Rule) DecideCount(x Ratio) int {
+	if n, ok := r.RoundsToDecide(x); ok {
+		return n
+	}
+	return DecideLimit + 1
+}

@@ -182,14 +182,8 @@ func moreRounds(rule interval.Rule, r interval.Ratio) string {
 	return fmt.Sprintf("at the spread of these rounds about %d in all would decide, if the ratio holds", n)
 }
 
-// toDecide is rule.RoundsToDecide(r) as Open.ToDecide counts it: beyond the limit when no
-// practical number of rounds would decide r.
-func toDecide(rule interval.Rule, r interval.Ratio) int {
-	if n, ok := rule.RoundsToDecide(r); ok {
-		return n
-	}
-	return interval.DecideLimit + 1
-}
+// toDecide is rule.DecideCount(r), as Open.ToDecide counts it.
+func toDecide(rule interval.Rule, r interval.Ratio) int { return rule.DecideCount(r) }
 
 // tiePick names a tie and records the tied variants on d.
 func tiePick(d *decision, tied []*group) {

@@ -144,11 +144,7 @@ func (m *model) openKnobs() []Open {
 			}
 		}
 		if e := m.knobEffect(base, flipped); e.Open() {
-			need := e.ToDecide
-			if need == 0 { // none up to the limit, as Open counts it
-				need = interval.DecideLimit + 1
-			}
-			out = append(out, Open{Workload: k.workload, Threads: k.threads, Engines: []string{base.V.Engine}, Knob: k.knob, ToDecide: need})
+			out = append(out, Open{Workload: k.workload, Threads: k.threads, Engines: []string{base.V.Engine}, Knob: k.knob, ToDecide: e.ToDecide})
 		}
 	}
 	return out
