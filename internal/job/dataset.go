@@ -40,7 +40,7 @@ func (j *Job) dataParams() map[string]string {
 // as finished when the load has ended. With env.Force, the data set recorded earlier is
 // cleaned up first with the parameters it was loaded with, so no table of it is left behind.
 func (j *Job) Prepare(ctx context.Context, env *workload.Env) error {
-	c, err := j.Connect(ctx)
+	c, err := j.recordConnect(ctx)
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func (j *Job) cleanupRecorded(ctx context.Context, c sqldb.Conn, env *workload.E
 // Cleanup drops the data set's tables as prepare recorded them (parameters included: a
 // `prepare --tables 8` is cleaned up whole by a plain `cleanup`), then its record.
 func (j *Job) Cleanup(ctx context.Context, env *workload.Env) error {
-	c, err := j.Connect(ctx)
+	c, err := j.recordConnect(ctx)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (j *Job) Cleanup(ctx context.Context, env *workload.Env) error {
 // finished, with the parameters given explicitly, and every table of it fairbench's own. The
 // parameters not given are taken from the record. It returns the record for the result.
 func (j *Job) Guard(ctx context.Context) (*result.Prepared, error) {
-	c, err := j.Connect(ctx)
+	c, err := j.recordConnect(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -245,4 +245,16 @@ func (j *Job) flagList(params map[string]string) string {
 		}
 	}
 	return b.String()
+}
+
+// recordConnect opens the connection that reads and writes the data set's record. On a Galera
+// host list it may land on another node than the prepare that wrote the record, and a node
+// applies the cluster's commits a little after they are acknowledged: without waiting for them
+// a run straight after prepare read the record as unfinished (seen in CI).
+func (j *Job) recordConnect(ctx context.Context) (sqldb.Conn, error) {
+	c, err := j.Connect(ctx)
+	if err == nil {
+		workload.WaitForCluster(ctx, c)
+	}
+	return c, err
 }
