@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -166,41 +165,6 @@ func Running() []*Server {
 	}
 	sort.Slice(list, func(i, j int) bool { return port[list[i]] < port[list[j]] })
 	return list
-}
-
-// Ports handed out by this process and not yet released: two concurrent
-// Starts could otherwise be given the same just-closed ephemeral port.
-var ports = struct {
-	sync.Mutex
-	used map[int]bool
-}{used: map[int]bool{}}
-
-// ReservePort finds a free loopback port and keeps it from every other caller in this process
-// until ReleasePort: a cluster's own ports (galera's, Patroni's, etcd's) come from it too.
-func ReservePort() (int, error) {
-	for i := 0; i < 50; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, fmt.Errorf("find a free port: %w", err)
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		ports.Lock()
-		if !ports.used[p] {
-			ports.used[p] = true
-			ports.Unlock()
-			return p, nil
-		}
-		ports.Unlock()
-	}
-	return 0, errors.New("find a free port: kernel kept returning ports already handed out")
-}
-
-// ReleasePort hands a port ReservePort gave back.
-func ReleasePort(p int) {
-	ports.Lock()
-	delete(ports.used, p)
-	ports.Unlock()
 }
 
 // Start creates a fresh data directory under workDir (or os.TempDir()),
