@@ -227,10 +227,8 @@ func (e Effect) String() string {
 		return fmt.Sprintf("%s [%s, %s] (none: within ±%.0f%%)", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1), 100*Margin)
 	case e.WrongSign:
 		return fmt.Sprintf("%s [%s, %s] (noise: the wrong sign for what this knob does)", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1))
-	case !e.Real && e.ToDecide <= DecideLimit:
-		return fmt.Sprintf("%s [%s, %s] (within noise; about %d rounds in all would decide)", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1), e.ToDecide)
 	case !e.Real:
-		return fmt.Sprintf("%s [%s, %s] (within noise; not even %d rounds would decide)", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1), DecideLimit)
+		return fmt.Sprintf("%s [%s, %s] (within noise; %s)", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1), DecideText(e.ToDecide))
 	}
 	return fmt.Sprintf("%s [%s, %s]", text, signedPct(e.Ratio.Lo-1), signedPct(e.Ratio.Hi-1))
 }

@@ -145,3 +145,11 @@ func (r Rule) DecideCount(x Ratio) int {
 	}
 	return DecideLimit + 1
 }
+
+// DecideText says what a DecideCount means, in the words every open row uses.
+func DecideText(n int) string {
+	if n > DecideLimit {
+		return fmt.Sprintf("not even %d rounds would decide", DecideLimit)
+	}
+	return fmt.Sprintf("about %d rounds in all would decide", n)
+}

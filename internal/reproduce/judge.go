@@ -85,6 +85,9 @@ type gotRatio struct {
 	Interval interval.Ratio
 	HasIv    bool // two or more runs of each side
 	OK       bool // something was measured
+	// ToDecide is, with an interval, about how many rounds in all would decide it
+	// (interval.Rule.DecideCount); read only where the interval leaves the ratio open.
+	ToDecide int
 }
 
 // ratioOf measures a/b over the complete runs of each side (in the order they started), of the
@@ -98,6 +101,9 @@ func ratioOf(rule interval.Rule, a, b []*result.Result, f func(*result.Result) f
 	}
 	g := gotRatio{Ratio: ma / mb, OK: true}
 	g.Interval, g.HasIv = rule.Of(fa, fb, paired)
+	if g.HasIv {
+		g.ToDecide = rule.DecideCount(g.Interval)
+	}
 	return g
 }
 
@@ -138,8 +144,8 @@ func judgeGot(figure, run string, pub float64, got gotRatio, why string) Row {
 		row.Why = fmt.Sprintf("published%s; the measured %s includes 1 and excludes %.2fx", sideWord(pub), iv.LevelText(), pub)
 	case open:
 		row.Verdict = Undecided
-		row.Why = fmt.Sprintf("published%s; the measured %s (%s) includes 1 and reaches beyond %.0f%%: more rounds would decide",
-			sideWord(pub), iv.LevelText(), iv.Basis(), 100*TieBand)
+		row.Why = fmt.Sprintf("published%s; the measured %s (%s) includes 1 and reaches beyond %.0f%%: %s",
+			sideWord(pub), iv.LevelText(), iv.Basis(), 100*TieBand, interval.DecideText(got.ToDecide))
 		return row
 	case gotSide == pubSide:
 		row.Verdict, row.Why = Agrees, "same winner"+sideWord(pub)+", the "+iv.LevelText()+" "+ivWord(gotSide)
@@ -181,7 +187,7 @@ func judgePick(figure, run, pub, got, why string) Row {
 	case got == "":
 		row.Verdict, row.Measured, row.Why = NotComparable, "not measured", why
 	case strings.HasPrefix(got, undecidedPick):
-		row.Verdict, row.Why = Undecided, "the intervals cannot rank the engines: more rounds would decide"
+		row.Verdict, row.Why = Undecided, "the intervals cannot rank the engines (the measured pick says how many rounds would)"
 	case strings.Contains(got, pub):
 		row.Verdict, row.Why = Agrees, "same pick"
 	default:
@@ -244,7 +250,7 @@ const undecidedPick = "undecided"
 
 // bestOf is the engine with the highest median figure f over its runs; "a tie of A and B" when
 // the best's interval against another lies within TieBand; "undecided (A leads B)" when it
-// includes 1 and reaches further. With a single run per engine, which measures no noise,
+// includes 1 and reaches further, with about how many rounds in all would decide it. With a single run per engine, which measures no noise,
 // TieBand on the medians decides, as before.
 func bestOf(rule interval.Rule, runs map[string][]*result.Result, f func(*result.Result) float64) string {
 	medians := map[string]float64{}
@@ -274,7 +280,7 @@ func bestOf(rule interval.Rule, runs map[string][]*result.Result, f func(*result
 			tied = append(tied, e)
 		case r.Lo > 1:
 		default:
-			return undecidedPick + " (" + top + " leads " + e + ")"
+			return undecidedPick + " (" + top + " leads " + e + "; " + interval.DecideText(rule.DecideCount(r)) + ")"
 		}
 	}
 	if len(tied) > 1 {

@@ -456,6 +456,34 @@ func TestJudgeUnderTheSequentialRule(t *testing.T) {
 	if seq.Verdict != Undecided || !strings.Contains(seq.Why, "97.5% interval (look 1 of rounds until decided)") {
 		t.Errorf("sequential: %s (%s)", seq.Verdict, seq.Why)
 	}
+	// A 10% lead whose rounds spread ±3.5% is decided a look or two later, and the row says so.
+	n := ratioOf(got.Rule("fair"), lead, ref, tps, true).ToDecide
+	if n <= 3 || n > 8 || !strings.Contains(seq.Why, fmt.Sprintf("about %d rounds in all would decide", n)) {
+		t.Errorf("sequential: %d rounds to decide, why %q", n, seq.Why)
+	}
+}
+
+// An undecided measured pick says about how many rounds would decide it, or that none would.
+func TestUndecidedPickSaysWhatWouldDecide(t *testing.T) {
+	tps := func(r *result.Result) float64 { return r.TPS }
+	for _, c := range []struct {
+		name string
+		a, b []float64
+		want string
+	}{
+		{"a lead the rounds leave open", []float64{1100, 1000, 1180}, []float64{1000, 1010, 990}, "about "},
+		{"two engines nearer than the noise", []float64{839, 1025, 1252}, []float64{1000, 1000, 1000}, "not even 200 rounds would decide"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := bestOf(interval.Fixed, map[string][]*result.Result{"a": mysqlRounds(c.a...), "b": mysqlRounds(c.b...)}, tps)
+			if !strings.HasPrefix(got, undecidedPick+" (a leads b; ") || !strings.Contains(got, c.want) {
+				t.Errorf("pick %q, want it undecided with %q", got, c.want)
+			}
+			if row := judgePick("x", "fair", "a", got, ""); row.Verdict != Undecided {
+				t.Errorf("judged %s (%s)", row.Verdict, row.Why)
+			}
+		})
+	}
 }
 
 // mysqlRounds is one fake MySQL read-write run per TPS figure: a comparison's rounds.
