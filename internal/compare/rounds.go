@@ -246,10 +246,7 @@ func openName(p report.Open) string {
 func (c *comparison) logToDecide(picks []report.Open, rule interval.Rule, n int) {
 	total, holds := time.Since(c.started), true
 	for _, p := range picks {
-		have := p.Rounds
-		if have <= 0 || have > n {
-			have = n
-		}
+		have := roundsHad(p.Rounds, n)
 		switch {
 		case p.ToDecide == 0: // not known
 			holds = false
@@ -272,14 +269,21 @@ func (c *comparison) logToDecide(picks []report.Open, rule interval.Rule, n int)
 // fewerToLook is the smaller of toLook (0: none yet) and the rounds a pick whose interval uses
 // have of them (0: not known, taken as all n run) needs to reach the plan's next look.
 func fewerToLook(toLook int, rule interval.Rule, have, n int) int {
-	if have <= 0 || have > n {
-		have = n
-	}
+	have = roundsHad(have, n)
 	need := rule.NextLook(have) - have
 	if toLook == 0 || need < toLook {
 		return need
 	}
 	return toLook
+}
+
+// roundsHad is the rounds a pick's interval uses, of the n run: have, or n where have is not
+// known (0) or not believable.
+func roundsHad(have, n int) int {
+	if have <= 0 || have > n {
+		return n
+	}
+	return have
 }
 
 // roundCost is what one added round should take, from the engines' last rounds.
