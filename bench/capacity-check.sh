@@ -26,10 +26,9 @@ RUNS=${RUNS:-2}
 TIME=${TIME:-8}
 TABLES=${TABLES:-4}
 TABLE_SIZE=${TABLE_SIZE:-10000}
-for n in CONNECTIONS WINDOW ROUNDS RUNS TIME TABLES TABLE_SIZE; do
-  case "${!n}" in '' | *[!0-9]* | 0) echo "capacity-check: $n must be a whole number from 1 up, not '${!n}'" >&2; exit 2 ;; esac
-done
-command -v jq >/dev/null || { echo "capacity-check: jq is not installed: apt-get install jq" >&2; exit 2; }
+. bench/args.sh
+whole_numbers capacity-check CONNECTIONS WINDOW ROUNDS RUNS TIME TABLES TABLE_SIZE
+need_tool capacity-check jq jq
 . bench/lib.sh
 
 # The objective's percentile and limit in ms, for judging a run: "p99<=5ms" -> p99 and 5.

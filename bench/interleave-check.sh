@@ -26,10 +26,9 @@ TIME=${TIME:-3}
 THREADS=${THREADS:-8}
 TABLES=${TABLES:-4}
 TABLE_SIZE=${TABLE_SIZE:-25000}
-for n in ITER TIME THREADS TABLES TABLE_SIZE; do
-  case "${!n}" in '' | *[!0-9]* | 0) echo "interleave-check: $n must be a whole number from 1 up, not '${!n}'" >&2; exit 2 ;; esac
-done
-command -v jq >/dev/null || { echo "interleave-check: jq is not installed: apt-get install jq" >&2; exit 2; }
+. bench/args.sh
+whole_numbers interleave-check ITER TIME THREADS TABLES TABLE_SIZE
+need_tool interleave-check jq jq
 . bench/lib.sh
 
 # Two servers: lib.sh's start_server keeps one, so the first one's process is stopped here.

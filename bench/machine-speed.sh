@@ -19,10 +19,9 @@ TIME=${TIME:-5}
 THREADS=${THREADS:-8}
 TABLES=${TABLES:-4}
 TABLE_SIZE=${TABLE_SIZE:-10000}
-for n in RUNS TIME THREADS TABLES TABLE_SIZE; do
-  case "${!n}" in '' | *[!0-9]* | 0) echo "machine-speed: $n must be a whole number from 1 up, not '${!n}'" >&2; exit 2 ;; esac
-done
-command -v jq >/dev/null || { echo "machine-speed: jq is not installed: apt-get install jq" >&2; exit 2; }
+. bench/args.sh
+whole_numbers machine-speed RUNS TIME THREADS TABLES TABLE_SIZE
+need_tool machine-speed jq jq
 . bench/lib.sh
 
 start_server "$ENGINE" "$tmp/serve.log" || exit 1
