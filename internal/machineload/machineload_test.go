@@ -120,6 +120,9 @@ func TestMemoryNS(t *testing.T) {
 			t.Fatalf("the chain returned to slot %d after %d steps: not one cycle", p, len(seen))
 		}
 		seen[p] = true
+		if p%lineSlots != 0 {
+			t.Fatalf("the chain reached slot %d, not the first of a cache line", p)
+		}
 		p = chain[p]
 	}
 }
