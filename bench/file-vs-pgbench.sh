@@ -5,10 +5,11 @@
 # table of the same throwaway PostgreSQL, alternating, each run started after the load average fell
 # under 1.5. Prints TPS and the client's CPU per transaction (user + system of the whole process,
 # fairbench's start-up included) for fairbench, for fairbench running the very pgbench scripts
-# (`--workload pgbench --script`: its pgbench interpreter), for pgbench with a thread per client (-j THREADS,
-# as fairbench runs) and for pgbench's default of one thread multiplexing every client (-j 1),
-# with the context switches per transaction (waits + preemptions), the load and the steal beside
-# each, and the medians.
+# (`--workload pgbench --script`: its pgbench interpreter), for pgbench with a thread per client
+# (-j THREADS, as fairbench runs) and for pgbench's default of one thread multiplexing every
+# client (-j 1); beside each, fairbench's own client CPU over its measured window alone (start-up
+# and the memory probe left out), the context switches per transaction (waits + preemptions),
+# the load and the steal; and the medians.
 #
 # With SYSCALLS=1 each tool then runs once more under `strace -f -c`, and the system calls each
 # makes per transaction are printed side by side: where the client's CPU is spent in the kernel
@@ -43,8 +44,8 @@ pg=(-h 127.0.0.1 -p "$port" -U "$user" "$db")
 "$FB" prepare --target "$dsn" --workload pgbench --scale 1 >/dev/null 2>&1
 
 quiet() { for _ in $(seq 120); do awk '{exit !($1 < 1.5)}' /proc/loadavg && return; sleep 5; done; echo "   (the load stayed at $(cut -d' ' -f1 /proc/loadavg): weak figures)"; }
-row() { printf '%-14s %10s %12s %14s %8s %7s\n' "$@"; }
-declare -A per_txn
+row() { printf '%-16s %10s %12s %14s %14s %8s %7s\n' "$@"; }
+declare -A per_txn in_window
 transactions() { # NAME: the transactions the run in $tmp/out counted
   if [[ $1 == pgbench* ]]; then
     awk '/number of transactions actually processed/ {print $NF}' "$tmp/out"
@@ -65,11 +66,16 @@ run_one() { # NAME COMMAND...: one run, its TPS, client CPU per transaction, loa
   # Context switches per transaction, the client's waits (voluntary) and preemptions: each costs
   # the kernel a switch away and back, which is where a client's system time goes.
   switches=$(tail -n 1 "$tmp/cpu" | awk -v n="$n" '{ if (n > 0) printf "%.2f+%.2f", $3 / n, $4 / n; else print "-" }')
+  # fairbench's own figure for the measured window alone (its start-up and the memory probe
+  # around the window left out); pgbench gives none, and its start-up is a few connections.
+  local window=-
+  [[ $name == fairbench* ]] && window=$(awk '/client CPU:/ {gsub(/\(/, "", $4); print $4; exit}' "$tmp/out")
   per_txn[$name]+="$us "
-  row "$name" "$(awk -v n="$n" -v t="$TIME" 'BEGIN {printf "%.0f", n / t}')" "$us" "$switches" "$load" "$(steal_pct "$t0" "$(stat_ticks)")"
+  in_window[$name]+="$window "
+  row "$name" "$(awk -v n="$n" -v t="$TIME" 'BEGIN {printf "%.0f", n / t}')" "$us" "${window:--}" "$switches" "$load" "$(steal_pct "$t0" "$(stat_ticks)")"
 }
 echo "== workload file vs pgbench scripts on $(engine_version "$ENGINE"), $THREADS clients, ${TIME}s per run, $ROUNDS rounds"
-row tool TPS "cpu/txn µs" "switches/txn" load "steal%"
+row tool TPS "cpu/txn µs" "in window µs" "switches/txn" load "steal%"
 scripts=(-f "$W/ycsb-read.sql@1" -f "$W/ycsb-update.sql@1")
 fb_cmd=("$FB" run --target "$dsn" --workload "$W/ycsb-like.yaml" --threads "$THREADS" --time "${TIME}s" --instrument off)
 fb_script=("$FB" run --target "$dsn" --workload pgbench --script "$W/ycsb-read.sql@1,$W/ycsb-update.sql@1" --threads "$THREADS" --time "${TIME}s" --instrument off)
@@ -91,6 +97,8 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{v[NR] = $1} END {print (
 printf 'median client CPU per transaction: fairbench %s µs (the same as pgbench scripts: %s µs), pgbench -j %s %s µs, pgbench -j 1 %s µs\n' \
   "$(median <<<"${per_txn[fairbench]}")" "$(median <<<"${per_txn[fairbench-script]}")" "$THREADS" \
   "$(median <<<"${per_txn[pgbench-j$THREADS]}")" "$(median <<<"${per_txn[pgbench-j1]}")"
+printf 'fairbench over its measured window alone: %s µs (file), %s µs (pgbench scripts)\n' \
+  "$(median <<<"${in_window[fairbench]}")" "$(median <<<"${in_window[fairbench-script]}")"
 
 [ "$SYSCALLS" = 1 ] || exit 0
 # System calls per transaction, from one run of each tool under strace -f -c.
