@@ -249,9 +249,9 @@ func best(vals map[string]float64, lowerIsBetter bool) string {
 const undecidedPick = "undecided"
 
 // bestOf is the engine with the highest median figure f over its runs; "a tie of A and B" when
-// the best's interval against another lies within TieBand; "undecided (A leads B)" when it
-// includes 1 and reaches further, with about how many rounds in all would decide it. With a single run per engine, which measures no noise,
-// TieBand on the medians decides, as before.
+// the best's interval against another lies within TieBand; "undecided (A leads B; about N
+// rounds in all would decide)" when it includes 1 and reaches further. With a single run per
+// engine, which measures no noise, TieBand on the medians decides, as before.
 func bestOf(rule interval.Rule, runs map[string][]*result.Result, f func(*result.Result) float64) string {
 	medians := map[string]float64{}
 	for e, rs := range runs {
