@@ -209,8 +209,8 @@ func verdict(d *decision, rk ranking, lead string, other func(*group) string, de
 			lead, other(second)) + rk.suffix
 	case rk.open != nil:
 		d.Pick, d.Lead = "undecided: "+best.V.Name+" leads", best.V
-		d.Why = fmt.Sprintf("%s vs %s: ratio %s (%s, %s) includes 1 and reaches beyond ±%s: neither faster nor equal is shown; %s",
-			lead, other(rk.open), rk.openVs, rk.openVs.LevelText(), rk.openVs.Basis(), fmtPct(equivalenceMargin), rk.openMore) + rk.suffix
+		d.Why = fmt.Sprintf("%s vs %s%s: ratio %s (%s, %s) includes 1 and reaches beyond ±%s: neither faster nor equal is shown; %s",
+			lead, other(rk.open), mediansBehind(best, rk.open), rk.openVs, rk.openVs.LevelText(), rk.openVs.Basis(), fmtPct(equivalenceMargin), rk.openMore) + rk.suffix
 	case len(rk.tied) > 1:
 		tiePick(d, rk.tied)
 		others := make([]string, 0, len(rk.tied)-1)
@@ -223,6 +223,16 @@ func verdict(d *decision, rk ranking, lead string, other func(*group) string, de
 		d.Pick, d.Winner = fmt.Sprintf("%s, %s, %s", best.V.Name, rk.vs, rk.vs.Basis()), best.V
 		d.Why = fmt.Sprintf("%s vs %s, %s", lead, other(second), detail(best, second)) + rk.suffix
 	}
+}
+
+// mediansBehind explains a leader whose median figure is the lower one: the row shows medians,
+// as the tables do, while the leader and the ratio come from the rounds' geometric means, and a
+// reader seeing "postgres leads" beside 72,632 vs 76,070 would otherwise read a contradiction.
+func mediansBehind(best, open *group) string {
+	if best.TPS >= open.TPS {
+		return ""
+	}
+	return fmt.Sprintf(" (medians; %s leads by the rounds' geometric mean, which the ratio compares)", best.V.Name)
 }
 
 // decide picks the engine for one workload from the groups measured at the same thread count.

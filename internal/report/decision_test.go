@@ -424,6 +424,10 @@ func TestLeaderAgreesWithRatio(t *testing.T) {
 	if strings.Contains(d.Why, "0.9") && strings.Contains(d.Why, "ratio 0.") {
 		t.Errorf("the leader is given a ratio below 1: %q", d.Why)
 	}
+	// The row shows medians, mariadb's the lower: it says why mariadb leads all the same.
+	if !strings.Contains(d.Why, "1,000 TPS vs 1,010 (postgres) (medians; mariadb leads by the rounds' geometric mean") {
+		t.Errorf("why %q: want the medians explained beside the leader", d.Why)
+	}
 }
 
 // A pick says how many of each engine's rounds were measured again for steal, and warns where
