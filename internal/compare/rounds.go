@@ -252,14 +252,14 @@ func (c *comparison) logToDecide(picks []report.Open, rule interval.Rule, n int)
 			holds = false
 			continue
 		case p.ToDecide > interval.DecideLimit:
-			c.logf("   %s: not even %d rounds would decide it at the spread so far: the engines are nearer than this machine's noise resolves", openName(p), interval.DecideLimit)
+			c.logf("   %s: %s at the spread so far: the engines are nearer than this machine's noise resolves", openName(p), interval.DecideText(p.ToDecide))
 			holds = false
 			continue
 		}
 		more := max(0, p.ToDecide-have)
 		cost := time.Duration(more) * c.roundCost(c.roundFor([]report.Open{p}, rule, n).round)
 		total += cost
-		c.logf("   %s: about %d rounds in all would decide it at the spread so far, %d more: about %s at this run's pace", openName(p), p.ToDecide, more, cost.Round(time.Second))
+		c.logf("   %s: %s at the spread so far, %d more: about %s at this run's pace", openName(p), interval.DecideText(p.ToDecide), more, cost.Round(time.Second))
 	}
 	if holds {
 		c.logf("   --budget %s would hold them all", total.Truncate(time.Minute)+time.Minute)

@@ -297,7 +297,7 @@ func TestLogToDecide(t *testing.T) {
 	insert := report.Open{Workload: "insert", Engines: []string{"mariadb", "postgres"}, Rounds: 18, ToDecide: 41}
 	c.logToDecide([]report.Open{insert}, interval.Sequential(5), 18)
 	// 23 rounds more, each 15 s on each of the two engines: 690 s after the 10 minutes spent.
-	for _, want := range []string{"insert: about 41 rounds in all would decide it at the spread so far, 23 more: about 11m30s at this run's pace", "--budget 22m0s would hold them all"} {
+	for _, want := range []string{"insert: about 41 rounds in all would decide at the spread so far, 23 more: about 11m30s at this run's pace", "--budget 22m0s would hold them all"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, log.String())
 		}
@@ -305,7 +305,7 @@ func TestLogToDecide(t *testing.T) {
 	log.Reset()
 	far := report.Open{Workload: "select", Engines: []string{"mariadb", "postgres"}, Rounds: 18, ToDecide: interval.DecideLimit + 1}
 	c.logToDecide([]report.Open{insert, far}, interval.Sequential(5), 18)
-	if got := log.String(); !strings.Contains(got, "select: not even 200 rounds would decide it") || strings.Contains(got, "--budget") {
+	if got := log.String(); !strings.Contains(got, "select: not even 200 rounds would decide at the spread so far") || strings.Contains(got, "--budget") {
 		t.Errorf("a pick no practical number decides: log\n%s", got)
 	}
 }

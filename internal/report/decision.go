@@ -174,12 +174,13 @@ func rank(rule interval.Rule, cands []*group) ranking {
 // moreRounds says what would decide an open ratio r: about how many rounds in all, at the spread
 // its rounds showed and if it holds (interval.Rule.RoundsToDecide), so that a user who wants
 // the answer knows what to ask for, or that no practical number would do.
+// The count is in interval.DecideText's words, which knob effects and reproduce's rows use too.
 func moreRounds(rule interval.Rule, r interval.Ratio) string {
 	n := toDecide(rule, r)
 	if n > interval.DecideLimit {
-		return fmt.Sprintf("at the spread of these rounds not even %d would decide: the two are nearer than this machine's noise resolves in practice", interval.DecideLimit)
+		return interval.DecideText(n) + " at the spread of these rounds: the two are nearer than this machine's noise resolves in practice"
 	}
-	return fmt.Sprintf("at the spread of these rounds about %d in all would decide, if the ratio holds", n)
+	return interval.DecideText(n) + " at the spread of these rounds, if the ratio holds"
 }
 
 // toDecide is rule.DecideCount(r), as Open.ToDecide counts it.

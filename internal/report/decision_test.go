@@ -3,7 +3,6 @@ package report
 import (
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -375,7 +374,7 @@ func TestRoundsUntilDecided(t *testing.T) {
 	if len(open) != 1 || open[0].Workload != rw || !slices.Equal(open[0].Engines, []string{"postgres", "mariadb"}) || open[0].Threads != 8 {
 		t.Errorf("open picks %+v, want rw on postgres and mariadb at 8 threads (mysql is decided slower, ro is a tie)", open)
 	}
-	if open[0].ToDecide <= 8 || !strings.Contains(rwPick.Why, "about "+strconv.Itoa(open[0].ToDecide)+" in all would decide") {
+	if open[0].ToDecide <= 8 || !strings.Contains(rwPick.Why, interval.DecideText(open[0].ToDecide)) {
 		t.Errorf("open pick %+v, why %q: want the rounds that would decide it, said in the row", open[0], rwPick.Why)
 	}
 	if text := m.roundsText(); !strings.Contains(text, "looks after 5, 8, 12, 18") || !strings.Contains(text, "Budget 10m0s, spent 7m0s; stopped by the budget") {
