@@ -21,6 +21,8 @@ OPTS=${OPTS:-}
 [ -x "${OLD:-}" ] || { echo "ab-builds: OLD=${OLD:-} is not an executable: build the earlier commit and give its binary" >&2; exit 2; }
 ENGINE=$1
 shift
+. bench/args.sh
+whole_numbers ab-builds THREADS TIME ROUNDS
 . bench/lib.sh
 
 start_server "$ENGINE"

@@ -31,6 +31,8 @@ esac
 for tool in pgbench psql jq; do
   command -v "$tool" >/dev/null || { echo "capacity-vs-pgbench: $tool is not installed: run scripts/install-engines.sh (jq: apt-get install jq)" >&2; exit 2; }
 done
+. bench/args.sh
+whole_numbers capacity-vs-pgbench SCALE CONNECTIONS LIMIT TIME WINDOW
 . bench/lib.sh
 
 start_server "$ENGINE" "$tmp/serve.log" --buffer-pool 1G || exit 1

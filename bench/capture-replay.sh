@@ -27,6 +27,8 @@ TIME=${TIME:-30}
 ROUNDS=${ROUNDS:-3}
 OPTS=${OPTS:-}
 CAPTURE=${CAPTURE:-}
+. bench/args.sh
+whole_numbers capture-replay THREADS TIME ROUNDS
 . bench/lib.sh
 export LC_ALL=C # sort and join must order the statements alike
 

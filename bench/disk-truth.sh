@@ -22,7 +22,6 @@
 # 5 and 6), since the cgroup counts bios before the block layer merges them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source bench/lib.sh
 
 TIME=${TIME:-30s}
 # JOURNAL=no makes the device's ext4 without a journal (serve --device-no-journal), like this
@@ -33,6 +32,9 @@ CHECKPOINT=${CHECKPOINT:-yes}
 THREADS=${THREADS:-4}
 TABLES=${TABLES:-4}
 TABLE_SIZE=${TABLE_SIZE:-100000}
+. bench/args.sh
+whole_numbers disk-truth THREADS TABLES TABLE_SIZE
+. bench/lib.sh
 engines=("$@")
 [ ${#engines[@]} -gt 0 ] || engines=(postgres mariadb mysql)
 

@@ -15,6 +15,8 @@ ROWS_M=${ROWS_M:-10}
 ROUNDS=${ROUNDS:-3}
 LOAD_THREADS=${LOAD_THREADS:-2}
 FILE=bench/workloads/sbtest-like.yaml
+. bench/args.sh
+whole_numbers file-load ROUNDS LOAD_THREADS
 . bench/lib.sh
 
 start_server "$ENGINE"

@@ -32,6 +32,8 @@ esac
 case "$SYSCALLS" in 0 | 1) ;; *) echo "file-vs-pgbench: SYSCALLS is 0 or 1, not '$SYSCALLS'" >&2; exit 2 ;; esac
 [ "$SYSCALLS" = 0 ] || command -v strace >/dev/null || { echo "file-vs-pgbench: SYSCALLS=1 needs strace: apt-get install strace" >&2; exit 2; }
 command -v pgbench >/dev/null || { echo "file-vs-pgbench: pgbench is not installed: run scripts/install-engines.sh" >&2; exit 2; }
+. bench/args.sh
+whole_numbers file-vs-pgbench THREADS TIME ROUNDS
 . bench/lib.sh
 
 W=bench/workloads

@@ -22,6 +22,8 @@ WORKLOADS=${WORKLOADS:-oltp_point_select oltp_insert}
 ON=${ON:-on}
 ENGINES=("$@")
 [ ${#ENGINES[@]} -gt 0 ] || ENGINES=(postgres mariadb mysql)
+. bench/args.sh
+whole_numbers instrument-overhead THREADS TIME ROUNDS
 . bench/lib.sh
 
 median() { sort -n | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }

@@ -16,6 +16,8 @@ THREADS=${THREADS:-8}
 TIME=${TIME:-10}
 ROUNDS=${ROUNDS:-3}
 ENGINE=${1:-postgres}
+. bench/args.sh
+whole_numbers open-loop-lag RATE THREADS TIME ROUNDS
 . bench/lib.sh
 
 bins=("$FB")

@@ -20,6 +20,8 @@ TIME=${TIME:-20}
 ROUNDS=${ROUNDS:-3}
 read -r -a STYLES <<<"${STYLES:-statements batched routines}"
 [ $# -gt 0 ] || set -- postgres mariadb
+. bench/args.sh
+whole_numbers tpcc-styles WAREHOUSES THREADS TIME ROUNDS
 . bench/lib.sh
 
 for engine in "$@"; do

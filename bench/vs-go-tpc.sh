@@ -30,6 +30,8 @@ if [ -z "$GOTPC" ] || [ ! -x "$GOTPC" ]; then
   echo "vs-go-tpc: give the path of a go-tpc binary you built, e.g. bench/vs-go-tpc.sh ~/src/go-tpc/bin/go-tpc postgres" >&2
   exit 2
 fi
+. bench/args.sh
+whole_numbers vs-go-tpc WAREHOUSES THREADS TIME ROUNDS
 . bench/lib.sh
 
 start_server "$ENGINE" "$tmp/serve.log" || exit 1

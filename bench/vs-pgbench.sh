@@ -36,6 +36,8 @@ esac
 for tool in pgbench psql; do
   command -v "$tool" >/dev/null || { echo "vs-pgbench: $tool is not installed: run scripts/install-engines.sh" >&2; exit 2; }
 done
+. bench/args.sh
+whole_numbers vs-pgbench SCALE THREADS TIME ROUNDS
 . bench/lib.sh
 
 row() { printf '%-14s %12s %14s %12s %7s\n' "$@"; }

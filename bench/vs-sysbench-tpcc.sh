@@ -42,6 +42,8 @@ command -v sysbench >/dev/null || { echo "vs-sysbench-tpcc: sysbench is not inst
 case $CLIENT_SCHED in batch) sched=(chrt --batch 0) ;; normal) sched=() ;; *) echo "vs-sysbench-tpcc: CLIENT_SCHED must be batch or normal, got $CLIENT_SCHED" >&2; exit 2 ;; esac
 export FAIRBENCH_CLIENT_SCHED=$CLIENT_SCHED
 case $FK in 0) fb_fk=off ;; 1) fb_fk=on ;; *) echo "vs-sysbench-tpcc: FK must be 0 or 1, got $FK" >&2; exit 2 ;; esac
+. bench/args.sh
+whole_numbers vs-sysbench-tpcc SCALE TABLES THREADS TIME ROUNDS
 . bench/lib.sh
 
 start_server "$ENGINE" "$tmp/serve.log" || exit 1

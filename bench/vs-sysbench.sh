@@ -22,6 +22,8 @@ ENGINES=("$@")
 [ ${#ENGINES[@]} -gt 0 ] || ENGINES=(postgres mariadb)
 
 command -v sysbench >/dev/null || { echo "vs-sysbench: sysbench is not installed: run scripts/install-engines.sh" >&2; exit 2; }
+. bench/args.sh
+whole_numbers vs-sysbench THREADS TIME ROUNDS TABLES TABLE_SIZE
 . bench/lib.sh
 
 row() { printf '%-10s %-20s %-10s %12s %12s %12s %7s\n' "$@"; }
