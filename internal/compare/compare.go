@@ -295,10 +295,11 @@ func Run(ctx context.Context, o *Options) error {
 		order := roundOrder(insts, rep)
 		for _, inst := range order {
 			env.Engines[inst.Name()] = inst.Version
-			if runErr = c.coreSweep(ctx, inst, rep); runErr != nil {
-				break
+			runs := []func() error{func() error { return c.coreSweep(ctx, inst, rep) }}
+			for _, er := range explainRuns(o.Explain, []Contender{inst}) {
+				runs = append(runs, func() error { return c.flipped(ctx, inst, rep, er.knob) })
 			}
-			if runErr = c.explain(ctx, inst, rep, o.Explain); runErr != nil {
+			if runErr = inTurn(runs, rep); runErr != nil {
 				break
 			}
 		}
@@ -329,13 +330,30 @@ func (c *comparison) note(line string) {
 // roundOrder rotates the engine order by one place each round (ABC, BCA, CAB), so over as many
 // rounds as engines each runs once in every position: none always runs first on a cold machine
 // or last after the others have warmed the page cache and the CPU's clock.
-func roundOrder(insts []Contender, rep int) []Contender {
-	n := len(insts)
-	order := make([]Contender, n)
-	for i := range insts {
-		order[i] = insts[(i+rep-1)%n]
+func roundOrder(insts []Contender, rep int) []Contender { return rotated(insts, rep) }
+
+// rotated is xs rotated left by rep−1 places: round rep's order.
+func rotated[T any](xs []T, rep int) []T {
+	n := len(xs)
+	order := make([]T, n)
+	for i := range xs {
+		order[i] = xs[(i+rep-1)%n]
 	}
 	return order
+}
+
+// inTurn runs an engine's own run and its flipped --explain runs (runs[0] and the rest) in round
+// rep's turn, rotated as the engines are: with one knob the flipped run comes second in odd
+// rounds and first in even ones. Whatever the second server of a pair meets (a warmer page
+// cache, a neighbour's burst) then falls on either side of a knob's effect, never on the same
+// side every round, where pairing by round would make it look precise.
+func inTurn(runs []func() error, rep int) error {
+	for _, run := range rotated(runs, rep) {
+		if err := run(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // noteOthersLive says, in the log, the report's notes and the step's result, when another
@@ -417,19 +435,14 @@ func (c *comparison) pinClient(n int) (restore func(), err error) {
 	return cgroup.PinProcess(rest)
 }
 
-// explain runs the suite on inst once per knob of knobs that applies to it, that knob flipped,
-// right after inst's own run: beside it in time, so that a machine whose speed drifts (steal,
-// other tenants) moves the two figures alike.
-func (c *comparison) explain(ctx context.Context, inst Contender, rep int, knobs []string) error {
-	for _, er := range explainRuns(knobs, []Contender{inst}) {
-		prof := c.opts.Profile
-		prof.Flip = []string{er.knob}
-		c.logf("== explain %s: %s with that one knob flipped", er.knob, inst.Kind)
-		if err := c.engine(ctx, inst, rep, prof); err != nil {
-			return err
-		}
-	}
-	return nil
+// flipped runs the suite on inst with knob flipped, beside inst's own run of the round (inTurn):
+// near it in time, so that a machine whose speed drifts (steal, other tenants) moves the two
+// figures alike.
+func (c *comparison) flipped(ctx context.Context, inst Contender, rep int, knob string) error {
+	prof := c.opts.Profile
+	prof.Flip = []string{knob}
+	c.logf("== explain %s: %s with that one knob flipped", knob, inst.Kind)
+	return c.engine(ctx, inst, rep, prof)
 }
 
 func hasOption(spec workload.Spec, name string) bool {

@@ -69,8 +69,8 @@ func stepKey(st suite.Resolved) string { return st.Workload + "\x00" + st.Name }
 
 // openRound is what one added round runs: per engine name, the steps (by key) and the thread
 // count of each; and per engine name and --explain knob, the steps its flipped profile runs
-// right after the engine's own (whose steps include them: an effect is judged against the run
-// it follows).
+// beside the engine's own (whose steps include them: an effect is judged against the engine's
+// run of the same round).
 type openRound struct {
 	steps map[string]map[string]int
 	knobs map[string]map[string]map[string]int
@@ -315,18 +315,21 @@ func (c *comparison) addedRound(ctx context.Context, insts []Contender, round op
 	}
 	defer func() { c.only = nil }()
 	for _, inst := range roundOrder(in, rep) {
-		c.only = round.steps[inst.Name()]
-		c.totalSteps += len(c.only)
-		if err := c.engine(ctx, inst, rep, c.opts.Profile); err != nil {
-			return err
-		}
+		runs := []func() error{func() error {
+			c.only = round.steps[inst.Name()]
+			c.totalSteps += len(c.only)
+			return c.engine(ctx, inst, rep, c.opts.Profile)
+		}}
 		knobs := round.knobs[inst.Name()]
 		for _, knob := range slices.Sorted(maps.Keys(knobs)) {
-			c.only = knobs[knob]
-			c.totalSteps += len(c.only)
-			if err := c.explain(ctx, inst, rep, []string{knob}); err != nil {
-				return err
-			}
+			runs = append(runs, func() error {
+				c.only = knobs[knob]
+				c.totalSteps += len(c.only)
+				return c.flipped(ctx, inst, rep, knob)
+			})
+		}
+		if err := inTurn(runs, rep); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -162,6 +162,20 @@ func TestRoundsUntilDecidedExplain(t *testing.T) {
 			t.Errorf("round %d ran %d plain and %d flipped runs, want one of each", a.Round, plain, flipped)
 		}
 	}
+	// The flipped run follows the engine's own in odd rounds and precedes it in even ones.
+	plainAt, flippedAt := map[int]time.Time{}, map[int]time.Time{}
+	for _, res := range results {
+		if n := roundOf(t, o, res); len(res.Flipped) > 0 {
+			flippedAt[n] = res.StartedAt
+		} else {
+			plainAt[n] = res.StartedAt
+		}
+	}
+	for n, f := range flippedAt {
+		if p, ok := plainAt[n]; !ok || f.Before(p) != (n%2 == 0) {
+			t.Errorf("round %d: flipped run at %s, plain at %s (ran: %v): want the flipped run first in even rounds only", n, f, p, ok)
+		}
+	}
 	md, err := os.ReadFile(filepath.Join(o.OutDir, "report.md"))
 	if err != nil {
 		t.Fatal(err)

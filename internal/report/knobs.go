@@ -74,7 +74,7 @@ func (m *model) knobSection() *document.Section {
 	for _, k := range keys {
 		t.Rows = append(t.Rows, m.knobRow(k, runs[k]))
 	}
-	t.Foot = []string{"Each row is one engine run again with that one knob flipped from the comparison's profile, everything else equal; TPS is the median of complete runs at the thread count the comparison's tables use. Effect is flipped over compared, minus one, with its interval from the rounds (each flipped run paired with its engine's own run that it followed; 95%, or under rounds until decided the look its rounds reached, as for the picks); none when the interval lies within ±5%, within noise when it includes no change and reaches further (more rounds would decide, and the cell says about how many in all), and shown as noise when the repeats place it on the side the knob's physics rules out (durable commit turned off cannot make an engine slower). Each flipped run follows its engine's own run directly; an effect on a workload the knob cannot touch (the binary log on read-only work) shows how much the machine itself moved between the two."}
+	t.Foot = []string{"Each row is one engine run again with that one knob flipped from the comparison's profile, everything else equal; TPS is the median of complete runs at the thread count the comparison's tables use. Effect is flipped over compared, minus one, with its interval from the rounds (each flipped run paired with its engine's own run of the same round; 95%, or under rounds until decided the look its rounds reached, as for the picks); none when the interval lies within ±5%, within noise when it includes no change and reaches further (more rounds would decide, and the cell says about how many in all), and shown as noise when the repeats place it on the side the knob's physics rules out (durable commit turned off cannot make an engine slower). Each flipped run runs beside its engine's own run of the round, after it in one round and before it in the next, so that what the second run of a pair meets does not always fall on the same side; an effect on a workload the knob cannot touch (the binary log on read-only work) shows how much the machine itself moved between the two."}
 	return &document.Section{ID: "knobs", Heading: "Knob effects (--explain)", Tables: []*document.Table{t},
 		Paras: []string{"Which setting explains a gap: the headline figure of each engine with one knob flipped, beside the comparison's."}}
 }
@@ -114,11 +114,11 @@ func (m *model) knobBase(k knobKey) *group {
 	return base
 }
 
-// knobEffect judges the flipped runs against the base runs each followed, under the
+// knobEffect judges the flipped runs against the base runs of their rounds, under the
 // comparison's rule: rounds added for other picks ran the base alone, so the pairs are found by
-// time, not by count.
+// round, not by position.
 func (m *model) knobEffect(base *group, flipped []*result.Result) interval.Effect {
-	f, b := result.PairFollowing(flipped, base.Used)
+	f, b := result.PairByRound(flipped, base.Used)
 	expect := 0
 	if len(flipped) > 0 {
 		expect = flipped[0].FlipExpect

@@ -38,7 +38,7 @@ var shootoutWorkloads = []struct {
 }
 
 // shootoutKnobs are the settings that could make MySQL's read-write figure what the study
-// published: each flipped alone on MySQL, right after a fair MySQL run.
+// published: each flipped alone on MySQL, beside a fair MySQL run of the same round.
 var shootoutKnobs = []string{"binlog", "doublewrite", "flush-method", "synchronous-commit", "buffer-pool"}
 
 // shootoutSuite is the study's method at a scale, over the given workloads.

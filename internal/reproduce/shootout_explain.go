@@ -67,8 +67,8 @@ func explainShootoutGap(pub Published, got Measured) []*document.Section {
 			report.TopWaits(l.waits, 2)))
 	}
 	t.Foot = []string{"MySQL / PostgreSQL: the fair and as-published rows divide by the fair run's PostgreSQL, the defaults row by PostgreSQL's own defaults run. " +
-		"A knob row is MySQL run again with that one setting flipped right after a fair MySQL run; its change against that run (in brackets) is applied to the fair ratio. " +
-		"With repeats the change carries its 95% interval (each flipped run paired with the fair run it followed); it is within noise when the interval includes no change, and noise, never an effect, when the interval lies on the side the knob's physics rules out (commit without a log flush cannot slow MySQL). " +
+		"A knob row is MySQL run again with that one setting flipped beside a fair MySQL run (after it in one round, before it in the next); its change against that run (in brackets) is applied to the fair ratio. " +
+		"With repeats the change carries its 95% interval (each flipped run paired with the fair run of its round); it is within noise when the interval includes no change, and noise, never an effect, when the interval lies on the side the knob's physics rules out (commit without a log flush cannot slow MySQL). " +
 		"Share of the published gap: how far the configuration moves the ratio from the fair one towards the published one, on a log scale (0% = no closer, 100% = all of it, above 100% = past it). " +
 		"Where MySQL's time went: of its client sessions sampled over the configuration's rounds, the shares in the two server-side categories most sampled (on CPU = running with no wait the engine names; log flush = a commit writing or syncing the redo or binary log, or waiting for whoever does), then the share idle between statements, waiting for the client (16 client threads share this machine's cores with the server)."}
 	sec.Tables = []*document.Table{t}
@@ -105,9 +105,9 @@ func shootoutGapLines(got Measured) []gapLine {
 		if len(flipped) == 0 {
 			continue
 		}
-		// Each flipped run against the plain run it followed: rounds added for other open
+		// Each flipped run against the plain run of its round: rounds added for other open
 		// effects ran the plain runs more often.
-		f, b := result.PairFollowing(flipped, base)
+		f, b := result.PairByRound(flipped, base)
 		runTPS := func(r *result.Result) float64 { return r.TPS }
 		eff := got.Rule("knobs").EffectOf(result.Figures(f, runTPS), result.Figures(b, runTPS), flipped[0].FlipExpect)
 		lines = append(lines, gapLine{config: knob + " flipped", settings: flippedSettings(base[0], flipped[0]), tps: tps(flipped),

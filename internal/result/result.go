@@ -1019,10 +1019,33 @@ func unwrapPath(err error) error {
 	return err
 }
 
+// PairByRound pairs each run of flipped with the run of plain of the same round, in round
+// order: compare runs an engine's --explain profile beside its own run in every round, first in
+// one round and second in the next, so a flipped run's pair is the plain run of its round,
+// whichever ran first and whatever rounds the plain runs had on their own. Results written
+// before runs carried their round pair by time (PairFollowing), as compare then ran them.
+func PairByRound(flipped, plain []*Result) (f, p []*Result) {
+	noRound := func(r *Result) bool { return r.Round == 0 }
+	if slices.ContainsFunc(flipped, noRound) || slices.ContainsFunc(plain, noRound) {
+		return PairFollowing(flipped, plain)
+	}
+	of := map[int]*Result{}
+	for _, r := range ByStart(plain) {
+		of[r.Round] = r // a round measured twice keeps its later run, the one its flipped run met
+	}
+	byRound := slices.Clone(flipped)
+	slices.SortStableFunc(byRound, func(x, y *Result) int { return x.Round - y.Round })
+	for _, r := range byRound {
+		if pair, ok := of[r.Round]; ok {
+			f, p = append(f, r), append(p, pair)
+		}
+	}
+	return f, p
+}
+
 // PairFollowing pairs each run of later with the latest run of earlier that started before it
-// and is not paired yet, in the order later's runs started: compare runs an engine's --explain
-// profile right after its own run, so a flipped run's pair is the plain run it followed, whatever
-// rounds the plain runs had on their own.
+// and is not paired yet, in the order later's runs started: how compare's --explain runs paired
+// when a flipped run always followed the engine's own and results did not say their round.
 func PairFollowing(later, earlier []*Result) (l, e []*Result) {
 	es, taken := ByStart(earlier), map[*Result]bool{}
 	for _, r := range ByStart(later) {

@@ -169,3 +169,25 @@ func TestPairFollowing(t *testing.T) {
 		t.Error("a run was paired with one that started after it")
 	}
 }
+
+// A flipped run pairs with the plain run of its round, whether it ran before or after it and
+// whatever rounds the plain runs had on their own; results without rounds pair by time.
+func TestPairByRound(t *testing.T) {
+	run := func(round, min int, tps float64) *Result {
+		return &Result{Round: round, StartedAt: time.Date(2026, 11, 29, 12, min, 0, 0, time.UTC), TPS: tps}
+	}
+	tpsOf := func(r *Result) float64 { return r.TPS }
+	// Round 1: plain then flipped; round 2: flipped then plain; round 3 plain alone (added for
+	// another pick); round 4: flipped first, and its plain run was left out.
+	plain := []*Result{run(3, 6, 30), run(1, 0, 10), run(2, 3, 20)}
+	flipped := []*Result{run(4, 7, 41), run(2, 2, 21), run(1, 1, 11)}
+	f, p := PairByRound(flipped, plain)
+	if got, want := fmt.Sprint(Figures(f, tpsOf), Figures(p, tpsOf)), "[11 21] [10 20]"; got != want {
+		t.Errorf("pairs %s, want %s", got, want)
+	}
+	// By time, round 2's flipped run would have met round 1's plain run.
+	old := []*Result{run(0, 0, 10), run(0, 2, 20)}
+	if f, p := PairByRound([]*Result{run(0, 1, 11), run(0, 3, 21)}, old); fmt.Sprint(Figures(f, tpsOf), Figures(p, tpsOf)) != "[11 21] [10 20]" {
+		t.Errorf("results without rounds: %v %v, want PairFollowing's pairs", Figures(f, tpsOf), Figures(p, tpsOf))
+	}
+}
