@@ -469,7 +469,8 @@ type comparison struct {
 	runs  int
 	hosts *clientHosts // nil: the clients run in this process
 	env   *result.Environment
-	// brackets are each engine and step's last capacity bracket, where a step has an objective.
+	// brackets are each run's last capacity bracket, where a step has an objective, by the run's name
+	// apart from its round: engine, step, thread count, cores and flipped knob.
 	brackets map[string][2]float64
 	// othersLive lists the servers of another live fairbench on this machine (engine.OthersLive).
 	othersLive func() []string
@@ -722,7 +723,7 @@ func (c *comparison) step(ctx context.Context, j *job.Job, st suite.Resolved, ru
 	var res *result.Result
 	var runErr error
 	if st.SLO != "" {
-		res, runErr = c.capacity(ctx, st, engName, threads, measure)
+		res, runErr = c.capacity(ctx, st, engName, resultName(engName, st, run, 1), threads, measure)
 	} else {
 		res, runErr = machineload.Unstolen(ctx, func(ctx context.Context) (*result.Result, error) { return measure(ctx, cfg) }, c.stolen(engName, st.Workload))
 	}
@@ -760,12 +761,13 @@ func (c *comparison) stolen(engName, workload string) func(result.SetAsideWindow
 // are the open loop's connections), one confirmation round per compare round: the rounds' own
 // capacities, in rotated order, give the pick its interval as they do throughput's. A later round
 // starts from the bracket the engine's last round found (Plan's hint), so it costs a few rates.
-func (c *comparison) capacity(ctx context.Context, st suite.Resolved, engName string, threads int, measure capacity.Measure) (*result.Result, error) {
+// key names the run apart from its round (resultName's): a run with a knob flipped, or on fewer
+// cores, keeps a bracket of its own, so neither starts from the other's capacity.
+func (c *comparison) capacity(ctx context.Context, st suite.Resolved, engName, key string, threads int, measure capacity.Measure) (*result.Result, error) {
 	objective, err := slo.Parse(st.SLO)
 	if err != nil {
 		return nil, err
 	}
-	key := engName + "\x00" + st.Workload + "\x00" + st.Name
 	hint := c.brackets[key]
 	s := capacity.Settings{SLO: objective, Connections: threads, Window: st.Time, Warmup: st.Warmup,
 		Budget: capacityBudget(st), Log: c.opts.Log,
