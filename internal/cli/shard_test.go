@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,8 +113,16 @@ func TestShardsOpenLoopRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("3 shards at 1,000/s each: merged %d transactions, %.1f TPS", m.Transactions, m.TPS)
-	if math.Abs(m.TPS-3000)/3000 > 0.03 || m.ScheduleLagMS == nil {
-		t.Errorf("merged %.0f TPS (want 3000 ± 3%%), lag %+v", m.TPS, m.ScheduleLagMS)
+	if m.ScheduleLagMS == nil {
+		t.Fatal("the merged open loop has no schedule lag")
+	}
+	// An open loop serves a late arrival late instead of dropping it (no coordinated omission),
+	// so a machine that stalls near the window's end leaves up to 3,000/s × the longest lag of
+	// arrivals unserved inside the 4 s window: the lower bound allows that and no more, the upper
+	// bound none. A wrong split (each shard at 3,000/s, or at 333/s) misses both by far.
+	unserved := 3000 * m.ScheduleLagMS.Max / 1000 / 4
+	if m.TPS > 3000*1.03 || m.TPS < 3000*0.97-unserved {
+		t.Errorf("merged %.0f TPS, want 3000 (-3%% and %.0f/s for the lag, +3%%), lag %+v", m.TPS, unserved, m.ScheduleLagMS)
 	}
 }
 
