@@ -619,14 +619,8 @@ func pairSeries(a, b series) (x, y []float64) {
 	if a.rounds == nil || b.rounds == nil {
 		return a.vals, b.vals
 	}
-	at := map[int]float64{}
-	for i, r := range b.rounds {
-		at[r] = b.vals[i]
-	}
-	for i, r := range a.rounds {
-		if v, ok := at[r]; ok {
-			x, y = append(x, a.vals[i]), append(y, v)
-		}
+	for _, m := range result.MatchRounds(a.rounds, b.rounds) {
+		x, y = append(x, a.vals[m[0]]), append(y, b.vals[m[1]])
 	}
 	return x, y
 }

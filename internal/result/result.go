@@ -1029,18 +1029,39 @@ func PairByRound(flipped, plain []*Result) (f, p []*Result) {
 	if slices.ContainsFunc(flipped, noRound) || slices.ContainsFunc(plain, noRound) {
 		return PairFollowing(flipped, plain)
 	}
-	of := map[int]*Result{}
-	for _, r := range ByStart(plain) {
-		of[r.Round] = r // a round measured twice keeps its later run, the one its flipped run met
-	}
 	byRound := slices.Clone(flipped)
 	slices.SortStableFunc(byRound, func(x, y *Result) int { return x.Round - y.Round })
-	for _, r := range byRound {
-		if pair, ok := of[r.Round]; ok {
-			f, p = append(f, r), append(p, pair)
-		}
+	plain = ByStart(plain)
+	for _, m := range MatchRounds(RoundsOf(byRound), RoundsOf(plain)) {
+		f, p = append(f, byRound[m[0]]), append(p, plain[m[1]])
 	}
 	return f, p
+}
+
+// RoundsOf gives each run's round, in the order given.
+func RoundsOf(rs []*Result) []int {
+	out := make([]int, len(rs))
+	for i, r := range rs {
+		out[i] = r.Round
+	}
+	return out
+}
+
+// MatchRounds pairs the positions of a and b that hold the same round, in a's order: the one rule
+// by which two series of rounds (two engines', or a flipped run's and its engine's own) are set
+// side by side. Where b holds a round twice its later position counts.
+func MatchRounds(a, b []int) [][2]int {
+	at := make(map[int]int, len(b))
+	for j, r := range b {
+		at[r] = j
+	}
+	var out [][2]int
+	for i, r := range a {
+		if j, ok := at[r]; ok {
+			out = append(out, [2]int{i, j})
+		}
+	}
+	return out
 }
 
 // PairFollowing pairs each run of later with the latest run of earlier that started before it

@@ -191,3 +191,11 @@ func TestPairByRound(t *testing.T) {
 		t.Errorf("results without rounds: %v %v, want PairFollowing's pairs", Figures(f, tpsOf), Figures(p, tpsOf))
 	}
 }
+
+// Positions holding the same round pair in a's order; a round b holds twice pairs with its later.
+func TestMatchRounds(t *testing.T) {
+	got := MatchRounds([]int{1, 2, 4, 3}, []int{3, 1, 2, 2})
+	if fmt.Sprint(got) != "[[0 1] [1 3] [3 0]]" {
+		t.Errorf("MatchRounds = %v", got)
+	}
+}
